@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The dtrace provider (BEGIN, END, ERROR) and the core object: it owns the
+ * maps every other entry program shares (probe context, state, ring buffer,
+ * drop counters). The runtime always loads it first.
+ *
+ * dt_fire is never attached: the consumer runs it with BPF_PROG_TEST_RUN, so
+ * BEGIN and END fire in the dtrace process itself, as in DTrace.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "dtrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Records for the consumer; max_entries (bufsize) is set before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} dt_events SEC(".maps");
+
+/* Records lost because dt_events was full, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dt_drops SEC(".maps");
+
+/* Generated clause programs for BEGIN, END and ERROR (DT_SLOT_*). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 3);
+	__type(key, __u32);
+	__type(value, __u32);
+} dt_dtrace_progs SEC(".maps");
+
+/* ctx->args[0] = slot, [1] = probe id, [2..] = arg0.. */
+SEC("raw_tp")
+int dt_fire(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 zero = 0;
+	struct dt_probe_ctx *pc = bpf_map_lookup_elem(&dt_ctx, &zero);
+	if (!pc)
+		return 0;
+	__u32 slot = ctx->args[0];
+	pc->probe_id = ctx->args[1];
+	pc->errno_val = 0;
+	for (int i = 0; i < DT_NARGS - 2; i++)
+		pc->args[i] = ctx->args[i + 2];
+	pc->args[DT_NARGS - 2] = 0;
+	pc->args[DT_NARGS - 1] = 0;
+	if (dt_need_ppid) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		pc->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	}
+	bpf_tail_call(ctx, &dt_dtrace_progs, slot);
+	return 0;
+}

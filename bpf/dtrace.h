@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one definition of every layout shared between the BPF entry programs
+ * in bpf/ and the code our Rust code generator emits at run time.
+ *
+ * Rust never hard-codes an offset into these structs: build.rs makes
+ * skeletons from the entry programs, the skeletons carry these types (via the
+ * dt_layout_* anchors below), and src/runtime/layout.rs reads offsets from
+ * them with offset_of!.
+ */
+#ifndef DTRACE_BPF_H
+#define DTRACE_BPF_H
+
+#define DT_NARGS 10          /* arg0 .. arg9 */
+#define DT_MAX_SYSCALLS 1024 /* slots per direction in the syscall program array */
+#define DT_MAX_PROFILE 64    /* profile/tick probes in one script */
+
+/* dtrace provider probe slots (dt_dtrace_progs and the BEGIN/END/ERROR ids) */
+#define DT_SLOT_BEGIN 0
+#define DT_SLOT_END 1
+#define DT_SLOT_ERROR 2
+
+/* Per-CPU context: written by an entry program, read by the generated
+ * clause program it tail-calls. */
+struct dt_probe_ctx {
+	__u64 args[DT_NARGS];
+	__u32 probe_id;  /* the probe's ID as `dtrace -l` prints it */
+	__s32 errno_val; /* errno for syscall return probes, else 0 */
+	__u32 ppid;      /* filled only when dt_need_ppid is set */
+	__u32 pad;
+};
+
+/* State shared by every program; lives in the core object's dt_state map. */
+struct dt_state {
+	__u32 draining; /* set by exit(): entry programs stop firing probes */
+	__u32 exit_status;
+};
+
+/* Header of every record in the dt_events ring buffer. */
+struct dt_rec_hdr {
+	__u32 epid;     /* enabled probe ID: which clause wrote the record */
+	__u32 probe_id; /* probe that fired */
+	__u32 cpu;
+	__u32 present;  /* bit i set: action i of the clause ran (if/else may skip some) */
+};
+
+/* A runtime fault (bad address, ...) reported to the consumer. Written
+ * after a dt_rec_hdr whose epid is DT_EPID_FAULT. */
+#define DT_EPID_FAULT 0xffffffffu
+struct dt_fault_rec {
+	__u32 epid;      /* clause that faulted */
+	__u32 action;    /* action number in that clause, from 1 */
+	__u32 kind;      /* DT_FAULT_* */
+	__u32 pad;
+	__u64 addr;
+};
+#define DT_FAULT_BADADDR 1
+#define DT_FAULT_DIVZERO 2
+
+#endif
+
+/* ---- BPF side only from here: maps every entry program shares. ----
+ * Each object declares them; the runtime loads the core object (dtrace.bpf.c)
+ * first and hands its map fds to the other objects (reuse_fd), so there is
+ * one instance of each map. */
+#ifdef __TARGET_ARCH_x86
+#define DT_ARCH_X86 1
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_probe_ctx);
+} dt_ctx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_state);
+} dt_state SEC(".maps");
+
+/* Layout anchors: unused globals that make the skeleton generator emit Rust
+ * types for the shared structs (see src/runtime/layout.rs). */
+struct dt_probe_ctx dt_layout_ctx;
+struct dt_state dt_layout_state;
+struct dt_rec_hdr dt_layout_hdr;
+struct dt_fault_rec dt_layout_fault;
+
+/* Set before load when the script uses ppid (costs two kernel reads). */
+const volatile bool dt_need_ppid = false;
+
+static __always_inline struct dt_probe_ctx *dt_begin_probe(void)
+{
+	__u32 zero = 0;
+	struct dt_state *st = bpf_map_lookup_elem(&dt_state, &zero);
+	if (!st || st->draining)
+		return NULL;
+	struct dt_probe_ctx *pc = bpf_map_lookup_elem(&dt_ctx, &zero);
+	if (!pc)
+		return NULL;
+	pc->errno_val = 0;
+	if (dt_need_ppid) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		pc->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	}
+	return pc;
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The profile provider: profile-N and tick-N are software cpu-clock perf
+ * events (profile-N on every CPU, tick-N on one). The attach cookie is the
+ * probe's slot in dt_prof_progs; slot i has probe ID dt_prof_id[i].
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "dtrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile __u32 dt_prof_id[DT_MAX_PROFILE] = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, DT_MAX_PROFILE);
+	__type(key, __u32);
+	__type(value, __u32);
+} dt_prof_progs SEC(".maps");
+
+SEC("perf_event")
+int dt_profile(struct bpf_perf_event_data *ctx)
+{
+	__u32 slot = bpf_get_attach_cookie(ctx);
+	if (slot >= DT_MAX_PROFILE)
+		return 0;
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	/* arg0: kernel PC, arg1: user PC; the other is 0, as in DTrace.
+	 * Kernel addresses are the upper half on x86_64 and arm64. */
+	__u64 pc_addr = PT_REGS_IP(&ctx->regs);
+	int in_kernel = (__s64)pc_addr < 0;
+	pc->probe_id = dt_prof_id[slot];
+	pc->args[0] = in_kernel ? pc_addr : 0;
+	pc->args[1] = in_kernel ? 0 : pc_addr;
+	for (int i = 2; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	bpf_tail_call(ctx, &dt_prof_progs, slot);
+	return 0;
+}

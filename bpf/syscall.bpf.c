@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The syscall provider: one raw tracepoint on sys_enter and one on sys_exit
+ * serve every system call, so `syscall:::entry` attaches in two steps rather
+ * than hundreds. A probe fires only for the system calls the script enabled
+ * (dt_sys_enabled, fixed at load time), and tail-calls the generated program
+ * in its slot: entry at nr, return at DT_MAX_SYSCALLS + nr.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "dtrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Probe ID of syscall entry probe nr is dt_sys_id_base + 2*nr, return +1. */
+const volatile __u32 dt_sys_id_base = 0;
+/* Bit 0: entry enabled, bit 1: return enabled. */
+const volatile __u8 dt_sys_enabled[DT_MAX_SYSCALLS] = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 2 * DT_MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u32);
+} dt_sys_progs SEC(".maps");
+
+SEC("raw_tp/sys_enter")
+int dt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	long nr = ctx->args[1];
+	if (nr < 0 || nr >= DT_MAX_SYSCALLS || !(dt_sys_enabled[nr] & 1))
+		return 0;
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	struct pt_regs regs;
+	/* One read of the user registers instead of six. pt_regs is ABI. */
+	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]))
+		return 0;
+	pc->probe_id = dt_sys_id_base + 2 * nr;
+	pc->args[0] = PT_REGS_PARM1_SYSCALL(&regs);
+	pc->args[1] = PT_REGS_PARM2_SYSCALL(&regs);
+	pc->args[2] = PT_REGS_PARM3_SYSCALL(&regs);
+	pc->args[3] = PT_REGS_PARM4_SYSCALL(&regs);
+	pc->args[4] = PT_REGS_PARM5_SYSCALL(&regs);
+	pc->args[5] = PT_REGS_PARM6_SYSCALL(&regs);
+	for (int i = 6; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	bpf_tail_call(ctx, &dt_sys_progs, nr);
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int dt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	long ret = ctx->args[1];
+	long nr;
+#ifdef DT_ARCH_X86
+	nr = BPF_CORE_READ(regs, orig_ax);
+#else
+	nr = BPF_CORE_READ(regs, syscallno);
+#endif
+	if (nr < 0 || nr >= DT_MAX_SYSCALLS || !(dt_sys_enabled[nr] & 2))
+		return 0;
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	pc->probe_id = dt_sys_id_base + 2 * nr + 1;
+	pc->args[0] = ret;
+	pc->args[1] = ret;
+	for (int i = 2; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	/* errno: the kernel returns -errno in [-4095, -1] */
+	pc->errno_val = (ret < 0 && ret >= -4095) ? -ret : 0;
+	bpf_tail_call(ctx, &dt_sys_progs, DT_MAX_SYSCALLS + nr);
+	return 0;
+}

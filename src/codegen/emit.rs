@@ -1,0 +1,817 @@
+//! Code generation: turns the clauses enabled on one probe (or on a group of
+//! probes that share the same clauses) into one BPF program.
+//!
+//! Register conventions inside a generated program:
+//! - r6: the program's context (kept for helpers that need it),
+//! - r7: this CPU's `struct dt_probe_ctx`, filled by the entry program,
+//! - r8: this CPU's string scratch area,
+//! - r9: the clause's ring-buffer record while the clause runs,
+//! - r0: the value of the expression being evaluated; intermediate values
+//!   live in stack slots, so helper calls never clobber them.
+
+use super::insn::*;
+use crate::runtime::layout;
+use crate::sema::ir::*;
+use crate::syntax::ast::BinOp;
+
+/// The map file descriptors and constants the generated code refers to.
+pub(crate) struct CodegenEnv {
+    pub ctx_fd: i32,
+    pub events_fd: i32,
+    pub state_fd: i32,
+    pub drops_fd: i32,
+    /// Array map, one value: all global variables.
+    pub globals_fd: i32,
+    /// Array map, one value: all string constants, each padded to strsize.
+    pub strings_fd: i32,
+    /// Per-CPU array, one value: `scratch_slots` strings of strsize bytes.
+    pub scratch_fd: i32,
+    pub scratch_slots: usize,
+    /// Hash map probe id → four strsize strings (provider, module, function, name).
+    pub probenames_fd: i32,
+    /// One hash map per thread-local variable, keyed by thread id.
+    pub thread_local_fds: Vec<i32>,
+    /// walltimestamp = ktime_get_ns() + this.
+    pub wall_offset_ns: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct CodegenError(pub String);
+
+const BPF_RB_NO_WAKEUP: i32 = 1;
+const STACK_KEY: i16 = -8;
+const STACK_FAULT_ADDR: i16 = -16;
+const STACK_FAULT_ACTION: i16 = -24;
+const STACK_VALUE: i16 = -32;
+const STACK_FIRST_FREE: i16 = -40;
+const STACK_LIMIT: i16 = -512;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Label(usize);
+
+struct Emitter<'a> {
+    program: &'a Program,
+    env: &'a CodegenEnv,
+    insns: Vec<Insn>,
+    labels: Vec<Option<usize>>,
+    fixups: Vec<(usize, Label)>,
+    /// Next free stack slot (negative offset from r10).
+    stack_top: i16,
+    /// Stack slots of clause-local variables.
+    clause_local_slots: Vec<i16>,
+    scratch_next: usize,
+    /// Set while emitting a clause's statements.
+    clause: Option<ClauseState>,
+}
+
+#[derive(Clone, Copy)]
+struct ClauseState {
+    epid: u32,
+    fault: Label,
+    /// Whether any code jumps to `fault` (the verifier rejects dead code).
+    fault_used: bool,
+    /// Number (from 1) of the action being emitted, for fault messages.
+    action: u32,
+}
+
+/// Generates the program run for a probe whose enabled clauses are `clauses`
+/// (indices into `program.clauses`, in program order).
+pub(crate) fn generate(program: &Program, env: &CodegenEnv, clauses: &[usize]) -> Result<Vec<Insn>, CodegenError> {
+    let mut e = Emitter {
+        program,
+        env,
+        insns: Vec::new(),
+        labels: Vec::new(),
+        fixups: Vec::new(),
+        stack_top: STACK_FIRST_FREE,
+        clause_local_slots: Vec::new(),
+        scratch_next: 0,
+        clause: None,
+    };
+    e.prologue()?;
+    for &c in clauses {
+        e.clause(&program.clauses[c])?;
+    }
+    e.emit(mov_imm(R0, 0));
+    e.emit(exit());
+    e.finish()
+}
+
+impl<'a> Emitter<'a> {
+    fn emit(&mut self, insn: Insn) {
+        self.insns.push(insn);
+    }
+    fn emit2(&mut self, pair: [Insn; 2]) {
+        self.insns.extend(pair);
+    }
+    fn new_label(&mut self) -> Label {
+        self.labels.push(None);
+        Label(self.labels.len() - 1)
+    }
+    fn bind(&mut self, label: Label) {
+        self.labels[label.0] = Some(self.insns.len());
+    }
+    fn jump(&mut self, insn: Insn, label: Label) {
+        self.fixups.push((self.insns.len(), label));
+        self.insns.push(insn);
+    }
+    fn finish(mut self) -> Result<Vec<Insn>, CodegenError> {
+        for (at, label) in std::mem::take(&mut self.fixups) {
+            let target = self.labels[label.0].ok_or_else(|| CodegenError("internal error: unbound label".into()))?;
+            let off = target as i64 - at as i64 - 1;
+            self.insns[at].off = i16::try_from(off).map_err(|_| CodegenError("program is too large".into()))?;
+        }
+        Ok(self.insns)
+    }
+
+    fn alloc_slot(&mut self, bytes: i16) -> Result<i16, CodegenError> {
+        self.stack_top -= bytes;
+        if self.stack_top < STACK_LIMIT {
+            return Err(CodegenError("expression is too complex: out of BPF stack".into()));
+        }
+        Ok(self.stack_top)
+    }
+
+    fn scratch_slot(&mut self) -> Result<i32, CodegenError> {
+        if self.scratch_next >= self.env.scratch_slots {
+            return Err(CodegenError("too many string temporaries in one probe's clauses".into()));
+        }
+        let off = self.scratch_next * self.program.strsize;
+        self.scratch_next += 1;
+        Ok(off as i32)
+    }
+
+    fn strsize(&self) -> i32 {
+        self.program.strsize as i32
+    }
+
+    fn prologue(&mut self) -> Result<(), CodegenError> {
+        let out = self.new_label();
+        self.emit(mov(R6, R1));
+        self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
+        self.emit2(ld_map_fd(R1, self.env.ctx_fd));
+        self.emit(mov(R2, FP));
+        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+        self.emit(call(Helper::MapLookupElem));
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
+        self.emit(mov(R7, R0));
+        if self.env.scratch_slots > 0 {
+            self.emit2(ld_map_fd(R1, self.env.scratch_fd));
+            self.emit(mov(R2, FP));
+            self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+            self.emit(call(Helper::MapLookupElem));
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
+            self.emit(mov(R8, R0));
+        }
+        // Clause-local variables start at 0 for each firing, shared by the
+        // clauses of this probe as in DTrace.
+        for _ in &self.program.clause_locals {
+            let slot = self.alloc_slot(8)?;
+            self.emit(st_imm(Size::DW, FP, slot, 0));
+            self.clause_local_slots.push(slot);
+        }
+        let start = self.new_label();
+        self.jump(ja(0), start);
+        self.bind(out);
+        self.emit(mov_imm(R0, 0));
+        self.emit(exit());
+        self.bind(start);
+        Ok(())
+    }
+
+    fn clause(&mut self, clause: &Clause) -> Result<(), CodegenError> {
+        let end = self.new_label();
+        let fault = self.new_label();
+        let saved_stack = self.stack_top;
+        self.clause = Some(ClauseState { epid: clause.epid, fault, fault_used: false, action: 0 });
+        if let Some(pred) = &clause.predicate {
+            self.expr(pred)?;
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), end);
+        }
+        if clause.records {
+            let size = layout::HDR_SIZE.max(clause.record_size) as i32;
+            let reserved = self.new_label();
+            self.emit2(ld_map_fd(R1, self.env.events_fd));
+            self.emit(mov_imm(R2, size));
+            self.emit(mov_imm(R3, 0));
+            self.emit(call(Helper::RingbufReserve));
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), reserved);
+            self.count_drop();
+            self.jump(ja(0), end);
+            self.bind(reserved);
+            self.emit(mov(R9, R0));
+            self.emit(st_imm(Size::W, R9, layout::HDR_EPID as i16, clause.epid as i32));
+            self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
+            self.emit(stx(Size::W, R9, layout::HDR_PROBE_ID as i16, R1));
+            self.emit(call(Helper::GetSmpProcessorId));
+            self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
+            self.emit(st_imm(Size::W, R9, layout::HDR_PRESENT as i16, 0));
+        }
+        for stmt in &clause.body {
+            self.stmt(stmt)?;
+        }
+        if clause.records {
+            self.emit(mov(R1, R9));
+            self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+            self.emit(call(Helper::RingbufSubmit));
+        }
+        // A fault abandons the clause's record and reports the fault.
+        if self.clause.is_some_and(|c| c.fault_used) {
+        self.jump(ja(0), end);
+        self.bind(fault);
+        if clause.records {
+            self.emit(mov(R1, R9));
+            self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+            self.emit(call(Helper::RingbufDiscard));
+        }
+        self.fault_record(clause.epid, end);
+        }
+        self.bind(end);
+        self.clause = None;
+        self.stack_top = saved_stack;
+        Ok(())
+    }
+
+    /// Writes a fault record: header with DT_EPID_FAULT, then the fault.
+    /// The fault kind is in r0's caller-saved slot STACK_VALUE, address and
+    /// action number in their stack slots.
+    fn fault_record(&mut self, epid: u32, end: Label) {
+        let reserved = self.new_label();
+        self.emit2(ld_map_fd(R1, self.env.events_fd));
+        self.emit(mov_imm(R2, (layout::HDR_SIZE + layout::FAULT_SIZE) as i32));
+        self.emit(mov_imm(R3, 0));
+        self.emit(call(Helper::RingbufReserve));
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), reserved);
+        self.count_drop();
+        self.jump(ja(0), end);
+        self.bind(reserved);
+        let f = layout::HDR_SIZE as i16;
+        self.emit(st_imm(Size::W, R0, layout::HDR_EPID as i16, layout::EPID_FAULT as i32));
+        self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
+        self.emit(stx(Size::W, R0, layout::HDR_PROBE_ID as i16, R1));
+        self.emit(st_imm(Size::W, R0, layout::HDR_CPU as i16, 0));
+        self.emit(st_imm(Size::W, R0, layout::HDR_PRESENT as i16, 0));
+        self.emit(st_imm(Size::W, R0, f + layout::FAULT_EPID as i16, epid as i32));
+        self.emit(ldx(Size::W, R1, FP, STACK_FAULT_ACTION));
+        self.emit(stx(Size::W, R0, f + layout::FAULT_ACTION as i16, R1));
+        self.emit(ldx(Size::W, R1, FP, STACK_VALUE));
+        self.emit(stx(Size::W, R0, f + layout::FAULT_KIND as i16, R1));
+        self.emit(st_imm(Size::W, R0, f + 12, 0));
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        self.emit(stx(Size::DW, R0, f + layout::FAULT_ADDR as i16, R1));
+        self.emit(mov(R1, R0));
+        self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+        self.emit(call(Helper::RingbufSubmit));
+    }
+
+    /// Jumps to the clause's fault handler; r1 holds the faulting address.
+    fn raise_fault(&mut self, kind: u32) -> Result<(), CodegenError> {
+        let state = self.clause.as_mut().ok_or_else(|| CodegenError("internal error: fault outside a clause".into()))?;
+        state.fault_used = true;
+        let state = *state;
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R1));
+        self.emit(st_imm(Size::DW, FP, STACK_FAULT_ACTION, state.action as i32));
+        self.emit(st_imm(Size::DW, FP, STACK_VALUE, kind as i32));
+        self.jump(ja(0), state.fault);
+        Ok(())
+    }
+
+    fn count_drop(&mut self) {
+        let skip = self.new_label();
+        self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
+        self.emit2(ld_map_fd(R1, self.env.drops_fd));
+        self.emit(mov(R2, FP));
+        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+        self.emit(call(Helper::MapLookupElem));
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), skip);
+        self.emit(mov_imm(R1, 1));
+        self.emit(atomic_add64(R0, 0, R1));
+        self.bind(skip);
+    }
+
+    fn stmt(&mut self, stmt: &TStmt) -> Result<(), CodegenError> {
+        match stmt {
+            TStmt::Expr(e) => self.expr(e),
+            TStmt::If { cond, then, otherwise } => {
+                let else_label = self.new_label();
+                let end = self.new_label();
+                self.expr(cond)?;
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), else_label);
+                for s in then {
+                    self.stmt(s)?;
+                }
+                self.jump(ja(0), end);
+                self.bind(else_label);
+                for s in otherwise {
+                    self.stmt(s)?;
+                }
+                self.bind(end);
+                Ok(())
+            }
+            TStmt::Action { action, kind } => self.action(*action, kind),
+        }
+    }
+
+    fn action(&mut self, action: usize, kind: &ActionKind) -> Result<(), CodegenError> {
+        let clause = self.clause.as_mut().ok_or_else(|| CodegenError("internal error: action outside a clause".into()))?;
+        clause.action = action as u32 + 1;
+        let epid = clause.epid;
+        let clause_ir = &self.program.clauses[epid as usize - 1];
+        let layout = clause_ir.actions[action].clone();
+        let mut offset = layout.offset as i16;
+        let values: Vec<&TExpr> = match kind {
+            ActionKind::Trace(e) | ActionKind::Exit(e) => vec![e],
+            ActionKind::Printf { args, .. } => args.iter().collect(),
+        };
+        for (value, value_layout) in values.into_iter().zip(&layout.values) {
+            self.expr(value)?;
+            match value_layout {
+                ValueLayout::Int { .. } => self.emit(stx(Size::DW, R9, offset, R0)),
+                ValueLayout::Str => {
+                    self.emit(mov(R3, R0));
+                    self.emit(mov(R1, R9));
+                    self.emit(alu_imm(Alu::Add, R1, offset as i32));
+                    self.emit(mov_imm(R2, self.strsize()));
+                    self.emit(call(Helper::ProbeReadKernelStr));
+                }
+            }
+            offset += value_layout.bytes(self.program.strsize) as i16;
+        }
+        if matches!(kind, ActionKind::Exit(_)) {
+            let draining = layout::STATE_DRAINING as u32;
+            self.emit2(ld_map_value(R1, self.env.state_fd, draining));
+            self.emit(st_imm(Size::W, R1, 0, 1));
+        }
+        // Mark the action as present in the record.
+        self.emit(ldx(Size::W, R1, R9, layout::HDR_PRESENT as i16));
+        self.emit(alu_imm(Alu::Or, R1, 1 << action));
+        self.emit(stx(Size::W, R9, layout::HDR_PRESENT as i16, R1));
+        Ok(())
+    }
+
+    /// Evaluates `e` into r0 (integers: the value; strings: a pointer to a
+    /// NUL-terminated buffer with at least strsize readable bytes).
+    fn expr(&mut self, e: &TExpr) -> Result<(), CodegenError> {
+        match &e.kind {
+            TKind::Int(v) => self.load_const(R0, *v),
+            TKind::Str(i) => self.string_const(*i),
+            TKind::Builtin(b) => self.builtin(*b)?,
+            TKind::Var(v) => self.load_var(*v, &e.ty)?,
+            TKind::Neg(inner) => {
+                self.expr(inner)?;
+                self.emit(neg(R0));
+                self.normalize(&e.ty);
+            }
+            TKind::BitNot(inner) => {
+                self.expr(inner)?;
+                self.emit(alu_imm(Alu::Xor, R0, -1));
+                self.normalize(&e.ty);
+            }
+            TKind::Not(inner) => {
+                self.expr(inner)?;
+                self.bool_of(Cond::Eq, None, 0);
+            }
+            TKind::Binary { op, signed, lhs, rhs } => {
+                if *op == BinOp::Comma {
+                    self.expr(lhs)?;
+                    return self.expr(rhs);
+                }
+                let slot = self.alloc_slot(8)?;
+                self.expr(lhs)?;
+                self.emit(stx(Size::DW, FP, slot, R0));
+                self.expr(rhs)?;
+                self.emit(mov(R1, R0));
+                self.emit(ldx(Size::DW, R0, FP, slot));
+                self.stack_top += 8;
+                self.binary_op(*op, *signed)?;
+                self.normalize(&e.ty);
+            }
+            TKind::Logical { op, lhs, rhs } => self.logical(*op, lhs, rhs)?,
+            TKind::StrCmp { op, lhs, rhs } => {
+                let slot = self.alloc_slot(8)?;
+                self.expr(lhs)?;
+                self.emit(stx(Size::DW, FP, slot, R0));
+                self.expr(rhs)?;
+                self.emit(mov(R2, R0));
+                self.emit(ldx(Size::DW, R1, FP, slot));
+                self.stack_top += 8;
+                self.strcmp();
+                let cond = relation(*op, true);
+                self.bool_of(cond, None, 0);
+            }
+            TKind::Ternary(c, a, b) => {
+                let other = self.new_label();
+                let end = self.new_label();
+                self.expr(c)?;
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), other);
+                self.expr(a)?;
+                self.jump(ja(0), end);
+                self.bind(other);
+                self.expr(b)?;
+                self.bind(end);
+            }
+            TKind::Assign { var, op, signed, value } => {
+                self.expr(value)?;
+                if let Some(op) = op {
+                    let slot = self.alloc_slot(8)?;
+                    self.emit(stx(Size::DW, FP, slot, R0));
+                    self.load_var(*var, &e.ty)?;
+                    self.emit(ldx(Size::DW, R1, FP, slot));
+                    self.stack_top += 8;
+                    self.binary_op(*op, *signed)?;
+                }
+                self.store_var(*var, &e.ty)?;
+            }
+            TKind::IncDec { var, delta, post } => {
+                self.load_var(*var, &e.ty)?;
+                let slot = self.alloc_slot(8)?;
+                self.emit(stx(Size::DW, FP, slot, R0));
+                self.emit(alu_imm(Alu::Add, R0, *delta));
+                self.normalize(&e.ty);
+                self.store_var(*var, &e.ty)?;
+                if *post {
+                    self.emit(ldx(Size::DW, R0, FP, slot));
+                }
+                self.stack_top += 8;
+            }
+            TKind::Cast(inner) => {
+                self.expr(inner)?;
+                self.normalize(&e.ty);
+            }
+            TKind::CopyInStr(addr) => {
+                self.expr(addr)?;
+                let dst = self.scratch_slot()?;
+                let ok = self.new_label();
+                self.emit(mov(R3, R0));
+                self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+                self.emit(mov(R1, R8));
+                self.emit(alu_imm(Alu::Add, R1, dst));
+                self.emit(mov_imm(R2, self.strsize()));
+                self.emit(call(Helper::ProbeReadUserStr));
+                self.jump(jmp_imm(Cond::Sge, R0, 0, 0), ok);
+                self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+                self.raise_fault(layout::FAULT_BADADDR)?;
+                self.bind(ok);
+                self.emit(mov(R0, R8));
+                self.emit(alu_imm(Alu::Add, R0, dst));
+            }
+        }
+        Ok(())
+    }
+
+    fn load_const(&mut self, reg: Reg, v: u64) {
+        let s = v as i64;
+        if s >= i32::MIN as i64 && s <= i32::MAX as i64 {
+            self.emit(mov_imm(reg, s as i32));
+        } else {
+            self.emit2(ld_imm64(reg, v));
+        }
+    }
+
+    fn string_const(&mut self, index: usize) {
+        let off = (index * self.program.strsize) as u32;
+        self.emit2(ld_map_value(R0, self.env.strings_fd, off));
+    }
+
+    /// Truncates and sign- or zero-extends r0 to an integer type.
+    fn normalize(&mut self, ty: &Type) {
+        if let Type::Int { size, signed, .. } = ty {
+            if *size < 8 {
+                let shift = 64 - 8 * *size as i32;
+                self.emit(alu_imm(Alu::Lsh, R0, shift));
+                self.emit(alu_imm(if *signed { Alu::Arsh } else { Alu::Rsh }, R0, shift));
+            }
+        }
+    }
+
+    /// r0 = (r0 cond [r1 | imm]) ? 1 : 0
+    fn bool_of(&mut self, cond: Cond, reg: Option<Reg>, imm: i32) {
+        self.emit(mov_imm(R2, 1));
+        match reg {
+            Some(r) => self.emit(jmp_reg(cond, R0, r, 1)),
+            None => self.emit(jmp_imm(cond, R0, imm, 1)),
+        }
+        self.emit(mov_imm(R2, 0));
+        self.emit(mov(R0, R2));
+    }
+
+    /// r0 = r0 op r1
+    fn binary_op(&mut self, op: BinOp, signed: bool) -> Result<(), CodegenError> {
+        let alu = match op {
+            BinOp::Add => Some(Alu::Add),
+            BinOp::Sub => Some(Alu::Sub),
+            BinOp::Mul => Some(Alu::Mul),
+            BinOp::BitAnd => Some(Alu::And),
+            BinOp::BitOr => Some(Alu::Or),
+            BinOp::BitXor => Some(Alu::Xor),
+            BinOp::Shl => Some(Alu::Lsh),
+            BinOp::Shr => Some(if signed { Alu::Arsh } else { Alu::Rsh }),
+            _ => None,
+        };
+        if let Some(alu) = alu {
+            self.emit(alu_reg(alu, R0, R1));
+            return Ok(());
+        }
+        match op {
+            BinOp::Div | BinOp::Mod => self.divide(op == BinOp::Mod, signed),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
+                self.bool_of(relation(op, signed), Some(R1), 0);
+                Ok(())
+            }
+            _ => Err(CodegenError(format!("internal error: operator {op:?} reached binary_op"))),
+        }
+    }
+
+    /// r0 = r0 / r1 or r0 % r1, C semantics; division by zero is a fault.
+    fn divide(&mut self, modulo: bool, signed: bool) -> Result<(), CodegenError> {
+        let nonzero = self.new_label();
+        self.jump(jmp_imm(Cond::Ne, R1, 0, 0), nonzero);
+        self.emit(mov_imm(R1, 0));
+        self.raise_fault(layout::FAULT_DIVZERO)?;
+        self.bind(nonzero);
+        let op = if modulo { Alu::Mod } else { Alu::Div };
+        if !signed {
+            self.emit(alu_reg(op, R0, R1));
+            return Ok(());
+        }
+        // BPF divides unsigned: divide magnitudes, then fix the sign (the
+        // quotient is negative when the signs differ, the remainder takes the
+        // dividend's sign).
+        self.emit(mov(R3, R0));
+        if modulo {
+            self.emit(mov(R4, R0));
+        } else {
+            self.emit(mov(R4, R0));
+            self.emit(alu_reg(Alu::Xor, R4, R1));
+        }
+        self.emit(jmp_imm(Cond::Sge, R0, 0, 1));
+        self.emit(neg(R0));
+        self.emit(jmp_imm(Cond::Sge, R1, 0, 1));
+        self.emit(neg(R1));
+        self.emit(alu_reg(op, R0, R1));
+        self.emit(jmp_imm(Cond::Sge, R4, 0, 1));
+        self.emit(neg(R0));
+        Ok(())
+    }
+
+    fn logical(&mut self, op: BinOp, lhs: &TExpr, rhs: &TExpr) -> Result<(), CodegenError> {
+        let end = self.new_label();
+        match op {
+            BinOp::LogAnd | BinOp::LogOr => {
+                self.expr(lhs)?;
+                self.bool_of(Cond::Ne, None, 0);
+                let short = if op == BinOp::LogAnd { Cond::Eq } else { Cond::Ne };
+                self.jump(jmp_imm(short, R0, 0, 0), end);
+                self.expr(rhs)?;
+                self.bool_of(Cond::Ne, None, 0);
+            }
+            _ => {
+                let slot = self.alloc_slot(8)?;
+                self.expr(lhs)?;
+                self.bool_of(Cond::Ne, None, 0);
+                self.emit(stx(Size::DW, FP, slot, R0));
+                self.expr(rhs)?;
+                self.bool_of(Cond::Ne, None, 0);
+                self.emit(ldx(Size::DW, R1, FP, slot));
+                self.emit(alu_reg(Alu::Xor, R0, R1));
+                self.stack_top += 8;
+            }
+        }
+        self.bind(end);
+        Ok(())
+    }
+
+    /// r0 = sign of strcmp(r1, r2), both pointers to strsize-bounded strings.
+    fn strcmp(&mut self) {
+        let looptop = self.new_label();
+        let differ = self.new_label();
+        let equal = self.new_label();
+        let end = self.new_label();
+        self.emit(mov_imm(R4, 0));
+        self.bind(looptop);
+        self.jump(jmp_imm(Cond::Ge, R4, self.strsize(), 0), equal);
+        self.emit(mov(R5, R1));
+        self.emit(alu_reg(Alu::Add, R5, R4));
+        self.emit(ldx(Size::B, R5, R5, 0));
+        self.emit(mov(R0, R2));
+        self.emit(alu_reg(Alu::Add, R0, R4));
+        self.emit(ldx(Size::B, R0, R0, 0));
+        self.jump(jmp_reg(Cond::Ne, R5, R0, 0), differ);
+        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), equal);
+        self.emit(alu_imm(Alu::Add, R4, 1));
+        self.jump(ja(0), looptop);
+        self.bind(differ);
+        self.emit(alu_reg(Alu::Sub, R5, R0));
+        self.emit(mov(R0, R5));
+        self.jump(ja(0), end);
+        self.bind(equal);
+        self.emit(mov_imm(R0, 0));
+        self.bind(end);
+    }
+
+    fn builtin(&mut self, b: Builtin) -> Result<(), CodegenError> {
+        match b {
+            Builtin::Arg(n) => self.emit(ldx(Size::DW, R0, R7, (layout::CTX_ARGS + 8 * n as usize) as i16)),
+            Builtin::Pid => {
+                self.emit(call(Helper::GetCurrentPidTgid));
+                self.emit(alu_imm(Alu::Rsh, R0, 32));
+            }
+            Builtin::Tid => {
+                self.emit(call(Helper::GetCurrentPidTgid));
+                self.emit(alu_imm(Alu::Lsh, R0, 32));
+                self.emit(alu_imm(Alu::Rsh, R0, 32));
+            }
+            Builtin::Ppid => self.emit(ldx(Size::W, R0, R7, layout::CTX_PPID as i16)),
+            Builtin::Uid => {
+                self.emit(call(Helper::GetCurrentUidGid));
+                self.emit(alu_imm(Alu::Lsh, R0, 32));
+                self.emit(alu_imm(Alu::Rsh, R0, 32));
+            }
+            Builtin::Gid => {
+                self.emit(call(Helper::GetCurrentUidGid));
+                self.emit(alu_imm(Alu::Rsh, R0, 32));
+            }
+            Builtin::Execname => {
+                let dst = self.scratch_slot()?;
+                self.emit(mov(R1, R8));
+                self.emit(alu_imm(Alu::Add, R1, dst));
+                self.emit(mov_imm(R2, 16));
+                self.emit(call(Helper::GetCurrentComm));
+                self.emit(mov(R0, R8));
+                self.emit(alu_imm(Alu::Add, R0, dst));
+            }
+            Builtin::Timestamp => self.emit(call(Helper::KtimeGetNs)),
+            Builtin::Walltimestamp => {
+                self.emit(call(Helper::KtimeGetNs));
+                self.emit2(ld_imm64(R1, self.env.wall_offset_ns));
+                self.emit(alu_reg(Alu::Add, R0, R1));
+            }
+            Builtin::Cpu => self.emit(call(Helper::GetSmpProcessorId)),
+            Builtin::ProbeProv | Builtin::ProbeMod | Builtin::ProbeFunc | Builtin::ProbeName => {
+                let field = match b {
+                    Builtin::ProbeProv => 0,
+                    Builtin::ProbeMod => 1,
+                    Builtin::ProbeFunc => 2,
+                    _ => 3,
+                };
+                let found = self.new_label();
+                let end = self.new_label();
+                self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
+                self.emit(stx(Size::W, FP, STACK_KEY, R1));
+                self.emit2(ld_map_fd(R1, self.env.probenames_fd));
+                self.emit(mov(R2, FP));
+                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+                self.emit(call(Helper::MapLookupElem));
+                self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
+                // Not reachable for an enabled probe; the empty string keeps the verifier happy.
+                self.string_const(0);
+                self.jump(ja(0), end);
+                self.bind(found);
+                self.emit(alu_imm(Alu::Add, R0, field * self.strsize()));
+                self.bind(end);
+            }
+            Builtin::Errno => {
+                self.emit(ldx(Size::W, R0, R7, layout::CTX_ERRNO as i16));
+                self.normalize(&Type::INT);
+            }
+            Builtin::Id => self.emit(ldx(Size::W, R0, R7, layout::CTX_PROBE_ID as i16)),
+            Builtin::Epid => {
+                let epid = self.clause.map_or(0, |c| c.epid);
+                self.emit(mov_imm(R0, epid as i32));
+            }
+        }
+        Ok(())
+    }
+
+    fn global_offset(&self, index: usize) -> u32 {
+        self.program.globals[index].offset as u32
+    }
+
+    /// Looks up the current thread's entry of a thread-local map; r0 = value pointer or NULL.
+    fn thread_local_lookup(&mut self, index: usize) {
+        self.emit(call(Helper::GetCurrentPidTgid));
+        self.emit(stx(Size::W, FP, STACK_KEY, R0));
+        self.emit2(ld_map_fd(R1, self.env.thread_local_fds[index]));
+        self.emit(mov(R2, FP));
+        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+        self.emit(call(Helper::MapLookupElem));
+    }
+
+    fn load_var(&mut self, var: Var, ty: &Type) -> Result<(), CodegenError> {
+        let is_string = *ty == Type::String;
+        match var {
+            Var::Global(i) => {
+                self.emit2(ld_map_value(R0, self.env.globals_fd, self.global_offset(i)));
+                if !is_string {
+                    self.emit(ldx(Size::DW, R0, R0, 0));
+                }
+            }
+            Var::ThreadLocal(i) => {
+                let missing = self.new_label();
+                let end = self.new_label();
+                self.thread_local_lookup(i);
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
+                if !is_string {
+                    self.emit(ldx(Size::DW, R0, R0, 0));
+                }
+                self.jump(ja(0), end);
+                self.bind(missing);
+                if is_string {
+                    self.string_const(0);
+                } else {
+                    self.emit(mov_imm(R0, 0));
+                }
+                self.bind(end);
+            }
+            Var::ClauseLocal(i) => {
+                if is_string {
+                    return Err(CodegenError("string clause-local variables are not supported yet".into()));
+                }
+                self.emit(ldx(Size::DW, R0, FP, self.clause_local_slots[i]));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores r0 into `var`; r0 keeps the stored value (for strings: a
+    /// pointer to the variable's copy).
+    fn store_var(&mut self, var: Var, ty: &Type) -> Result<(), CodegenError> {
+        let is_string = *ty == Type::String;
+        if !is_string {
+            self.normalize(ty);
+        }
+        match var {
+            Var::Global(i) => {
+                let off = self.global_offset(i);
+                if is_string {
+                    self.emit(mov(R3, R0));
+                    self.emit2(ld_map_value(R1, self.env.globals_fd, off));
+                    self.emit(mov_imm(R2, self.strsize()));
+                    self.emit(call(Helper::ProbeReadKernelStr));
+                    self.emit2(ld_map_value(R0, self.env.globals_fd, off));
+                } else {
+                    self.emit2(ld_map_value(R1, self.env.globals_fd, off));
+                    self.emit(stx(Size::DW, R1, 0, R0));
+                }
+            }
+            Var::ThreadLocal(i) => {
+                let fd = self.env.thread_local_fds[i];
+                let delete = self.new_label();
+                let end = self.new_label();
+                let value = self.alloc_slot(8)?;
+                self.emit(stx(Size::DW, FP, value, R0));
+                self.emit(call(Helper::GetCurrentPidTgid));
+                self.emit(stx(Size::W, FP, STACK_KEY, R0));
+                if !is_string {
+                    // Assigning 0 frees the variable, as in DTrace.
+                    self.emit(ldx(Size::DW, R0, FP, value));
+                    self.jump(jmp_imm(Cond::Eq, R0, 0, 0), delete);
+                    self.emit(stx(Size::DW, FP, STACK_VALUE, R0));
+                }
+                self.emit2(ld_map_fd(R1, fd));
+                self.emit(mov(R2, FP));
+                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+                if is_string {
+                    self.emit(ldx(Size::DW, R3, FP, value));
+                } else {
+                    self.emit(mov(R3, FP));
+                    self.emit(alu_imm(Alu::Add, R3, STACK_VALUE as i32));
+                }
+                self.emit(mov_imm(R4, 0));
+                self.emit(call(Helper::MapUpdateElem));
+                self.jump(ja(0), end);
+                self.bind(delete);
+                self.emit2(ld_map_fd(R1, fd));
+                self.emit(mov(R2, FP));
+                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+                self.emit(call(Helper::MapDeleteElem));
+                self.bind(end);
+                self.emit(ldx(Size::DW, R0, FP, value));
+                self.stack_top += 8;
+            }
+            Var::ClauseLocal(i) => {
+                if is_string {
+                    return Err(CodegenError("string clause-local variables are not supported yet".into()));
+                }
+                self.emit(stx(Size::DW, FP, self.clause_local_slots[i], R0));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The jump condition for a comparison operator.
+fn relation(op: BinOp, signed: bool) -> Cond {
+    match (op, signed) {
+        (BinOp::Eq, _) => Cond::Eq,
+        (BinOp::Ne, _) => Cond::Ne,
+        (BinOp::Lt, true) => Cond::Slt,
+        (BinOp::Le, true) => Cond::Sle,
+        (BinOp::Gt, true) => Cond::Sgt,
+        (BinOp::Ge, true) => Cond::Sge,
+        (BinOp::Lt, false) => Cond::Lt,
+        (BinOp::Le, false) => Cond::Le,
+        (BinOp::Gt, false) => Cond::Gt,
+        _ => Cond::Ge,
+    }
+}

@@ -1,0 +1,208 @@
+//! BPF instruction encoding: the small assembler the code generator emits
+//! through. Knows opcodes and operand packing, nothing about D.
+
+/// One 8-byte BPF instruction, laid out as the kernel's `struct bpf_insn`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Insn {
+    pub code: u8,
+    /// dst in the low nibble, src in the high nibble.
+    pub regs: u8,
+    pub off: i16,
+    pub imm: i32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reg(pub u8);
+
+pub(crate) const R0: Reg = Reg(0);
+pub(crate) const R1: Reg = Reg(1);
+pub(crate) const R2: Reg = Reg(2);
+pub(crate) const R3: Reg = Reg(3);
+pub(crate) const R4: Reg = Reg(4);
+pub(crate) const R5: Reg = Reg(5);
+pub(crate) const R6: Reg = Reg(6);
+pub(crate) const R7: Reg = Reg(7);
+pub(crate) const R8: Reg = Reg(8);
+pub(crate) const R9: Reg = Reg(9);
+pub(crate) const FP: Reg = Reg(10);
+
+// Instruction classes.
+const LD: u8 = 0x00;
+const LDX: u8 = 0x01;
+const ST: u8 = 0x02;
+const STX: u8 = 0x03;
+const JMP: u8 = 0x05;
+const ALU64: u8 = 0x07;
+// Operand source.
+const K: u8 = 0x00;
+const X: u8 = 0x08;
+// Memory mode.
+const MEM: u8 = 0x60;
+const IMM: u8 = 0x00;
+const ATOMIC: u8 = 0xc0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Size {
+    B = 0x10,
+    H = 0x08,
+    W = 0x00,
+    DW = 0x18,
+}
+
+impl Size {
+    pub(crate) fn from_bytes(n: u64) -> Size {
+        match n {
+            1 => Size::B,
+            2 => Size::H,
+            4 => Size::W,
+            _ => Size::DW,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Alu {
+    Add = 0x00,
+    Sub = 0x10,
+    Mul = 0x20,
+    Div = 0x30,
+    Or = 0x40,
+    And = 0x50,
+    Lsh = 0x60,
+    Rsh = 0x70,
+    Neg = 0x80,
+    Mod = 0x90,
+    Xor = 0xa0,
+    Mov = 0xb0,
+    Arsh = 0xc0,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cond {
+    Eq = 0x10,
+    Gt = 0x20,
+    Ge = 0x30,
+    Set = 0x40,
+    Ne = 0x50,
+    Sgt = 0x60,
+    Sge = 0x70,
+    Lt = 0xa0,
+    Le = 0xb0,
+    Slt = 0xc0,
+    Sle = 0xd0,
+}
+
+/// Kernel helper function numbers (include/uapi/linux/bpf.h); stable ABI.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Helper {
+    MapLookupElem = 1,
+    MapUpdateElem = 2,
+    MapDeleteElem = 3,
+    KtimeGetNs = 5,
+    TailCall = 12,
+    GetSmpProcessorId = 8,
+    GetCurrentPidTgid = 14,
+    GetCurrentUidGid = 15,
+    GetCurrentComm = 16,
+    GetCurrentTask = 35,
+    ProbeReadUserStr = 114,
+    ProbeReadKernelStr = 115,
+    ProbeReadUser = 112,
+    ProbeReadKernel = 113,
+    RingbufReserve = 131,
+    RingbufSubmit = 132,
+    RingbufDiscard = 133,
+    GetPrandomU32 = 7,
+}
+
+/// `src_reg` value marking an `ld_imm64` whose immediate is a map fd.
+pub(crate) const PSEUDO_MAP_FD: u8 = 1;
+/// `src_reg` marking an `ld_imm64` whose immediate is a map fd and whose
+/// second word is an offset into the map's value (direct value access).
+pub(crate) const PSEUDO_MAP_VALUE: u8 = 2;
+
+fn insn(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> Insn {
+    Insn { code, regs: (src.0 << 4) | (dst.0 & 0x0f), off, imm }
+}
+
+pub(crate) fn alu_imm(op: Alu, dst: Reg, imm: i32) -> Insn {
+    insn(ALU64 | K | op as u8, dst, R0, 0, imm)
+}
+pub(crate) fn alu_reg(op: Alu, dst: Reg, src: Reg) -> Insn {
+    insn(ALU64 | X | op as u8, dst, src, 0, 0)
+}
+pub(crate) fn mov_imm(dst: Reg, imm: i32) -> Insn {
+    alu_imm(Alu::Mov, dst, imm)
+}
+pub(crate) fn mov(dst: Reg, src: Reg) -> Insn {
+    alu_reg(Alu::Mov, dst, src)
+}
+pub(crate) fn neg(dst: Reg) -> Insn {
+    insn(ALU64 | K | Alu::Neg as u8, dst, R0, 0, 0)
+}
+/// 64-bit immediate load: two instruction slots.
+pub(crate) fn ld_imm64(dst: Reg, value: u64) -> [Insn; 2] {
+    [
+        insn(LD | IMM | Size::DW as u8, dst, R0, 0, value as u32 as i32),
+        insn(0, R0, R0, 0, (value >> 32) as u32 as i32),
+    ]
+}
+/// Loads a map's address (for helper calls) into `dst`.
+pub(crate) fn ld_map_fd(dst: Reg, fd: i32) -> [Insn; 2] {
+    [insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_MAP_FD), 0, fd), insn(0, R0, R0, 0, 0)]
+}
+/// Loads the address of byte `offset` of an array map's first value.
+pub(crate) fn ld_map_value(dst: Reg, fd: i32, offset: u32) -> [Insn; 2] {
+    [
+        insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_MAP_VALUE), 0, fd),
+        insn(0, R0, R0, 0, offset as i32),
+    ]
+}
+pub(crate) fn ldx(size: Size, dst: Reg, src: Reg, off: i16) -> Insn {
+    insn(LDX | MEM | size as u8, dst, src, off, 0)
+}
+pub(crate) fn stx(size: Size, dst: Reg, off: i16, src: Reg) -> Insn {
+    insn(STX | MEM | size as u8, dst, src, off, 0)
+}
+pub(crate) fn st_imm(size: Size, dst: Reg, off: i16, imm: i32) -> Insn {
+    insn(ST | MEM | size as u8, dst, R0, off, imm)
+}
+/// Atomic `*(u64 *)(dst + off) += src`.
+pub(crate) fn atomic_add64(dst: Reg, off: i16, src: Reg) -> Insn {
+    insn(STX | ATOMIC | Size::DW as u8, dst, src, off, Alu::Add as i32)
+}
+pub(crate) fn jmp_imm(cond: Cond, dst: Reg, imm: i32, off: i16) -> Insn {
+    insn(JMP | K | cond as u8, dst, R0, off, imm)
+}
+pub(crate) fn jmp_reg(cond: Cond, dst: Reg, src: Reg, off: i16) -> Insn {
+    insn(JMP | X | cond as u8, dst, src, off, 0)
+}
+pub(crate) fn ja(off: i16) -> Insn {
+    insn(JMP, R0, R0, off, 0)
+}
+pub(crate) fn call(helper: Helper) -> Insn {
+    insn(JMP | 0x80, R0, R0, 0, helper as i32)
+}
+pub(crate) fn exit() -> Insn {
+    insn(JMP | 0x90, R0, R0, 0, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insn_encodings_match_the_kernel() {
+        // Reference encodings from the kernel's filter.h macros.
+        assert_eq!(mov_imm(R0, 0), Insn { code: 0xb7, regs: 0x00, off: 0, imm: 0 });
+        assert_eq!(exit(), Insn { code: 0x95, regs: 0, off: 0, imm: 0 });
+        assert_eq!(ldx(Size::DW, R1, R6, 8), Insn { code: 0x79, regs: 0x61, off: 8, imm: 0 });
+        assert_eq!(stx(Size::W, FP, -4, R2), Insn { code: 0x63, regs: 0x2a, off: -4, imm: 0 });
+        assert_eq!(call(Helper::MapLookupElem), Insn { code: 0x85, regs: 0, off: 0, imm: 1 });
+        assert_eq!(jmp_imm(Cond::Eq, R0, 0, 3), Insn { code: 0x15, regs: 0, off: 3, imm: 0 });
+        assert_eq!(ld_map_fd(R1, 7)[0], Insn { code: 0x18, regs: 0x11, off: 0, imm: 7 });
+        assert_eq!(atomic_add64(R0, 0, R1).code, 0xdb);
+        assert_eq!(std::mem::size_of::<Insn>(), 8);
+    }
+}

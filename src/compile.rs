@@ -1,0 +1,119 @@
+//! The one ordered list of compiler passes: read each program source, parse
+//! it, apply its pragmas, then type-check all sources into one typed
+//! program. Stops at the first error and formats it as dtrace(1) does.
+
+use crate::diag::CompileError;
+use crate::flags::{Options, ProgramSource};
+use crate::provider::Registry;
+use crate::sema::check::{named_type, CheckOptions, Checker};
+use crate::sema::ir::Program;
+use crate::syntax::{self, ast};
+
+pub(crate) struct Compiled {
+    pub program: Program,
+    /// For each source: how dtrace names it ("description 'BEGIN '",
+    /// "script 'x.d'") and how many probes it matched.
+    pub matches: Vec<(String, usize)>,
+}
+
+/// A source read and parsed, with what error messages need to know.
+struct Parsed {
+    text: String,
+    ast: ast::Program,
+    kind: ProgramSource,
+}
+
+/// Compiles every source. `macro_args[0]` is `$0`.
+pub(crate) fn compile(
+    sources: &[ProgramSource],
+    macro_args: &[String],
+    options: &mut Options,
+    registry: &mut Registry,
+    zero_matches_ok: bool,
+) -> Result<Compiled, String> {
+    let mut parsed = Vec::new();
+    for source in sources {
+        let text = match source {
+            ProgramSource::Script(path) => {
+                let read = if path == "-" {
+                    std::io::read_to_string(std::io::stdin())
+                } else {
+                    std::fs::read_to_string(path)
+                };
+                read.map_err(|e| format!("failed to open {path}: {}", io_reason(&e)))?
+            }
+            ProgramSource::Description(text) | ProgramSource::Probe(text) => text.clone(),
+        };
+        let ast = syntax::parse(&text, &|name| named_type(name).is_some())
+            .map_err(|e| format_error(source, &text, &CompileError { tag: e.tag, message: e.message, span: Some(e.span) }, ""))?;
+        for item in &ast.items {
+            if let ast::Item::Pragma { words, span } = item {
+                apply_pragma(words, options).map_err(|m| {
+                    format_error(source, &text, &CompileError::new("D_PRAGMA_INVAL", span, m), "")
+                })?;
+            }
+        }
+        parsed.push(Parsed { text, ast, kind: source.clone() });
+    }
+
+    let mut checker = Checker::new(
+        CheckOptions { macro_args, zero_matches_ok, strsize: options.strsize, target_pid: None },
+        registry,
+    );
+    let mut matches = Vec::new();
+    for p in &parsed {
+        let before = checker.matched;
+        checker.check_items(&p.ast).map_err(|e| format_error(&p.kind, &p.text, &e, checker.region))?;
+        matches.push((notice_name(&p.kind), checker.matched - before));
+    }
+    Ok(Compiled { program: checker.finish(), matches })
+}
+
+fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), String> {
+    match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["D", "option", setting, ..] => {
+            let (name, value) = match setting.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (*setting, None),
+            };
+            options.set(name, value).map_err(|why| format!("failed to set option '{name}' to '{}': {why}", value.unwrap_or("")))
+        }
+        // Other #pragma D forms (depends_on, attributes, binding) and
+        // non-D pragmas are accepted and ignored, as by DTrace.
+        _ => Ok(()),
+    }
+}
+
+/// How dtrace names a source in its "matched N probes" notice.
+fn notice_name(source: &ProgramSource) -> String {
+    match source {
+        ProgramSource::Script(path) => format!("script '{path}'"),
+        ProgramSource::Description(text) | ProgramSource::Probe(text) => {
+            // dtrace shows the description up to its predicate or actions.
+            let end = text.find(['/', '{', ';']).unwrap_or(text.len());
+            format!("description '{}'", &text[..end])
+        }
+    }
+}
+
+/// `dtrace: failed to compile script x.d: line N: ...` for scripts,
+/// `dtrace: invalid probe specifier TEXT: ...` for -n descriptions.
+fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &str) -> String {
+    match source {
+        ProgramSource::Script(path) => {
+            let line = e.span.as_ref().map(|s| format!("line {}: ", syntax::line_of(text, s.start))).unwrap_or_default();
+            format!("failed to compile script {path}: {line}{region}{}", e.message)
+        }
+        ProgramSource::Description(desc) | ProgramSource::Probe(desc) => {
+            format!("invalid probe specifier {desc}: {region}{}", e.message)
+        }
+    }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}

@@ -1,0 +1,222 @@
+//! The consumer: drains the ring buffer on a timer (switchrate), decodes
+//! each record with the layout the type checker computed for its clause, and
+//! prints it exactly as DTrace does: the `CPU ID FUNCTION:NAME` prefix
+//! unless quiet, trace() and printf() output, runtime errors and drops.
+
+pub(crate) mod printf;
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::provider::Registry;
+use crate::runtime::{layout, Session};
+use crate::sema::ir::{ActionLayout, Program, RecordKind, ValueLayout};
+
+/// Set by SIGINT/SIGTERM.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+pub(crate) fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    }
+}
+
+pub(crate) struct ConsumeOptions {
+    pub quiet: bool,
+    pub switchrate: Duration,
+}
+
+struct State<'a> {
+    program: &'a Program,
+    registry: &'a Registry,
+    quiet: bool,
+    out: Box<dyn Write + 'a>,
+    /// exit(N) seen: the status to exit with.
+    exit_status: Option<i32>,
+    symbols: NoSymbols,
+    /// DTrace prints the column heading before the first record, not at start.
+    heading_printed: bool,
+}
+
+/// Symbolization for %a/%A arrives with stack() support; until then
+/// addresses print in hex, which is DTrace's fallback too.
+struct NoSymbols;
+impl printf::FormatContext for NoSymbols {
+    fn kernel_symbol(&self, _addr: u64) -> Option<(String, u64)> {
+        None
+    }
+    fn user_symbol(&self, _addr: u64) -> Option<(String, u64)> {
+        None
+    }
+}
+
+/// Runs the session until exit(), a signal, or nothing left to trace; then
+/// fires END and drains the last records. Returns dtrace's exit status.
+pub(crate) fn run(session: &Session, program: &Program, registry: &Registry, opts: &ConsumeOptions, out: Box<dyn Write + '_>) -> Result<i32> {
+    let state = Rc::new(RefCell::new(State { program, registry, quiet: opts.quiet, out, exit_status: None, symbols: NoSymbols, heading_printed: false }));
+    let mut builder = libbpf_rs::RingBufferBuilder::new();
+    let cb_state = Rc::clone(&state);
+    builder.add(session.events_map(), move |data: &[u8]| {
+        cb_state.borrow_mut().record(data);
+        0
+    })?;
+    let ring = builder.build()?;
+    let mut drops_seen: Vec<u64> = Vec::new();
+    let mut report_drops = |session: &Session| {
+        let now = session.drops();
+        for (cpu, &n) in now.iter().enumerate() {
+            let before = drops_seen.get(cpu).copied().unwrap_or(0);
+            if n > before {
+                eprintln!("dtrace: {} drop{} on CPU {cpu}", n - before, if n - before == 1 { "" } else { "s" });
+            }
+        }
+        drops_seen = now;
+    };
+
+    session.fire_begin()?;
+    loop {
+        ring.consume()?;
+        state.borrow_mut().out.flush().ok();
+        report_drops(session);
+        if state.borrow().exit_status.is_some() || INTERRUPTED.load(Ordering::SeqCst) {
+            break;
+        }
+        std::thread::sleep(opts.switchrate);
+    }
+    session.fire_end()?;
+    ring.consume()?;
+    report_drops(session);
+    let mut st = state.borrow_mut();
+    st.out.flush().ok();
+    Ok(st.exit_status.unwrap_or(0))
+}
+
+impl State<'_> {
+    fn record(&mut self, data: &[u8]) {
+        if data.len() < layout::HDR_SIZE {
+            return;
+        }
+        let epid = read_u32(data, layout::HDR_EPID);
+        let probe_id = read_u32(data, layout::HDR_PROBE_ID);
+        let cpu = read_u32(data, layout::HDR_CPU);
+        let present = read_u32(data, layout::HDR_PRESENT);
+        if epid == layout::EPID_FAULT {
+            self.fault(&data[layout::HDR_SIZE..], probe_id);
+            return;
+        }
+        // Records after exit() belong to a run that is over.
+        if self.exit_status.is_some() {
+            return;
+        }
+        let Some(clause) = self.program.clauses.get(epid as usize - 1) else { return };
+        let mut line = Vec::new();
+        if !self.quiet {
+            if !self.heading_printed {
+                line.extend(format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME").as_bytes());
+                self.heading_printed = true;
+            }
+            let name = self
+                .registry
+                .get(probe_id)
+                .map(|p| format!("{}:{}", p.function, p.name))
+                .unwrap_or_default();
+            line.extend(format!("{cpu:>3} {probe_id:>6} {name:>32} ").as_bytes());
+        }
+        for (i, action) in clause.actions.iter().enumerate() {
+            if present & (1 << i) == 0 {
+                continue;
+            }
+            self.action(action, data, &mut line);
+        }
+        if !self.quiet {
+            line.push(b'\n');
+        }
+        self.out.write_all(&line).ok();
+    }
+
+    fn action(&mut self, action: &ActionLayout, data: &[u8], line: &mut Vec<u8>) {
+        let strsize = self.program.strsize;
+        let mut offset = action.offset;
+        let mut values = Vec::new();
+        for v in &action.values {
+            let end = (offset + v.bytes(strsize)).min(data.len());
+            let bytes = &data[offset.min(end)..end];
+            values.push(match v {
+                ValueLayout::Int { size, signed } => printf::Value::Int { bits: read_u64(bytes, 0), size: *size, signed: *signed },
+                ValueLayout::Str => printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())]),
+            });
+            offset = end;
+        }
+        match &action.kind {
+            RecordKind::Trace => trace_value(&values[0], self.quiet, line),
+            RecordKind::Printf(format) => printf::format(&self.program.formats[*format], &values, &self.symbols, line),
+            RecordKind::Exit => {
+                if let printf::Value::Int { bits, .. } = values[0] {
+                    self.exit_status = Some(bits as i32);
+                }
+            }
+        }
+    }
+
+    fn fault(&mut self, data: &[u8], probe_id: u32) {
+        if data.len() < layout::FAULT_SIZE {
+            return;
+        }
+        let epid = read_u32(data, layout::FAULT_EPID);
+        let action = read_u32(data, layout::FAULT_ACTION);
+        let kind = read_u32(data, layout::FAULT_KIND);
+        let addr = read_u64(data, layout::FAULT_ADDR);
+        let probe = self.registry.get(probe_id).map(|p| p.full_name()).unwrap_or_default();
+        let what = match kind {
+            layout::FAULT_DIVZERO => "divide-by-zero".to_string(),
+            _ => format!("invalid address (0x{addr:x})"),
+        };
+        let place = if action == 0 { "predicate".to_string() } else { format!("action #{action}") };
+        self.out.flush().ok();
+        eprintln!("dtrace: error on enabled probe ID {epid} (ID {probe_id}: {probe}): {what} in {place}");
+    }
+}
+
+/// trace()'s output: DTrace pads values to columns unless quiet.
+fn trace_value(value: &printf::Value, quiet: bool, line: &mut Vec<u8>) {
+    match value {
+        printf::Value::Int { bits, size, .. } => {
+            let text = match (size, quiet) {
+                (8, true) => format!("{}", *bits as i64),
+                (8, false) => format!(" {:>16}", *bits as i64),
+                (2, true) | (1, true) | (4, true) => format!("{}", *bits as i64 as i32),
+                (4, false) => format!(" {:>8}", *bits as i64 as i32),
+                (2, false) => format!(" {:>5}", *bits as i64 as i16),
+                _ => format!(" {:>3}", *bits as i64 as i8),
+            };
+            line.extend(text.as_bytes());
+        }
+        printf::Value::Str(s) => {
+            if quiet {
+                line.extend_from_slice(s);
+            } else {
+                line.extend_from_slice(b"  ");
+                line.extend_from_slice(s);
+                line.extend(std::iter::repeat_n(b' ', 33usize.saturating_sub(s.len())));
+            }
+        }
+    }
+}
+
+fn read_u32(data: &[u8], off: usize) -> u32 {
+    data.get(off..off + 4).map_or(0, |b| u32::from_ne_bytes(b.try_into().unwrap_or([0; 4])))
+}
+
+fn read_u64(data: &[u8], off: usize) -> u64 {
+    data.get(off..off + 8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+}

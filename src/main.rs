@@ -1,0 +1,155 @@
+//! dtrace(1): parse the command line, run the requested mode, map the
+//! outcome to DTrace's exit status (0 success, 1 error, 2 usage, or the
+//! status a script passed to exit()).
+
+mod codegen;
+mod compile;
+mod consume;
+mod diag;
+mod flags;
+mod provider;
+mod runtime;
+mod sema;
+mod syntax;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use flags::{Flags, ProgramSource};
+use provider::Registry;
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let flags = match flags::parse(argv) {
+        Ok(f) => f,
+        Err(e) => return usage_error(e),
+    };
+    match run(flags) {
+        Ok(status) => ExitCode::from(status as u8),
+        Err(message) => {
+            eprintln!("dtrace: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp) {
+        print!("{}", flags::command().render_help());
+        return ExitCode::SUCCESS;
+    }
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
+    if first.starts_with("failed to set -x") {
+        eprintln!("dtrace: {first}");
+        return ExitCode::from(1);
+    }
+    eprintln!("dtrace: {first}");
+    eprintln!("Usage: {}", flags::command().render_usage().to_string().trim_start_matches("Usage: "));
+    ExitCode::from(2)
+}
+
+fn run(mut flags: Flags) -> Result<i32, String> {
+    if flags.version {
+        println!("dtrace: Sun D 1.13 (dtrace for Linux {})", env!("CARGO_PKG_VERSION"));
+        return Ok(0);
+    }
+    let mut registry = Registry::new();
+    if flags.list {
+        return list(&flags, &mut registry);
+    }
+    if flags.sources.is_empty() {
+        return Err("no probes specified (use -n, -s or -l; see --help)".to_string());
+    }
+    // $0 is the script name (or "dtrace"), then the operands.
+    let script_name = flags.sources.iter().find_map(|s| match s {
+        ProgramSource::Script(p) => Some(p.clone()),
+        _ => None,
+    });
+    let mut macro_args = vec![script_name.unwrap_or_else(|| "dtrace".to_string())];
+    macro_args.extend(flags.args.iter().cloned());
+    let compiled = compile::compile(&flags.sources, &macro_args, &mut flags.options, &mut registry, flags.zero_matches_ok)?;
+    if flags.compile_only {
+        return Ok(0);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("failed to initialize dtrace: DTrace requires additional privileges".to_string());
+    }
+    let quiet = flags.options.quiet;
+    if !quiet {
+        for (name, n) in &compiled.matches {
+            eprintln!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });
+        }
+    }
+    let runtime_opts = runtime::RuntimeOptions {
+        bufsize: flags.options.bufsize,
+        dynvar_entries: flags.options.dynvar_entries(),
+    };
+    let session = runtime::start(&compiled.program, &registry, &runtime_opts)
+        .map_err(|e| format!("could not enable tracing: {e:#}"))?;
+    let out: Box<dyn Write> = match &flags.output {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("failed to open output file '{path}': {e}"))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    };
+    consume::install_signal_handlers();
+    let opts = consume::ConsumeOptions { quiet, switchrate: flags.options.switchrate };
+    let status = consume::run(&session, &compiled.program, &registry, &opts, out).map_err(|e| format!("{e:#}"))?;
+    drop(session);
+    Ok(status)
+}
+
+/// -l: list the probes matching the descriptions (all probes without any).
+fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
+    let mut ids: Vec<u32> = Vec::new();
+    let mut descs = Vec::new();
+    for source in &flags.sources {
+        match source {
+            ProgramSource::Probe(text) if text.starts_with('#') => {
+                let id: u32 = text[1..].parse().map_err(|_| format!("invalid probe identifier {}", &text[1..]))?;
+                if registry.get(id).is_none() {
+                    return Err(format!("invalid probe specifier {}: probe description :::{id} does not match any probes", &text[1..]));
+                }
+                ids.push(id);
+            }
+            ProgramSource::Description(text) | ProgramSource::Probe(text) => {
+                let spec = text.split(['{', '/']).next().unwrap_or("").trim();
+                for d in spec.split(',').map(str::trim) {
+                    descs.push(d.to_string());
+                }
+            }
+            ProgramSource::Script(_) => {
+                let compiled = compile::compile(&[source.clone()], &[String::new()], &mut flags.options.clone(), registry, true)?;
+                for clause in &compiled.program.clauses {
+                    ids.extend(&clause.probes);
+                }
+            }
+        }
+    }
+    for d in &descs {
+        let desc = sema::probes::ProbeDesc::parse(d).map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
+        let found = registry.matching(&desc);
+        if found.is_empty() && !flags.zero_matches_ok {
+            return Err(format!("invalid probe specifier {d}: probe description {d} does not match any probes"));
+        }
+        ids.extend(found);
+    }
+    let all = flags.sources.is_empty();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = writeln!(out, "{:>5} {:>10} {:>17} {:>33} {}", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
+    ids.sort_unstable();
+    ids.dedup();
+    for p in registry.all() {
+        if all || ids.binary_search(&p.id).is_ok() {
+            let _ = writeln!(out, "{:>5} {:>10} {:>17} {:>33} {}", p.id, p.provider, p.module, p.function, p.name);
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,81 @@
+//! The provider registry: every probe the running system offers, with its
+//! stable numeric ID, and how each provider attaches.
+//!
+//! Providers are static tables first (see each file); the registry lists
+//! them in one order, which fixes the probe IDs `dtrace -l` prints.
+//! Providers that create probes on demand (profile) mint IDs after the
+//! listed ones.
+
+pub(crate) mod dtrace;
+pub(crate) mod profile;
+pub(crate) mod syscall;
+
+use crate::sema::probes::ProbeDesc;
+
+/// Which entry program serves a probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Attach {
+    /// dtrace:::BEGIN/END/ERROR, fired by the consumer through test_run.
+    Dtrace { slot: u32 },
+    /// syscall entry (`ret == false`) or return of system call `nr`.
+    Syscall { nr: u32, ret: bool },
+    /// A cpu-clock perf event every `period_ns`, on every CPU or only one (tick).
+    Profile { period_ns: u64, every_cpu: bool },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Probe {
+    pub id: u32,
+    pub provider: &'static str,
+    pub module: String,
+    pub function: String,
+    pub name: String,
+    pub attach: Attach,
+}
+
+impl Probe {
+    pub(crate) fn full_name(&self) -> String {
+        format!("{}:{}:{}:{}", self.provider, self.module, self.function, self.name)
+    }
+}
+
+/// All probes, in ID order, plus probes created on demand by a script.
+pub(crate) struct Registry {
+    probes: Vec<Probe>,
+}
+
+impl Registry {
+    pub(crate) fn new() -> Registry {
+        let mut probes = Vec::new();
+        dtrace::provide(&mut probes);
+        syscall::provide(&mut probes);
+        profile::provide(&mut probes);
+        Registry { probes }
+    }
+
+    pub(crate) fn all(&self) -> &[Probe] {
+        &self.probes
+    }
+
+    pub(crate) fn get(&self, id: u32) -> Option<&Probe> {
+        // IDs are increasing but not dense (syscall numbers have gaps).
+        self.probes.binary_search_by_key(&id, |p| p.id).ok().map(|i| &self.probes[i])
+    }
+
+    /// IDs of the probes matching `desc`, creating on-demand probes (profile-N) if needed.
+    pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Vec<u32> {
+        let mut ids: Vec<u32> =
+            self.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect();
+        if ids.is_empty() {
+            if let Some(probe) = profile::create(desc, self.next_id()) {
+                ids.push(probe.id);
+                self.probes.push(probe);
+            }
+        }
+        ids
+    }
+
+    fn next_id(&self) -> u32 {
+        self.probes.last().map_or(1, |p| p.id + 1)
+    }
+}

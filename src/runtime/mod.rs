@@ -1,0 +1,431 @@
+//! The runtime: loads the entry-program skeletons a script needs, creates
+//! the maps the generated code uses, loads the generated clause programs
+//! into the entry programs' program arrays, attaches, and fires BEGIN/END.
+//!
+//! Start-up work is proportional to the script: only the skeletons of the
+//! providers the script enables are opened, and nothing here reads BTF.
+//! Everything attached is owned by `Session`; dropping it detaches all.
+
+pub(crate) mod layout;
+pub(crate) mod skel;
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+use anyhow::{anyhow, bail, Context, Result};
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
+
+use crate::codegen::emit::{self, CodegenEnv};
+use crate::codegen::insn::Insn;
+use crate::provider::{dtrace as dtrace_provider, syscall as syscall_provider, Attach, Registry};
+use crate::sema::check::var_bytes;
+use crate::sema::ir::Program;
+
+/// Options that shape the maps and buffers.
+pub(crate) struct RuntimeOptions {
+    pub bufsize: u32,
+    pub dynvar_entries: u32,
+}
+
+/// Everything loaded and attached for one run.
+pub(crate) struct Session {
+    core: skel::dtrace::DtraceSkel<'static>,
+    _syscall: Option<skel::syscall::SyscallSkel<'static>>,
+    _profile: Option<skel::profile::ProfileSkel<'static>>,
+    _links: Vec<Link>,
+    _perf_fds: Vec<OwnedFd>,
+    _programs: Vec<OwnedFd>,
+    _maps: Vec<MapHandle>,
+    has_begin: bool,
+    has_end: bool,
+}
+
+/// Where a generated program goes: which entry program's array, which type.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Dispatch {
+    Dtrace(u32),
+    Syscall(u32),
+    Profile(u32),
+}
+
+fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
+    // The skeletons borrow their object storage for their whole life, which
+    // is the rest of the process.
+    Box::leak(Box::new(MaybeUninit::uninit()))
+}
+
+pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOptions) -> Result<Session> {
+    bump_memlock();
+    // Which clauses run for each enabled probe, in program order.
+    let mut clauses_of: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, clause) in program.clauses.iter().enumerate() {
+        for &id in &clause.probes {
+            clauses_of.entry(id).or_default().push(i);
+        }
+    }
+
+    // Core object: BEGIN/END/ERROR and the shared maps.
+    let mut open_core = skel::dtrace::DtraceSkelBuilder::default()
+        .open(leak_storage())
+        .context("opening the dtrace entry programs")?;
+    set_need_ppid(open_core.maps.rodata_data.as_deref_mut().map(|r| &mut r.dt_need_ppid), program.uses_ppid);
+    open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
+    let core = open_core.load().context("loading the dtrace entry programs")?;
+
+    // Maps of the generated code.
+    let mut maps = Vec::new();
+    let globals_size: usize = program.globals.iter().map(|v| var_bytes(&v.ty, program.strsize)).sum::<usize>().max(8);
+    let globals = array_map("dt_globals", globals_size)?;
+    let strings = array_map("dt_strings", program.strsize * program.strings.len())?;
+    let mut string_bytes = vec![0u8; program.strsize * program.strings.len()];
+    for (i, s) in program.strings.iter().enumerate() {
+        string_bytes[i * program.strsize..i * program.strsize + s.len()].copy_from_slice(s);
+    }
+    strings.update(&0u32.to_ne_bytes(), &string_bytes, MapFlags::ANY)?;
+    let scratch_slots = 8;
+    let scratch = MapHandle::create(
+        MapType::PercpuArray,
+        Some("dt_scratch"),
+        4,
+        (scratch_slots * program.strsize) as u32,
+        1,
+        &map_opts(),
+    )?;
+    let probenames = MapHandle::create(
+        MapType::Hash,
+        Some("dt_probenames"),
+        4,
+        (4 * program.strsize) as u32,
+        clauses_of.len().max(1) as u32,
+        &map_opts(),
+    )?;
+    if program.uses_probe_names {
+        for &id in clauses_of.keys() {
+            let Some(p) = registry.get(id) else { continue };
+            let mut value = vec![0u8; 4 * program.strsize];
+            for (k, field) in [p.provider, &p.module, &p.function, &p.name].iter().enumerate() {
+                let n = field.len().min(program.strsize - 1);
+                value[k * program.strsize..k * program.strsize + n].copy_from_slice(&field.as_bytes()[..n]);
+            }
+            probenames.update(&id.to_ne_bytes(), &value, MapFlags::ANY)?;
+        }
+    }
+    let mut thread_local_fds = Vec::new();
+    for v in &program.thread_locals {
+        let m = MapHandle::create(
+            MapType::Hash,
+            Some("dt_self"),
+            4,
+            var_bytes(&v.ty, program.strsize) as u32,
+            opts.dynvar_entries,
+            &map_opts(),
+        )?;
+        thread_local_fds.push(m.as_fd().as_raw_fd());
+        maps.push(m);
+    }
+    let env = CodegenEnv {
+        ctx_fd: core.maps.dt_ctx.as_fd().as_raw_fd(),
+        events_fd: core.maps.dt_events.as_fd().as_raw_fd(),
+        state_fd: core.maps.dt_state.as_fd().as_raw_fd(),
+        drops_fd: core.maps.dt_drops.as_fd().as_raw_fd(),
+        globals_fd: globals.as_fd().as_raw_fd(),
+        strings_fd: strings.as_fd().as_raw_fd(),
+        scratch_fd: scratch.as_fd().as_raw_fd(),
+        scratch_slots,
+        probenames_fd: probenames.as_fd().as_raw_fd(),
+        thread_local_fds,
+        wall_offset_ns: wall_offset_ns(),
+    };
+    maps.extend([globals, strings, scratch, probenames]);
+
+    // Group probes by entry program and clause list: probes with the same
+    // clauses share one generated program.
+    let mut dispatch: Vec<(Dispatch, u32, Vec<usize>)> = Vec::new();
+    let mut profile_slots: Vec<(u32, u64, bool)> = Vec::new();
+    let mut sys_enabled = vec![0u8; syscall_provider::MAX_SYSCALLS as usize];
+    for (&id, clauses) in &clauses_of {
+        let probe = registry.get(id).ok_or_else(|| anyhow!("internal error: no probe {id}"))?;
+        let d = match &probe.attach {
+            Attach::Dtrace { slot } => Dispatch::Dtrace(*slot),
+            Attach::Syscall { nr, ret } => {
+                sys_enabled[*nr as usize] |= if *ret { 2 } else { 1 };
+                Dispatch::Syscall(if *ret { syscall_provider::MAX_SYSCALLS + nr } else { *nr })
+            }
+            Attach::Profile { period_ns, every_cpu } => {
+                let slot = profile_slots.len() as u32;
+                profile_slots.push((id, *period_ns, *every_cpu));
+                Dispatch::Profile(slot)
+            }
+        };
+        dispatch.push((d, id, clauses.clone()));
+    }
+
+    let mut programs = Vec::new();
+    let mut loaded: BTreeMap<(bool, Vec<usize>), i32> = BTreeMap::new();
+    let mut load = |clauses: &Vec<usize>, perf: bool, programs: &mut Vec<OwnedFd>| -> Result<i32> {
+        if let Some(fd) = loaded.get(&(perf, clauses.clone())) {
+            return Ok(*fd);
+        }
+        let insns = emit::generate(program, &env, clauses).map_err(|e| anyhow!("{}", e.0))?;
+        let prog_type = if perf {
+            libbpf_sys::BPF_PROG_TYPE_PERF_EVENT
+        } else {
+            libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT
+        };
+        let fd = load_program(prog_type, &insns)?;
+        let raw = fd.as_raw_fd();
+        programs.push(fd);
+        loaded.insert((perf, clauses.clone()), raw);
+        Ok(raw)
+    };
+
+    let mut has_begin = false;
+    let mut has_end = false;
+    for (d, _, clauses) in &dispatch {
+        if let Dispatch::Dtrace(slot) = d {
+            let fd = load(clauses, false, &mut programs)?;
+            core.maps.dt_dtrace_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            has_begin |= *slot == 0;
+            has_end |= *slot == 1;
+        }
+    }
+
+    let mut links = Vec::new();
+    let syscall_skel = if sys_enabled.iter().any(|b| *b != 0) {
+        let mut open = skel::syscall::SyscallSkelBuilder::default().open(leak_storage())?;
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            ro.dt_sys_id_base = syscall_provider::ID_BASE;
+            ro.dt_sys_enabled.copy_from_slice(&sys_enabled);
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the syscall entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Syscall(slot) = d {
+                let fd = load(clauses, false, &mut programs)?;
+                skel.maps.dt_sys_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        let enters = sys_enabled.iter().any(|b| b & 1 != 0);
+        let exits = sys_enabled.iter().any(|b| b & 2 != 0);
+        if enters {
+            links.push(skel.progs.dt_sys_enter.attach_raw_tracepoint("sys_enter").context("attaching to sys_enter")?);
+        }
+        if exits {
+            links.push(skel.progs.dt_sys_exit.attach_raw_tracepoint("sys_exit").context("attaching to sys_exit")?);
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
+    let mut perf_fds = Vec::new();
+    let profile_skel = if !profile_slots.is_empty() {
+        if profile_slots.len() > 64 {
+            bail!("too many profile and tick probes (the limit is 64)");
+        }
+        let mut open = skel::profile::ProfileSkelBuilder::default().open(leak_storage())?;
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            for (slot, (id, _, _)) in profile_slots.iter().enumerate() {
+                ro.dt_prof_id[slot] = *id;
+            }
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the profile entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Profile(slot) = d {
+                let fd = load(clauses, true, &mut programs)?;
+                skel.maps.dt_prof_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        let cpus = online_cpus();
+        for (slot, (_, period_ns, every_cpu)) in profile_slots.iter().enumerate() {
+            let targets: Vec<i32> = if *every_cpu { cpus.clone() } else { vec![cpus[0]] };
+            for cpu in targets {
+                let pfd = open_cpu_clock(cpu, *period_ns)?;
+                let link = skel
+                    .progs
+                    .dt_profile
+                    .attach_perf_event_with_opts(pfd.as_raw_fd(), libbpf_rs::PerfEventOpts { cookie: slot as u64, ..Default::default() })
+                    .context("attaching a profile probe")?;
+                links.push(link);
+                perf_fds.push(pfd);
+            }
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
+    Ok(Session {
+        core,
+        _syscall: syscall_skel,
+        _profile: profile_skel,
+        _links: links,
+        _perf_fds: perf_fds,
+        _programs: programs,
+        _maps: maps,
+        has_begin,
+        has_end,
+    })
+}
+
+impl Session {
+    pub(crate) fn events_map(&self) -> &libbpf_rs::MapMut<'static> {
+        &self.core.maps.dt_events
+    }
+
+    /// Fires BEGIN in this process, as DTrace does.
+    pub(crate) fn fire_begin(&self) -> Result<()> {
+        if self.has_begin {
+            self.fire(0, dtrace_provider::BEGIN_ID)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn fire_end(&self) -> Result<()> {
+        // END fires even after exit(): clear the draining flag for it.
+        self.set_draining(false)?;
+        if self.has_end {
+            self.fire(1, dtrace_provider::END_ID)?;
+        }
+        self.set_draining(true)
+    }
+
+    fn fire(&self, slot: u64, probe_id: u32) -> Result<()> {
+        let mut args = [0u64; 10];
+        args[0] = slot;
+        args[1] = probe_id as u64;
+        let mut ctx: Vec<u8> = args.iter().flat_map(|a| a.to_ne_bytes()).collect();
+        let input = libbpf_rs::ProgramInput { context_in: Some(&mut ctx), ..Default::default() };
+        self.core.progs.dt_fire.test_run(input).context("firing a dtrace probe")?;
+        Ok(())
+    }
+
+    fn set_draining(&self, on: bool) -> Result<()> {
+        let mut value = vec![0u8; std::mem::size_of::<skel::dtrace::types::dt_state>()];
+        value[layout::STATE_DRAINING..layout::STATE_DRAINING + 4].copy_from_slice(&(on as u32).to_ne_bytes());
+        self.core.maps.dt_state.update(&0u32.to_ne_bytes(), &value, MapFlags::ANY)?;
+        Ok(())
+    }
+
+    /// Records lost because the ring buffer was full, per CPU.
+    pub(crate) fn drops(&self) -> Vec<u64> {
+        match self.core.maps.dt_drops.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
+            Ok(Some(values)) => values.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn set_need_ppid(slot: Option<&mut bool>, value: bool) {
+    if let Some(s) = slot {
+        *s = value;
+    }
+}
+
+fn map_opts() -> libbpf_sys::bpf_map_create_opts {
+    libbpf_sys::bpf_map_create_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_map_create_opts>() as _,
+        ..Default::default()
+    }
+}
+
+fn array_map(name: &str, value_size: usize) -> Result<MapHandle> {
+    Ok(MapHandle::create(MapType::Array, Some(name), 4, value_size as u32, 1, &map_opts())?)
+}
+
+/// Loads a generated program; on rejection, the verifier's log is the error.
+fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<OwnedFd> {
+    let name = CString::new("dt_clause").expect("no NUL");
+    let license = CString::new("GPL").expect("no NUL");
+    let mut log = vec![0u8; 1 << 20];
+    for log_level in [0u32, 1] {
+        let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
+        opts.sz = std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _;
+        if log_level > 0 {
+            opts.log_level = log_level;
+            opts.log_buf = log.as_mut_ptr().cast();
+            opts.log_size = log.len() as u32;
+        }
+        // SAFETY: `insns` is a slice of 8-byte instructions laid out as
+        // struct bpf_insn; the names, log buffer and opts outlive the call.
+        let fd = unsafe {
+            libbpf_sys::bpf_prog_load(
+                prog_type,
+                name.as_ptr(),
+                license.as_ptr(),
+                insns.as_ptr().cast(),
+                insns.len() as _,
+                &mut opts,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: the kernel just returned this descriptor to us.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+    }
+    let text = String::from_utf8_lossy(&log);
+    let text = text.trim_end_matches('\0');
+    let tail: Vec<&str> = text.lines().rev().take(12).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    bail!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n"))
+}
+
+/// Offset from CLOCK_MONOTONIC (bpf_ktime_get_ns) to the wall clock.
+fn wall_offset_ns() -> u64 {
+    let read = |clock| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: ts is a valid timespec to write to.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    };
+    read(libc::CLOCK_REALTIME).wrapping_sub(read(libc::CLOCK_MONOTONIC))
+}
+
+fn online_cpus() -> Vec<i32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_else(|_| "0".into());
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',') {
+        let mut bounds = part.split('-').filter_map(|n| n.parse::<i32>().ok());
+        if let Some(lo) = bounds.next() {
+            let hi = bounds.next().unwrap_or(lo);
+            cpus.extend(lo..=hi);
+        }
+    }
+    if cpus.is_empty() {
+        cpus.push(0);
+    }
+    cpus
+}
+
+/// A software cpu-clock perf event on one CPU, sampling every `period_ns`.
+fn open_cpu_clock(cpu: i32, period_ns: u64) -> Result<OwnedFd> {
+    let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = libbpf_sys::PERF_TYPE_SOFTWARE;
+    attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
+    attr.config = libbpf_sys::PERF_COUNT_SW_CPU_CLOCK as u64;
+    attr.__bindgen_anon_1.sample_period = period_ns;
+    // SAFETY: attr is initialized; perf_event_open has no other memory effects.
+    let fd = unsafe {
+        libc::syscall(libc::SYS_perf_event_open, &attr as *const _, -1i32, cpu, -1i32, 8u64 /* PERF_FLAG_FD_CLOEXEC */)
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error()).context(format!("opening a cpu-clock event on CPU {cpu}"));
+    }
+    // SAFETY: perf_event_open returned a new descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+fn bump_memlock() {
+    let limit = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
+    // SAFETY: setrlimit reads the struct we pass; failure is harmless on
+    // kernels that account BPF memory with cgroups.
+    unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) };
+}

@@ -1,0 +1,869 @@
+//! The type checker: resolves names, matches probe descriptions, applies
+//! D's typing rules and builds the typed program (`ir::Program`) with the
+//! record layout of every clause.
+//!
+//! Must not know BPF: code generation reads only the typed program.
+
+use std::collections::HashMap;
+
+use super::ir::*;
+use super::probes::{expand_macros, ProbeDesc};
+use crate::consume::printf::{self, ArgClass};
+use crate::diag::{CompileError, Result};
+use crate::provider::Registry;
+use crate::syntax::ast::{self, BinOp, ExprKind, Span, StmtKind, UnOp};
+
+/// What the checker needs from the command line.
+pub(crate) struct CheckOptions<'a> {
+    /// `$0`, `$1`, ...: the script name and its arguments.
+    pub macro_args: &'a [String],
+    /// -Z: descriptions that match nothing are allowed.
+    pub zero_matches_ok: bool,
+    pub strsize: usize,
+    /// Value of `$target` (-c/-p), if any.
+    pub target_pid: Option<u32>,
+}
+
+/// Where an error was found, for DTrace's "in predicate:" / "in action list:" prefix.
+pub(crate) const REGION_PREDICATE: &str = "in predicate: ";
+pub(crate) const REGION_ACTIONS: &str = "in action list: ";
+
+pub(crate) struct Checker<'a> {
+    opts: CheckOptions<'a>,
+    registry: &'a mut Registry,
+    program: Program,
+    var_index: HashMap<(Scope, String), usize>,
+    actions_in_clause: usize,
+    layouts: Vec<ActionLayout>,
+    record_offset: usize,
+    /// Set while checking, to prefix errors with DTrace's region.
+    pub region: &'static str,
+    /// Number of probes each description matched (for "matched N probes").
+    pub matched: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Scope {
+    Global,
+    Thread,
+    Clause,
+}
+
+/// Size of the record header (`struct dt_rec_hdr`).
+pub(crate) const RECORD_HEADER: usize = 16;
+
+impl<'a> Checker<'a> {
+    pub(crate) fn new(opts: CheckOptions<'a>, registry: &'a mut Registry) -> Checker<'a> {
+        let strsize = opts.strsize;
+        Checker {
+            opts,
+            registry,
+            // String constant 0 is the empty string, which generated code falls back on.
+            program: Program { strsize, strings: vec![Vec::new()], ..Program::default() },
+            var_index: HashMap::new(),
+            actions_in_clause: 0,
+            layouts: Vec::new(),
+            record_offset: 0,
+            region: "",
+            matched: 0,
+        }
+    }
+
+    /// Checks the items of one parsed source; call once per -n/-s, in order.
+    pub(crate) fn check_items(&mut self, ast: &ast::Program) -> Result<()> {
+        for item in &ast.items {
+            match item {
+                ast::Item::Clause(clause) => self.clause(clause)?,
+                ast::Item::Pragma { .. } => {} // options are applied by the caller
+                ast::Item::Decl(decl) => self.declaration(decl)?,
+                ast::Item::Inline(def) => {
+                    return Err(CompileError::new("D_UNSUPPORTED", &def.span, "inline definitions are not supported yet"))
+                }
+                ast::Item::Translator(def) => {
+                    return Err(CompileError::new("D_UNSUPPORTED", &def.span, "translators are not supported yet"))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(self) -> Program {
+        self.program
+    }
+
+    fn clause(&mut self, clause: &ast::Clause) -> Result<()> {
+        let mut probes = Vec::new();
+        for spec in &clause.probes {
+            let target = self.opts.target_pid;
+            let text = expand_macros(&spec.text, self.opts.macro_args, &|w| match w {
+                "target" => target.map(|p| p.to_string()),
+                "pid" => Some(std::process::id().to_string()),
+                _ => None,
+            })
+            .map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
+            let desc = ProbeDesc::parse(&text).map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
+            let ids = self.registry.matching(&desc);
+            if ids.is_empty() && !self.opts.zero_matches_ok {
+                return Err(CompileError::new(
+                    "D_PDESC_ZERO",
+                    &spec.span,
+                    format!("probe description {} does not match any probes", desc_text(&desc)),
+                ));
+            }
+            for id in ids {
+                if !probes.contains(&id) {
+                    probes.push(id);
+                }
+            }
+        }
+        self.matched += probes.len();
+
+        self.region = REGION_PREDICATE;
+        let predicate = match &clause.predicate {
+            Some(p) => {
+                let e = self.expr(p)?;
+                if !e.ty.is_int() {
+                    return Err(CompileError::new("D_PRED_SCALAR", &p.span, "predicate result must be of scalar type"));
+                }
+                Some(e)
+            }
+            None => None,
+        };
+        self.region = REGION_ACTIONS;
+        self.actions_in_clause = 0;
+        self.layouts.clear();
+        self.record_offset = RECORD_HEADER;
+        let body = self.stmts(&clause.body)?;
+        // An empty clause traces the probe firing, as DTrace's default action.
+        let records = !self.layouts.is_empty() || clause.body.iter().all(|s| matches!(s.kind, StmtKind::Empty));
+        self.region = "";
+        let epid = self.program.clauses.len() as u32 + 1;
+        self.program.clauses.push(Clause {
+            epid,
+            probes,
+            predicate,
+            body,
+            actions: std::mem::take(&mut self.layouts),
+            record_size: self.record_offset,
+            records,
+            span: clause.span.clone(),
+        });
+        Ok(())
+    }
+
+    fn declaration(&mut self, decl: &ast::Decl) -> Result<()> {
+        let scope = match decl.class {
+            None | Some(ast::StorageClass::Static) => Scope::Global,
+            Some(ast::StorageClass::SelfVar) => Scope::Thread,
+            Some(ast::StorageClass::ThisVar) => Scope::Clause,
+            Some(_) => {
+                return Err(CompileError::new("D_UNSUPPORTED", &decl.span, "this declaration is not supported yet"))
+            }
+        };
+        let ty = self.type_spec(&decl.spec, &decl.span)?;
+        for d in &decl.declarators {
+            let Some(name) = &d.name else { continue };
+            if !d.ops.is_empty() {
+                return Err(CompileError::new("D_UNSUPPORTED", &d.span, "pointer and array variables are not supported yet"));
+            }
+            if self.var_index.contains_key(&(scope, name.clone())) {
+                return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
+            }
+            self.new_var(scope, name, ty.clone());
+        }
+        Ok(())
+    }
+
+    fn type_spec(&self, spec: &ast::TypeSpec, span: &Span) -> Result<Type> {
+        let ty = match spec {
+            ast::TypeSpec::Builtin { words, .. } => {
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                int_type_from_words(&words)
+            }
+            ast::TypeSpec::Named { name, .. } => named_type(name),
+            _ => None,
+        };
+        ty.ok_or_else(|| CompileError::new("D_UNSUPPORTED", span, "this type is not supported yet"))
+    }
+
+    fn new_var(&mut self, scope: Scope, name: &str, ty: Type) -> Var {
+        let list = match scope {
+            Scope::Global => &mut self.program.globals,
+            Scope::Thread => &mut self.program.thread_locals,
+            Scope::Clause => &mut self.program.clause_locals,
+        };
+        let offset = if scope == Scope::Global {
+            let end = list.last().map_or(0, |v: &Variable| v.offset + var_bytes(&v.ty, self.opts.strsize));
+            end
+        } else {
+            0
+        };
+        list.push(Variable { name: name.to_string(), ty, offset });
+        let index = list.len() - 1;
+        self.var_index.insert((scope, name.to_string()), index);
+        make_var(scope, index)
+    }
+
+    fn lookup_var(&self, scope: Scope, name: &str) -> Option<(Var, Type)> {
+        let index = *self.var_index.get(&(scope, name.to_string()))?;
+        let list = match scope {
+            Scope::Global => &self.program.globals,
+            Scope::Thread => &self.program.thread_locals,
+            Scope::Clause => &self.program.clause_locals,
+        };
+        Some((make_var(scope, index), list[index].ty.clone()))
+    }
+
+    fn stmts(&mut self, stmts: &[ast::Stmt]) -> Result<Vec<TStmt>> {
+        let mut out = Vec::new();
+        for s in stmts {
+            self.stmt(s, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<TStmt>) -> Result<()> {
+        match &s.kind {
+            StmtKind::Empty => {}
+            StmtKind::Block(list) => {
+                for s in list {
+                    self.stmt(s, out)?;
+                }
+            }
+            StmtKind::Decl(decl) => self.declaration(decl)?,
+            StmtKind::If { cond, then, otherwise } => {
+                let c = self.expr(cond)?;
+                if !c.ty.is_int() {
+                    return Err(CompileError::new("D_IF_SCALAR", &cond.span, "if-statement condition must be of scalar type"));
+                }
+                let then = self.stmts(then)?;
+                let otherwise = match otherwise {
+                    Some(o) => self.stmts(o)?,
+                    None => Vec::new(),
+                };
+                out.push(TStmt::If { cond: c, then, otherwise });
+            }
+            StmtKind::Expr(e) => {
+                if let ExprKind::Call { name, name_span, args } = &e.kind {
+                    if let Some(stmt) = self.action(name, name_span, args, &e.span)? {
+                        out.push(stmt);
+                        return Ok(());
+                    }
+                }
+                let e = self.expr(e)?;
+                out.push(TStmt::Expr(e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Actions (trace, printf, exit) are statements, not expressions.
+    fn action(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<Option<TStmt>> {
+        let kind = match name {
+            "trace" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                let e = self.expr(&args[0])?;
+                if e.ty == Type::Void {
+                    return Err(CompileError::new("D_PROTO_ARG", &args[0].span, "trace( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: void"));
+                }
+                ActionKind::Trace(e)
+            }
+            "printf" => {
+                if args.is_empty() {
+                    return Err(CompileError::new("D_PRINTF_ARG_PROTO", name_span, "printf( ) prototype mismatch: 0 args passed, at least 1 expected"));
+                }
+                let ExprKind::Str(fmt) = &args[0].kind else {
+                    return Err(CompileError::new("D_PRINTF_ARG_FMT", &args[0].span, "printf( ) argument #1 must be a string constant"));
+                };
+                let format = printf::parse_format(fmt)
+                    .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, format!("printf( ) {e}")))?;
+                let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
+                check_printf_args(&format, &values, span)?;
+                self.program.formats.push(format);
+                ActionKind::Printf { format: self.program.formats.len() - 1, args: values }
+            }
+            "exit" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                let e = self.expr(&args[0])?;
+                if !e.ty.is_int() {
+                    return Err(CompileError::new("D_PROTO_ARG", &args[0].span, format!("exit( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: {}", e.ty.name())));
+                }
+                ActionKind::Exit(e)
+            }
+            _ => return Ok(None),
+        };
+        let action = self.actions_in_clause;
+        if action >= 32 {
+            return Err(CompileError::new("D_ACT_MAX", span, "too many actions in one clause (the limit is 32)"));
+        }
+        self.actions_in_clause += 1;
+        let (record_kind, values) = match &kind {
+            ActionKind::Trace(e) => (RecordKind::Trace, vec![value_layout(&e.ty)]),
+            ActionKind::Printf { format, args } => (RecordKind::Printf(*format), args.iter().map(|a| value_layout(&a.ty)).collect()),
+            ActionKind::Exit(_) => (RecordKind::Exit, vec![ValueLayout::Int { size: 4, signed: true }]),
+        };
+        let offset = self.record_offset;
+        self.record_offset += values.iter().map(|v| v.bytes(self.opts.strsize)).sum::<usize>();
+        self.layouts.push(ActionLayout { kind: record_kind, offset, values });
+        Ok(Some(TStmt::Action { action, kind }))
+    }
+
+    fn arity(&self, name: &str, span: &Span, args: &[ast::Expr], min: usize, max: usize) -> Result<()> {
+        if args.len() < min || args.len() > max {
+            let expected = if min == max { format!("{min}") } else { format!("{min} to {max}") };
+            return Err(CompileError::new(
+                "D_PROTO_LEN",
+                span,
+                format!("{name}( ) prototype mismatch: {} arg{} passed, {expected} expected", args.len(), if args.len() == 1 { "" } else { "s" }),
+            ));
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> Result<TExpr> {
+        let span = e.span.clone();
+        let typed = |kind, ty| TExpr { kind, ty, span: e.span.clone() };
+        Ok(match &e.kind {
+            ExprKind::Int { value, suffix, decimal } => typed(TKind::Int(*value), int_constant_type(*value, *suffix, *decimal)),
+            ExprKind::Char(c) => typed(TKind::Int(*c as u64), Type::INT),
+            ExprKind::Str(bytes) => {
+                if bytes.len() >= self.opts.strsize {
+                    return Err(CompileError::new("D_STR_LEN", &span, "string literal is longer than strsize"));
+                }
+                let index = match self.program.strings.iter().position(|s| s == bytes) {
+                    Some(i) => i,
+                    None => {
+                        self.program.strings.push(bytes.clone());
+                        self.program.strings.len() - 1
+                    }
+                };
+                typed(TKind::Str(index), Type::String)
+            }
+            ExprKind::Float(_) => {
+                return Err(CompileError::new("D_FLOAT", &span, "floating-point constants are not permitted"))
+            }
+            ExprKind::Ident(name) => match builtin(name) {
+                Some((b, ty)) => {
+                    match b {
+                        Builtin::Ppid => self.program.uses_ppid = true,
+                        Builtin::ProbeProv | Builtin::ProbeMod | Builtin::ProbeFunc | Builtin::ProbeName => {
+                            self.program.uses_probe_names = true
+                        }
+                        _ => {}
+                    }
+                    typed(TKind::Builtin(b), ty)
+                }
+                None => match self.lookup_var(Scope::Global, name) {
+                    Some((var, ty)) => typed(TKind::Var(var), ty),
+                    None => return Err(undeclared(name, &span)),
+                },
+            },
+            ExprKind::SelfVar(name) => match self.lookup_var(Scope::Thread, name) {
+                Some((var, ty)) => typed(TKind::Var(var), ty),
+                // Reading an unassigned self-> variable yields 0, as in DTrace.
+                None => {
+                    let var = self.new_var(Scope::Thread, name, Type::INT64);
+                    typed(TKind::Var(var), Type::INT64)
+                }
+            },
+            ExprKind::ThisVar(name) => match self.lookup_var(Scope::Clause, name) {
+                Some((var, ty)) => typed(TKind::Var(var), ty),
+                None => return Err(undeclared(&format!("this->{name}"), &span)),
+            },
+            ExprKind::MacroArg(n) => self.macro_arg(*n, &span)?,
+            ExprKind::MacroStr(n) => match self.opts.macro_args.get(*n as usize) {
+                Some(s) => return self.expr(&ast::Expr { kind: ExprKind::Str(s.as_bytes().to_vec()), span }),
+                None => return Err(CompileError::new("D_MACRO_UNDEF", &span, format!("macro argument $${n} is not defined"))),
+            },
+            ExprKind::MacroVar(name) => {
+                let value = match name.as_str() {
+                    "pid" => Some(std::process::id()),
+                    "ppid" => Some(std::os::unix::process::parent_id()),
+                    "uid" => Some(unsafe_free_getuid()),
+                    "target" => self.opts.target_pid,
+                    _ => None,
+                };
+                match value {
+                    Some(v) => typed(TKind::Int(v as u64), Type::INT),
+                    None => return Err(CompileError::new("D_MACRO_UNDEF", &span, format!("failed to resolve ${name}: Unknown variable name"))),
+                }
+            }
+            ExprKind::Unary(op, inner) => self.unary(*op, inner, &span)?,
+            ExprKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs, &span)?,
+            ExprKind::Ternary(c, a, b) => {
+                let c = self.expr(c)?;
+                if !c.ty.is_int() {
+                    return Err(CompileError::new("D_OP_SCALAR", &span, "operator ?: must be applied to a scalar condition"));
+                }
+                let a = self.expr(a)?;
+                let b = self.expr(b)?;
+                let ty = match (&a.ty, &b.ty) {
+                    (Type::String, Type::String) => Type::String,
+                    (x, y) if x.is_int() && y.is_int() => arith_result(x, y),
+                    (x, y) => {
+                        return Err(CompileError::new("D_OP_INCOMPAT", &span, format!("operator ?: operands must have compatible types: \"{}\" and \"{}\"", x.name(), y.name())))
+                    }
+                };
+                typed(TKind::Ternary(Box::new(c), Box::new(a), Box::new(b)), ty)
+            }
+            ExprKind::Assign(op, target, value) => self.assign(*op, target, value, &span)?,
+            ExprKind::Call { name, name_span, args } => self.subroutine(name, name_span, args, &span)?,
+            ExprKind::Cast(tn, inner) => {
+                let ty = self.type_spec(&tn.spec, &tn.span)?;
+                if !tn.ops.is_empty() {
+                    return Err(CompileError::new("D_UNSUPPORTED", &tn.span, "pointer casts are not supported yet"));
+                }
+                let inner = self.expr(inner)?;
+                match (&ty, &inner.ty) {
+                    (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
+                    (Type::String, Type::String) => inner,
+                    _ => {
+                        return Err(CompileError::new("D_CAST_INVAL", &span, format!("invalid cast expression: \"{}\" to \"{}\"", inner.ty.name(), ty.name())))
+                    }
+                }
+            }
+            ExprKind::SizeofType(tn) => {
+                let ty = self.type_spec(&tn.spec, &tn.span)?;
+                typed(TKind::Int(var_bytes(&ty, self.opts.strsize) as u64), Type::Int { size: 8, signed: false, name: "size_t" })
+            }
+            ExprKind::SizeofExpr(inner) => {
+                let inner = self.expr(inner)?;
+                typed(TKind::Int(var_bytes(&inner.ty, self.opts.strsize) as u64), Type::Int { size: 8, signed: false, name: "size_t" })
+            }
+            ExprKind::Stringof(inner) => {
+                let inner = self.expr(inner)?;
+                if inner.ty != Type::String {
+                    return Err(CompileError::new("D_UNSUPPORTED", &span, "stringof of a non-string is not supported yet"));
+                }
+                inner
+            }
+            _ => {
+                return Err(CompileError::new("D_UNSUPPORTED", &span, "this expression is not supported yet"))
+            }
+        })
+    }
+
+    fn macro_arg(&mut self, n: u32, span: &Span) -> Result<TExpr> {
+        let Some(text) = self.opts.macro_args.get(n as usize) else {
+            return Err(CompileError::new("D_MACRO_UNDEF", span, format!("macro argument ${n} is not defined")));
+        };
+        // An argument that looks like an integer is an integer; else a string (DTrace
+        // would treat it as an identifier; a string is what scripts mean in practice).
+        let parsed = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            u64::from_str_radix(hex, 16).ok()
+        } else if text.starts_with('-') {
+            text.parse::<i64>().ok().map(|v| v as u64)
+        } else {
+            text.parse::<u64>().ok()
+        };
+        match parsed {
+            Some(v) => {
+                let ty = if (v as i64) >= i32::MIN as i64 && (v as i64) <= i32::MAX as i64 { Type::INT } else { Type::INT64 };
+                Ok(TExpr { kind: TKind::Int(v), ty, span: span.clone() })
+            }
+            None => self.expr(&ast::Expr { kind: ExprKind::Str(text.as_bytes().to_vec()), span: span.clone() }),
+        }
+    }
+
+    fn unary(&mut self, op: UnOp, inner: &ast::Expr, span: &Span) -> Result<TExpr> {
+        match op {
+            UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
+                let (var, ty) = self.lvalue(inner, Type::INT)?;
+                if !ty.is_int() {
+                    return Err(CompileError::new("D_OP_SCALAR", span, format!("operator {} requires an operand of scalar type", unop_text(op))));
+                }
+                let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) { 1 } else { -1 };
+                let post = matches!(op, UnOp::PostInc | UnOp::PostDec);
+                Ok(TExpr { kind: TKind::IncDec { var, delta, post }, ty, span: span.clone() })
+            }
+            UnOp::Plus => {
+                let e = self.expr(inner)?;
+                self.require_int(&e, unop_text(op), span)?;
+                Ok(e)
+            }
+            UnOp::Neg | UnOp::BitNot | UnOp::Not => {
+                let e = self.expr(inner)?;
+                self.require_int(&e, unop_text(op), span)?;
+                let ty = if op == UnOp::Not { Type::INT } else { promote(&e.ty) };
+                let kind = match op {
+                    UnOp::Neg => TKind::Neg(Box::new(e)),
+                    UnOp::BitNot => TKind::BitNot(Box::new(e)),
+                    _ => TKind::Not(Box::new(e)),
+                };
+                Ok(TExpr { kind, ty, span: span.clone() })
+            }
+            UnOp::Deref | UnOp::AddrOf => {
+                Err(CompileError::new("D_UNSUPPORTED", span, "pointer operators are not supported yet"))
+            }
+        }
+    }
+
+    fn require_int(&self, e: &TExpr, op: &str, span: &Span) -> Result<()> {
+        if e.ty.is_int() {
+            Ok(())
+        } else {
+            Err(CompileError::new("D_OP_INT", span, format!("operator {op} requires an operand of integral type")))
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, lhs: &ast::Expr, rhs: &ast::Expr, span: &Span) -> Result<TExpr> {
+        let l = self.expr(lhs)?;
+        let r = self.expr(rhs)?;
+        let text = binop_text(op);
+        let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
+        if op == BinOp::Comma {
+            let ty = r.ty.clone();
+            return Ok(typed(TKind::Binary { op, signed: false, lhs: Box::new(l), rhs: Box::new(r) }, ty));
+        }
+        if matches!(op, BinOp::LogAnd | BinOp::LogOr | BinOp::LogXor) {
+            if !l.ty.is_int() || !r.ty.is_int() {
+                return Err(CompileError::new("D_OP_SCALAR", span, format!("operator {text} requires operands of scalar type")));
+            }
+            return Ok(typed(TKind::Logical { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
+        }
+        let relational = matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne);
+        if l.ty == Type::String || r.ty == Type::String {
+            if relational && l.ty == r.ty {
+                return Ok(typed(TKind::StrCmp { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
+            }
+            return Err(CompileError::new(
+                "D_OP_INCOMPAT",
+                span,
+                format!("operands have incompatible types: \"{}\" {text} \"{}\"", l.ty.name(), r.ty.name()),
+            ));
+        }
+        if !l.ty.is_int() || !r.ty.is_int() {
+            return Err(CompileError::new("D_OP_INT", span, format!("operator {text} requires operands of integral type")));
+        }
+        let common = arith_result(&l.ty, &r.ty);
+        let signed = matches!(common, Type::Int { signed: true, .. });
+        let (signed, ty) = match op {
+            // Shifts take the type of the promoted left operand.
+            BinOp::Shl | BinOp::Shr => {
+                let t = promote(&l.ty);
+                (matches!(t, Type::Int { signed: true, .. }), t)
+            }
+            _ if relational => (signed, Type::INT),
+            _ => (signed, common),
+        };
+        Ok(typed(TKind::Binary { op, signed, lhs: Box::new(l), rhs: Box::new(r) }, ty))
+    }
+
+    /// Resolves an assignable expression; unknown globals and thread-locals
+    /// are created with `default_ty` (D declares variables by first assignment).
+    fn lvalue(&mut self, target: &ast::Expr, default_ty: Type) -> Result<(Var, Type)> {
+        let (scope, name) = match &target.kind {
+            ExprKind::Ident(name) => {
+                if builtin(name).is_some() {
+                    return Err(CompileError::new("D_OP_WRITE", &target.span, format!("operator = cannot be applied to a built-in variable: {name}")));
+                }
+                (Scope::Global, name)
+            }
+            ExprKind::SelfVar(name) => (Scope::Thread, name),
+            ExprKind::ThisVar(name) => (Scope::Clause, name),
+            ExprKind::Aggregation(_) | ExprKind::Index(..) => {
+                return Err(CompileError::new("D_UNSUPPORTED", &target.span, "aggregations and associative arrays are not supported yet"))
+            }
+            _ => return Err(CompileError::new("D_OP_LVAL", &target.span, "operator = requires modifiable lvalue as an operand")),
+        };
+        if let Some(found) = self.lookup_var(scope, name) {
+            return Ok(found);
+        }
+        let var = self.new_var(scope, name, default_ty.clone());
+        Ok((var, default_ty))
+    }
+
+    fn assign(&mut self, op: Option<BinOp>, target: &ast::Expr, value: &ast::Expr, span: &Span) -> Result<TExpr> {
+        let value = self.expr(value)?;
+        if value.ty == Type::Void {
+            return Err(CompileError::new("D_OP_VOID", span, "operator = cannot be applied to an operand of type void"));
+        }
+        // A self-> variable first read (and so created as int64_t) takes the type
+        // of its first assignment instead.
+        self.retype_unassigned(target, &value.ty);
+        let (var, ty) = self.lvalue(target, value.ty.clone())?;
+        let compatible = match (&ty, &value.ty) {
+            (Type::String, Type::String) => op.is_none(),
+            (a, b) => a.is_int() && b.is_int(),
+        };
+        if !compatible {
+            let text = op.map_or("=".to_string(), |o| format!("{}=", binop_text(o)));
+            return Err(CompileError::new(
+                "D_OP_INCOMPAT",
+                span,
+                format!("operands have incompatible types: \"{}\" {text} \"{}\"", ty.name(), value.ty.name()),
+            ));
+        }
+        let signed = matches!(arith_result(&ty, &value.ty), Type::Int { signed: true, .. }) || ty == Type::String;
+        Ok(TExpr { kind: TKind::Assign { var, op, signed, value: Box::new(value) }, ty, span: span.clone() })
+    }
+
+    fn retype_unassigned(&mut self, target: &ast::Expr, ty: &Type) {
+        if let ExprKind::SelfVar(name) = &target.kind {
+            if let Some(&i) = self.var_index.get(&(Scope::Thread, name.clone())) {
+                let v = &mut self.program.thread_locals[i];
+                if v.ty == Type::INT64 && *ty == Type::String {
+                    v.ty = Type::String;
+                }
+            }
+        }
+    }
+
+    fn subroutine(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        match name {
+            "copyinstr" => {
+                self.arity(name, name_span, args, 1, 2)?;
+                let addr = self.expr(&args[0])?;
+                if !addr.ty.is_int() {
+                    return Err(CompileError::new("D_PROTO_ARG", &args[0].span, format!("copyinstr( ) argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: {}", addr.ty.name())));
+                }
+                Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
+            }
+            "trace" | "printf" | "exit" => Err(CompileError::new(
+                "D_PROTO_ARG",
+                name_span,
+                format!("{name}( ) may not be used as an expression; it is an action"),
+            )),
+            _ => Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action"))),
+        }
+    }
+}
+
+fn undeclared(name: &str, span: &Span) -> CompileError {
+    CompileError::new("D_IDENT_UNDEF", span, format!("{name} has not yet been declared or assigned"))
+}
+
+fn make_var(scope: Scope, index: usize) -> Var {
+    match scope {
+        Scope::Global => Var::Global(index),
+        Scope::Thread => Var::ThreadLocal(index),
+        Scope::Clause => Var::ClauseLocal(index),
+    }
+}
+
+fn desc_text(d: &ProbeDesc) -> String {
+    format!("{}:{}:{}:{}", d.provider, d.module, d.function, d.name)
+}
+
+fn value_layout(ty: &Type) -> ValueLayout {
+    match ty {
+        Type::String => ValueLayout::Str,
+        Type::Int { size, signed, .. } => ValueLayout::Int { size: *size, signed: *signed },
+        Type::Void => ValueLayout::Int { size: 8, signed: true },
+    }
+}
+
+/// Bytes a variable of this type occupies (8-byte aligned).
+pub(crate) fn var_bytes(ty: &Type, strsize: usize) -> usize {
+    match ty {
+        Type::String => (strsize + 7) & !7,
+        _ => 8,
+    }
+}
+
+fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> Result<()> {
+    if format.is_empty() {
+        return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message("printf")));
+    }
+    let class_of = |ty: &Type| match ty {
+        Type::String => ArgClass::String,
+        Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
+        Type::Void => ArgClass::Other,
+    };
+    let mut next = 0;
+    for conv in format.conversions() {
+        if conv.takes_aggregation_value() {
+            return Err(CompileError::new("D_PRINTF_AGG_CONV", span, printf::Conversion::aggregation_only_message("printf")));
+        }
+        let stars = conv.star_args();
+        for k in 0..conv.args_consumed() {
+            // `*` width/precision arguments come first and must be integers.
+            let is_star = k < stars;
+            let precision = is_star && !(k == 0 && matches!(conv.width, printf::Count::FromArg));
+            let Some(arg) = values.get(next) else {
+                let message = if is_star { conv.missing_star_message("printf", precision) } else { conv.missing_value_message("printf") };
+                return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, message));
+            };
+            let class = class_of(&arg.ty);
+            if is_star && !printf::Conversion::star_accepts(&class) {
+                return Err(CompileError::new("D_PRINTF_ARG_TYPE", &arg.span, conv.incompatible_star_message("printf", next + 2, precision, &arg.ty.name())));
+            }
+            if !is_star && !conv.accepts(&class) {
+                return Err(CompileError::new("D_PRINTF_ARG_TYPE", &arg.span, conv.incompatible_message("printf", Some(next + 2), &arg.ty.name())));
+            }
+            next += 1;
+        }
+    }
+    if next < values.len() {
+        return Err(CompileError::new("D_PRINTF_ARG_EXTRA", &values[next].span, printf::Format::extra_args_message("printf", next)));
+    }
+    Ok(())
+}
+
+fn builtin(name: &str) -> Option<(Builtin, Type)> {
+    let int = |name| Type::Int { size: 4, signed: true, name };
+    let uint = |name| Type::Int { size: 4, signed: false, name };
+    Some(match name {
+        "arg0" | "arg1" | "arg2" | "arg3" | "arg4" | "arg5" | "arg6" | "arg7" | "arg8" | "arg9" => {
+            (Builtin::Arg(name.as_bytes()[3] - b'0'), Type::INT64)
+        }
+        "pid" => (Builtin::Pid, int("pid_t")),
+        "tid" => (Builtin::Tid, int("id_t")),
+        "ppid" => (Builtin::Ppid, int("pid_t")),
+        "uid" => (Builtin::Uid, uint("uid_t")),
+        "gid" => (Builtin::Gid, uint("gid_t")),
+        "execname" => (Builtin::Execname, Type::String),
+        "timestamp" => (Builtin::Timestamp, Type::UINT64),
+        "walltimestamp" => (Builtin::Walltimestamp, Type::INT64),
+        "cpu" => (Builtin::Cpu, int("processorid_t")),
+        "probeprov" => (Builtin::ProbeProv, Type::String),
+        "probemod" => (Builtin::ProbeMod, Type::String),
+        "probefunc" => (Builtin::ProbeFunc, Type::String),
+        "probename" => (Builtin::ProbeName, Type::String),
+        "errno" => (Builtin::Errno, Type::INT),
+        "id" => (Builtin::Id, Type::UINT),
+        "epid" => (Builtin::Epid, Type::UINT),
+        _ => return None,
+    })
+}
+
+/// C's type of an integer constant: the first of int, long (and their
+/// unsigned forms for hex/octal or a `u` suffix) that holds the value.
+fn int_constant_type(value: u64, suffix: ast::IntSuffix, decimal: bool) -> Type {
+    let fits_int = value <= i32::MAX as u64;
+    let fits_uint = value <= u32::MAX as u64;
+    let fits_long = value <= i64::MAX as u64;
+    match (suffix.unsigned, suffix.long) {
+        (false, 0) if fits_int => Type::INT,
+        (false, 0) if !decimal && fits_uint => Type::UINT,
+        (true, 0) if fits_uint => Type::UINT,
+        (false, _) if fits_long => Type::Int { size: 8, signed: true, name: "long" },
+        _ => Type::Int { size: 8, signed: false, name: "unsigned long" },
+    }
+}
+
+/// Integer promotion: anything narrower than int becomes int.
+fn promote(ty: &Type) -> Type {
+    match ty {
+        Type::Int { size, .. } if *size < 4 => Type::INT,
+        other => other.clone(),
+    }
+}
+
+/// C's usual arithmetic conversions.
+fn arith_result(a: &Type, b: &Type) -> Type {
+    let (a, b) = (promote(a), promote(b));
+    match (&a, &b) {
+        (Type::Int { size: sa, signed: ga, .. }, Type::Int { size: sb, signed: gb, .. }) => {
+            if sa > sb {
+                a.clone()
+            } else if sb > sa {
+                b.clone()
+            } else if !ga {
+                a.clone()
+            } else if !gb {
+                b.clone()
+            } else {
+                a.clone()
+            }
+        }
+        _ => a,
+    }
+}
+
+/// D's built-in integer types spelled with C keywords.
+fn int_type_from_words(words: &[&str]) -> Option<Type> {
+    let unsigned = words.contains(&"unsigned");
+    let longs = words.iter().filter(|w| **w == "long").count();
+    let (size, name_s, name_u) = if words.contains(&"char") {
+        (1, "char", "unsigned char")
+    } else if words.contains(&"short") {
+        (2, "short", "unsigned short")
+    } else if longs >= 2 {
+        (8, "long long", "unsigned long long")
+    } else if longs == 1 {
+        (8, "long", "unsigned long")
+    } else if words.contains(&"void") {
+        return Some(Type::Void);
+    } else {
+        (4, "int", "unsigned int")
+    };
+    Some(Type::Int { size, signed: !unsigned, name: if unsigned { name_u } else { name_s } })
+}
+
+/// D's predefined typedefs for integers, and `string`.
+pub(crate) fn named_type(name: &str) -> Option<Type> {
+    let t = |size, signed, name| Some(Type::Int { size, signed, name });
+    match name {
+        "string" => Some(Type::String),
+        "int8_t" => t(1, true, "int8_t"),
+        "int16_t" => t(2, true, "int16_t"),
+        "int32_t" => t(4, true, "int32_t"),
+        "int64_t" => t(8, true, "int64_t"),
+        "uint8_t" => t(1, false, "uint8_t"),
+        "uint16_t" => t(2, false, "uint16_t"),
+        "uint32_t" => t(4, false, "uint32_t"),
+        "uint64_t" => t(8, false, "uint64_t"),
+        "intptr_t" => t(8, true, "intptr_t"),
+        "uintptr_t" => t(8, false, "uintptr_t"),
+        "size_t" => t(8, false, "size_t"),
+        "ssize_t" => t(8, true, "ssize_t"),
+        "off_t" => t(8, true, "off_t"),
+        "pid_t" => t(4, true, "pid_t"),
+        "id_t" => t(4, true, "id_t"),
+        "uid_t" => t(4, false, "uid_t"),
+        "gid_t" => t(4, false, "gid_t"),
+        "uint_t" => t(4, false, "uint_t"),
+        "uchar_t" => t(1, false, "uchar_t"),
+        "ushort_t" => t(2, false, "ushort_t"),
+        "ulong_t" => t(8, false, "ulong_t"),
+        "u_longlong_t" => t(8, false, "u_longlong_t"),
+        "longlong_t" => t(8, true, "longlong_t"),
+        "processorid_t" => t(4, true, "processorid_t"),
+        "hrtime_t" => t(8, true, "hrtime_t"),
+        _ => None,
+    }
+}
+
+fn unsafe_free_getuid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+fn unop_text(op: UnOp) -> &'static str {
+    match op {
+        UnOp::Neg => "-",
+        UnOp::Plus => "+",
+        UnOp::Not => "!",
+        UnOp::BitNot => "~",
+        UnOp::Deref => "*",
+        UnOp::AddrOf => "&",
+        UnOp::PreInc | UnOp::PostInc => "++",
+        UnOp::PreDec | UnOp::PostDec => "--",
+    }
+}
+
+pub(crate) fn binop_text(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Shl => "<<",
+        BinOp::Shr => ">>",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::BitAnd => "&",
+        BinOp::BitXor => "^",
+        BinOp::BitOr => "|",
+        BinOp::LogAnd => "&&",
+        BinOp::LogXor => "^^",
+        BinOp::LogOr => "||",
+        BinOp::Comma => ",",
+    }
+}

@@ -1,0 +1,262 @@
+//! The D abstract syntax tree, as the parser builds it.
+//!
+//! Every node carries a `Span` (byte offsets into the source) so that later
+//! passes can report errors with the script line. The tree is purely
+//! syntactic: names are not resolved and no types are attached here.
+
+/// Byte range in the source text.
+pub type Span = std::ops::Range<usize>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    pub items: Vec<Item>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// `probe-descriptions [/predicate/] { statements }`
+    Clause(Clause),
+    /// `#pragma D option name=value` and the other `#pragma D ...` forms;
+    /// `words` are the whitespace-separated words after `#pragma`.
+    Pragma { words: Vec<String>, span: Span },
+    /// A declaration at file scope: variables, typedefs, struct/union/enum definitions.
+    Decl(Decl),
+    /// `inline type name = expr;`
+    Inline(InlineDef),
+    /// `translator out_type < in_type name > { member = expr; ... };`
+    Translator(TranslatorDef),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clause {
+    pub probes: Vec<ProbeSpec>,
+    pub predicate: Option<Expr>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+/// A probe description exactly as written, e.g. `syscall::open*:entry`,
+/// `tick-$1`, `pid$target:libc:str*:entry`. Splitting into
+/// provider:module:function:name and macro expansion happen in sema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeSpec {
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StmtKind {
+    Expr(Expr),
+    If { cond: Expr, then: Vec<Stmt>, otherwise: Option<Vec<Stmt>> },
+    Block(Vec<Stmt>),
+    /// A declaration inside a clause body (e.g. `this int x;`).
+    Decl(Decl),
+    Empty,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntSuffix {
+    pub unsigned: bool,
+    /// 0 = none, 1 = `l`, 2 = `ll`
+    pub long: u8,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// Integer constant; `decimal` is false for hex and octal literals (C's
+    /// typing rules differ).
+    Int { value: u64, suffix: IntSuffix, decimal: bool },
+    /// Floating constant, kept as written (D has no floating arithmetic).
+    Float(String),
+    /// Character constant `'a'`, `'\n'`, multi-character constants packed as C does.
+    Char(i64),
+    /// String literal with escapes already decoded.
+    Str(Vec<u8>),
+    /// Identifier: variables, built-ins (`pid`, `execname`, `args`, `curthread`), enum constants.
+    Ident(String),
+    /// `` `name `` or `` module`name ``: a kernel symbol.
+    Backquote { module: Option<String>, name: String },
+    /// `$1`, `$2`, ... (`$0` is the script name).
+    MacroArg(u32),
+    /// `$$1`, `$$2`, ...: the argument as a string.
+    MacroStr(u32),
+    /// `$target`, `$pid`, `$ppid`, `$uid`, `$gid`, `$pgid`, `$sid`, `$projid`, `$taskid`.
+    MacroVar(String),
+    /// `self->name`
+    SelfVar(String),
+    /// `this->name`
+    ThisVar(String),
+    /// `@name`; empty string for the anonymous aggregation `@`.
+    Aggregation(String),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `lhs = rhs` (op None) or `lhs op= rhs`.
+    Assign(Option<BinOp>, Box<Expr>, Box<Expr>),
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `name(args)`: subroutines, actions and aggregating functions.
+    Call { name: String, name_span: Span, args: Vec<Expr> },
+    /// `base[i, j, ...]`: arrays, associative arrays and aggregation keys.
+    Index(Box<Expr>, Vec<Expr>),
+    /// `base.member`
+    Member(Box<Expr>, String),
+    /// `base->member`
+    Arrow(Box<Expr>, String),
+    Cast(TypeName, Box<Expr>),
+    SizeofType(TypeName),
+    SizeofExpr(Box<Expr>),
+    Offsetof(TypeName, String),
+    Stringof(Box<Expr>),
+    /// `xlate < type > ( expr )`
+    Xlate(TypeName, Box<Expr>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    Deref,
+    AddrOf,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Mul,
+    Div,
+    Mod,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    BitAnd,
+    BitXor,
+    BitOr,
+    LogAnd,
+    LogXor,
+    LogOr,
+    Comma,
+}
+
+/// A type as written in a cast, sizeof, declaration or translator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeName {
+    pub spec: TypeSpec,
+    /// Abstract declarator: pointers and array dimensions applied to `spec`.
+    pub ops: Vec<DeclOp>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeSpec {
+    /// Built-in C keywords in the order written, e.g. `["unsigned", "long", "long"]`,
+    /// `["char"]`, `["void"]`. `const`/`volatile` are dropped (recorded in `qualifiers`).
+    Builtin { words: Vec<String>, qualifiers: Vec<String> },
+    /// A typedef name, including D's `string` and names like `uint64_t`,
+    /// possibly scoped with a backquote (`` vmlinux`pid_t ``).
+    Named { name: String, qualifiers: Vec<String> },
+    Struct(RecordSpec),
+    Union(RecordSpec),
+    Enum(EnumSpec),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordSpec {
+    pub name: Option<String>,
+    /// `None` for a reference (`struct foo`), `Some` for a definition.
+    pub members: Option<Vec<MemberDecl>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberDecl {
+    pub spec: TypeSpec,
+    pub declarator: Declarator,
+    /// Bitfield width, `int x : 3;`
+    pub bits: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumSpec {
+    pub name: Option<String>,
+    /// `None` for a reference (`enum foo`), `Some` for a definition.
+    pub values: Option<Vec<(String, Option<Expr>, Span)>>,
+}
+
+/// Type operators applied from the name outwards, as C reads them:
+/// `int *a[4]` is `[Array(4), Pointer]` (array of 4 pointers to int).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeclOp {
+    Pointer,
+    Array(Option<Expr>),
+    /// D's associative array declaration: `int a[string, int];`
+    AssocArray(Vec<TypeName>),
+    Function(Vec<TypeName>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Declarator {
+    pub name: Option<String>,
+    pub ops: Vec<DeclOp>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageClass {
+    /// `self int x;`: thread-local
+    SelfVar,
+    /// `this int x;`: clause-local
+    ThisVar,
+    Static,
+    Extern,
+    Typedef,
+    Register,
+    Auto,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decl {
+    pub class: Option<StorageClass>,
+    pub spec: TypeSpec,
+    pub declarators: Vec<Declarator>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineDef {
+    pub ty: TypeName,
+    pub name: String,
+    pub value: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranslatorDef {
+    pub output: TypeName,
+    pub input: TypeName,
+    pub input_name: String,
+    pub members: Vec<(String, Expr, Span)>,
+    pub span: Span,
+}

@@ -1,0 +1,53 @@
+//! Front end of the D compiler: turns script text into the syntax tree of
+//! [`ast`]. The lexer (`lexer.rs`) cuts the text into tokens, including the
+//! probe-description tokens that only exist at the start of a clause; the
+//! parser (`parser.rs`) builds the tree. Only the first error is reported, with
+//! DTrace's wording, so that callers can print
+//! `dtrace: failed to compile script x.d: line N: <message>`.
+
+pub(crate) mod ast;
+mod lexer;
+mod parser;
+
+/// The first lexical or syntax error found in a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// Where the offending text is (byte offsets into the source).
+    pub span: ast::Span,
+    /// DTrace's wording, e.g. `syntax error near "}"`.
+    pub message: String,
+    /// DTrace's error tag, e.g. `D_SYNTAX`, `D_STR_NL`, `D_INT_OFLOW`.
+    pub tag: &'static str,
+}
+
+impl ParseError {
+    pub(crate) fn new(span: ast::Span, tag: &'static str, message: impl Into<String>) -> Self {
+        ParseError { span, message: message.into(), tag }
+    }
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses a whole D program.
+///
+/// `is_type` tells whether an identifier names a type (typedef) known outside
+/// the script: D built-ins like `uint64_t`, provider types, kernel BTF
+/// typedefs. Scoped names are asked about in full (`` vmlinux`pid_t ``) and
+/// then without the scope. Typedefs declared by the script itself are tracked
+/// by the parser.
+pub fn parse(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<ast::Program, ParseError> {
+    parser::Parser::new(src, is_type).parse_program()
+}
+
+/// 1-based line number of a byte offset, for messages. Offsets past the end
+/// count as the last line.
+pub fn line_of(src: &str, offset: usize) -> usize {
+    let end = offset.min(src.len());
+    1 + src.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count()
+}

@@ -1,0 +1,1804 @@
+//! The D parser: builds the [`ast`](super::ast) tree from the lexer's tokens.
+//!
+//! It owns the grammar of DTrace's `dt_grammar.y`: file-scope items (clauses,
+//! declarations, `inline`, `translator`, pragmas), statements, C declarations
+//! with their declarators, type names, and expressions with C's precedence
+//! plus D's `^^`. It also owns the decisions the C grammar leaves to context:
+//! whether a file-scope item is a clause or a declaration, whether an
+//! identifier names a type (through the caller's `is_type` and the script's
+//! own typedefs), and whether a `/` ends a predicate. Expressions are parsed
+//! by recursive descent with an explicit operator stack for binary operators;
+//! recursion depth is bounded so that hostile input yields an error instead of
+//! a stack overflow.
+
+use std::collections::{HashSet, VecDeque};
+
+use super::ParseError;
+use super::ast::*;
+use super::lexer::{Keyword, Lexer, Punct, Token, TokenKind, is_probe_start, syntax_error_near};
+
+/// Bound on nested parse calls (each level of parentheses costs three), far
+/// beyond any real script.
+const MAX_NESTING: usize = 600;
+
+/// Stack the parser may use below its entry, whatever the build profile:
+/// unoptimized frames are several times larger, so counting calls alone
+/// cannot keep the parser inside a 2 MiB thread stack.
+const STACK_BUDGET: usize = 1 << 20;
+
+/// Approximate current stack address, to measure the stack in use.
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+/// What a declarator must look like where it is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeclaratorKind {
+    /// Declarations: a name is required.
+    Named,
+    /// Type names in casts, `sizeof`, `xlate`: no name allowed.
+    Abstract,
+    /// Function parameters: the name is optional.
+    Either,
+}
+
+pub(crate) struct Parser<'a> {
+    src: &'a str,
+    lexer: Lexer<'a>,
+    /// Tokens lexed ahead in ordinary mode; dropped and re-lexed when the
+    /// parser switches to probe-description mode.
+    lookahead: VecDeque<Token>,
+    is_type: &'a dyn Fn(&str) -> bool,
+    script_typedefs: HashSet<String>,
+    /// End of the last token consumed, for node spans.
+    prev_end: usize,
+    nesting: usize,
+    /// [`stack_position`] when parsing started.
+    stack_base: usize,
+    /// Inside `/ predicate /`, where a `/` followed by `{`, `;`, `/` or the
+    /// end of input closes the predicate instead of dividing.
+    in_predicate: bool,
+}
+
+impl<'a> Parser<'a> {
+    pub(crate) fn new(src: &'a str, is_type: &'a dyn Fn(&str) -> bool) -> Self {
+        Parser {
+            src,
+            lexer: Lexer::new(src),
+            lookahead: VecDeque::new(),
+            is_type,
+            script_typedefs: HashSet::new(),
+            prev_end: 0,
+            nesting: 0,
+            stack_base: stack_position(),
+            in_predicate: false,
+        }
+    }
+
+    // ----- token plumbing -------------------------------------------------
+
+    fn peek_nth(&mut self, n: usize) -> Result<&Token, ParseError> {
+        while self.lookahead.len() <= n {
+            let token = self.lexer.next_token()?;
+            self.lookahead.push_back(token);
+        }
+        Ok(&self.lookahead[n])
+    }
+
+    fn peek(&mut self) -> Result<&Token, ParseError> {
+        self.peek_nth(0)
+    }
+
+    fn peek_punct(&mut self) -> Result<Option<Punct>, ParseError> {
+        Ok(match self.peek()?.kind {
+            TokenKind::Punct(p) => Some(p),
+            _ => None,
+        })
+    }
+
+    fn peek_keyword(&mut self) -> Result<Option<Keyword>, ParseError> {
+        Ok(match self.peek()?.kind {
+            TokenKind::Keyword(k) => Some(k),
+            _ => None,
+        })
+    }
+
+    fn peek_start(&mut self) -> Result<usize, ParseError> {
+        Ok(self.peek()?.span.start)
+    }
+
+    fn bump(&mut self) -> Result<Token, ParseError> {
+        let token = match self.lookahead.pop_front() {
+            Some(token) => token,
+            None => self.lexer.next_token()?,
+        };
+        self.prev_end = token.span.end;
+        Ok(token)
+    }
+
+    fn eat(&mut self, punct: Punct) -> Result<bool, ParseError> {
+        if self.peek_punct()? == Some(punct) {
+            self.bump()?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn expect(&mut self, punct: Punct) -> Result<Token, ParseError> {
+        if self.peek_punct()? == Some(punct) {
+            return self.bump();
+        }
+        Err(self.unexpected())
+    }
+
+    fn expect_ident(&mut self) -> Result<(String, Span), ParseError> {
+        if let TokenKind::Ident(_) = self.peek()?.kind {
+            let token = self.bump()?;
+            if let TokenKind::Ident(name) = token.kind {
+                return Ok((name, token.span));
+            }
+        }
+        Err(self.unexpected())
+    }
+
+    /// After `.` and `->` any word is a member name, keywords included, as in
+    /// DTrace's SIDENT lexer state.
+    fn expect_member_name(&mut self) -> Result<String, ParseError> {
+        match &self.peek()?.kind {
+            TokenKind::Ident(name) => {
+                let name = name.clone();
+                self.bump()?;
+                Ok(name)
+            }
+            TokenKind::Keyword(keyword) => {
+                let name = keyword.as_str().to_string();
+                self.bump()?;
+                Ok(name)
+            }
+            _ => Err(self.unexpected()),
+        }
+    }
+
+    /// Drops the ordinary-mode lookahead so that the lexer resumes at the
+    /// first token not yet consumed.
+    fn rewind_lookahead(&mut self) {
+        if let Some(first) = self.lookahead.front() {
+            self.lexer.seek(first.span.start);
+            self.lookahead.clear();
+        }
+    }
+
+    fn error_at(&self, token: &Token) -> ParseError {
+        match token.kind {
+            TokenKind::Eof => ParseError::new(token.span.clone(), "D_SYNTAX", "syntax error near end of input"),
+            _ => {
+                let text = self.src.get(token.span.clone()).unwrap_or_default();
+                syntax_error_near(token.span.clone(), text)
+            }
+        }
+    }
+
+    /// A syntax error at the next token (or the lexical error met reading it).
+    fn unexpected(&mut self) -> ParseError {
+        match self.peek() {
+            Ok(token) => {
+                let token = token.clone();
+                self.error_at(&token)
+            }
+            Err(e) => e,
+        }
+    }
+
+    fn span_from(&self, start: usize) -> Span {
+        start..self.prev_end.max(start)
+    }
+
+    fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T, ParseError>) -> Result<T, ParseError> {
+        if self.nesting >= MAX_NESTING || self.stack_base.abs_diff(stack_position()) > STACK_BUDGET {
+            let span = self.peek()?.span.clone();
+            return Err(ParseError::new(span, "D_SYNTAX", "expression is too complex"));
+        }
+        self.nesting += 1;
+        let result = parse(self);
+        self.nesting -= 1;
+        result
+    }
+
+    // ----- type names -----------------------------------------------------
+
+    /// Whether `name` (possibly `` module`name ``) is a typedef name.
+    fn names_type(&self, name: &str) -> bool {
+        let known = |n: &str| self.script_typedefs.contains(n) || (self.is_type)(n);
+        known(name) || name.split_once('`').is_some_and(|(_, bare)| known(bare))
+    }
+
+    fn token_names_type(&self, token: &Token) -> bool {
+        match &token.kind {
+            TokenKind::Ident(name) => self.names_type(name),
+            TokenKind::Backquote { .. } => self.names_type(self.src.get(token.span.clone()).unwrap_or_default()),
+            _ => false,
+        }
+    }
+
+    /// Whether `token` can begin a type name (specifiers and qualifiers).
+    fn token_starts_type(&self, token: &Token) -> bool {
+        use Keyword::*;
+        match token.kind {
+            TokenKind::Keyword(k) => matches!(
+                k,
+                Char | Const
+                    | Double
+                    | Enum
+                    | Float
+                    | Int
+                    | Long
+                    | Restrict
+                    | Short
+                    | Signed
+                    | String
+                    | Struct
+                    | Union
+                    | Unsigned
+                    | Void
+                    | Volatile
+            ),
+            _ => self.token_names_type(token),
+        }
+    }
+
+    fn nth_starts_type(&mut self, n: usize) -> Result<bool, ParseError> {
+        let token = self.peek_nth(n)?.clone();
+        Ok(self.token_starts_type(&token))
+    }
+
+    // ----- file scope -----------------------------------------------------
+
+    pub(crate) fn parse_program(mut self) -> Result<Program, ParseError> {
+        self.stack_base = stack_position();
+        let mut items = Vec::new();
+        loop {
+            self.rewind_lookahead();
+            self.lexer.skip_trivia()?;
+            let start = self.lexer.pos();
+            match self.lexer.byte_at(start) {
+                None => break,
+                Some(b'#') => {
+                    let token = self.bump()?;
+                    match token.kind {
+                        TokenKind::Pragma(words) => items.push(Item::Pragma { words, span: token.span }),
+                        _ => return Err(self.error_at(&token)),
+                    }
+                }
+                Some(_) if self.starts_clause(start) => items.push(Item::Clause(self.parse_clause()?)),
+                Some(_) => items.push(self.parse_external_declaration()?),
+            }
+        }
+        Ok(Program { items })
+    }
+
+    /// Decides, from the raw text at `pos`, whether a file-scope item is a
+    /// probe clause. Like DTrace: a description containing `:-.?!`, or named
+    /// BEGIN/END/ERROR, is a clause; otherwise the word before any `*` is
+    /// looked up, and a declaration keyword or type name starts a declaration
+    /// (`int*x;` declares, `syscall* {}` is a clause). Unlike DTrace, a
+    /// `` module`type `` word may also start a declaration.
+    fn starts_clause(&self, pos: usize) -> bool {
+        let Some(first) = self.lexer.byte_at(pos) else {
+            return false;
+        };
+        if !is_probe_start(first) {
+            return false;
+        }
+        if !(first.is_ascii_alphabetic() || first == b'_') {
+            return true;
+        }
+        let word = self.lexer.probe_word_at(pos);
+        if word.contains([':', '-', '.', '?', '!']) || matches!(word, "BEGIN" | "END" | "ERROR") {
+            return true;
+        }
+        let name_len = word.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '`')).unwrap_or(word.len());
+        let name = &word[..name_len];
+        match Keyword::from_word(name) {
+            Some(keyword) => !starts_external_declaration(keyword),
+            None => !self.names_type(name),
+        }
+    }
+
+    fn parse_external_declaration(&mut self) -> Result<Item, ParseError> {
+        match self.peek_keyword()? {
+            Some(Keyword::Inline) => Ok(Item::Inline(self.parse_inline()?)),
+            Some(Keyword::Translator) => Ok(Item::Translator(self.parse_translator()?)),
+            _ => Ok(Item::Decl(self.parse_declaration()?)),
+        }
+    }
+
+    fn parse_clause(&mut self) -> Result<Clause, ParseError> {
+        let mut probes = Vec::new();
+        loop {
+            self.rewind_lookahead();
+            let token = self.lexer.next_probe_spec()?;
+            let TokenKind::ProbeSpec(text) = token.kind else {
+                return Err(self.error_at(&token));
+            };
+            self.prev_end = token.span.end;
+            probes.push(ProbeSpec { text, span: token.span });
+            if !self.eat(Punct::Comma)? {
+                break;
+            }
+        }
+        let start = probes.first().map_or(0, |p| p.span.start);
+
+        let mut predicate = None;
+        if self.eat(Punct::Slash)? {
+            self.in_predicate = true;
+            let condition = self.parse_expr();
+            self.in_predicate = false;
+            let condition = condition?;
+            self.expect(Punct::Slash)?;
+            predicate = Some(condition);
+        }
+
+        let body = if self.eat(Punct::LBrace)? {
+            self.parse_block_body()?
+        } else if let Some(condition) = &predicate {
+            return Err(ParseError::new(
+                condition.span.clone(),
+                "D_SYNTAX",
+                "expected actions { } following probe description and predicate",
+            ));
+        } else {
+            // `dtrace -n BEGIN`: a bare description takes the default action.
+            Vec::new()
+        };
+        Ok(Clause { probes, predicate, body, span: self.span_from(start) })
+    }
+
+    /// `inline type name = expr;`
+    fn parse_inline(&mut self) -> Result<InlineDef, ParseError> {
+        let start = self.bump()?.span.start;
+        let type_start = self.peek_start()?;
+        let (_, spec) = self.parse_decl_specifiers(false)?;
+        let declarator = self.parse_declarator(DeclaratorKind::Named)?;
+        let Some(name) = declarator.name else {
+            return Err(self.unexpected());
+        };
+        let ty = TypeName { spec, ops: declarator.ops, span: type_start..declarator.span.end };
+        self.expect(Punct::Assign)?;
+        let value = self.parse_assign()?;
+        self.expect(Punct::Semi)?;
+        Ok(InlineDef { ty, name, value, span: self.span_from(start) })
+    }
+
+    /// `translator out < in_type name > { member = expr; ... };`
+    fn parse_translator(&mut self) -> Result<TranslatorDef, ParseError> {
+        let start = self.bump()?.span.start;
+        let output = self.parse_type_name()?;
+        self.expect(Punct::Lt)?;
+        let input_start = self.peek_start()?;
+        let (_, input_spec) = self.parse_decl_specifiers(false)?;
+        let declarator = self.parse_declarator(DeclaratorKind::Named)?;
+        let Some(input_name) = declarator.name else {
+            return Err(self.unexpected());
+        };
+        let input = TypeName { spec: input_spec, ops: declarator.ops, span: input_start..declarator.span.end };
+        self.expect(Punct::Gt)?;
+        self.expect(Punct::LBrace)?;
+        let mut members = Vec::new();
+        while !self.eat(Punct::RBrace)? {
+            let (name, name_span) = self.expect_ident()?;
+            self.expect(Punct::Assign)?;
+            let value = self.parse_assign()?;
+            self.expect(Punct::Semi)?;
+            members.push((name, value, self.span_from(name_span.start)));
+        }
+        self.expect(Punct::Semi)?;
+        Ok(TranslatorDef { output, input, input_name, members, span: self.span_from(start) })
+    }
+
+    // ----- declarations ---------------------------------------------------
+
+    /// `specifiers [declarator, ...];`
+    fn parse_declaration(&mut self) -> Result<Decl, ParseError> {
+        let start = self.peek_start()?;
+        let (class, spec) = self.parse_decl_specifiers(true)?;
+        let mut declarators = Vec::new();
+        if !self.eat(Punct::Semi)? {
+            loop {
+                declarators.push(self.parse_declarator(DeclaratorKind::Named)?);
+                if !self.eat(Punct::Comma)? {
+                    break;
+                }
+            }
+            self.expect(Punct::Semi)?;
+        }
+        if class == Some(StorageClass::Typedef) {
+            self.script_typedefs.extend(declarators.iter().filter_map(|d| d.name.clone()));
+        }
+        Ok(Decl { class, spec, declarators, span: self.span_from(start) })
+    }
+
+    /// Storage class (if allowed), qualifiers and type specifiers, in any
+    /// order, as C permits (`unsigned long long`, `const char`, `self int`).
+    fn parse_decl_specifiers(
+        &mut self,
+        allow_storage: bool,
+    ) -> Result<(Option<StorageClass>, TypeSpec), ParseError> {
+        let mut class = None;
+        let mut qualifiers = Vec::new();
+        let mut words: Vec<String> = Vec::new();
+        let mut named: Option<String> = None;
+        let mut tagged: Option<TypeSpec> = None;
+        loop {
+            let token = self.peek()?.clone();
+            let nothing_yet = words.is_empty() && named.is_none() && tagged.is_none();
+            match token.kind {
+                TokenKind::Keyword(keyword) => {
+                    use Keyword::*;
+                    if let Some(storage) = storage_class(keyword) {
+                        if !allow_storage || class.is_some() {
+                            return Err(self.error_at(&token));
+                        }
+                        class = Some(storage);
+                        self.bump()?;
+                        continue;
+                    }
+                    match keyword {
+                        Const | Volatile | Restrict => {
+                            qualifiers.push(keyword.as_str().to_string());
+                            self.bump()?;
+                        }
+                        Void | Char | Short | Int | Long | Float | Double | Signed | Unsigned => {
+                            if named.is_some() || tagged.is_some() {
+                                return Err(self.error_at(&token));
+                            }
+                            words.push(keyword.as_str().to_string());
+                            self.bump()?;
+                        }
+                        String => {
+                            if !nothing_yet {
+                                return Err(self.error_at(&token));
+                            }
+                            named = Some("string".to_string());
+                            self.bump()?;
+                        }
+                        Struct | Union | Enum => {
+                            if !nothing_yet {
+                                return Err(self.error_at(&token));
+                            }
+                            tagged = Some(self.nested(Self::parse_tagged_type)?);
+                        }
+                        _ => break,
+                    }
+                }
+                TokenKind::Ident(_) | TokenKind::Backquote { .. } if nothing_yet && self.token_names_type(&token) => {
+                    let text = self.src.get(token.span.clone()).unwrap_or_default();
+                    named = Some(text.to_string());
+                    self.bump()?;
+                }
+                _ => break,
+            }
+        }
+        let spec = match (tagged, named) {
+            (Some(tagged), _) => tagged,
+            (None, Some(name)) => TypeSpec::Named { name, qualifiers },
+            (None, None) if !words.is_empty() => TypeSpec::Builtin { words, qualifiers },
+            (None, None) => return Err(self.unexpected()),
+        };
+        Ok((class, spec))
+    }
+
+    /// `struct|union [name] [{ members }]` or `enum [name] [{ A, B = 1 }]`.
+    fn parse_tagged_type(&mut self) -> Result<TypeSpec, ParseError> {
+        let keyword = self.peek_keyword()?;
+        self.bump()?;
+        let name = match self.peek()?.kind {
+            TokenKind::Ident(_) | TokenKind::Backquote { .. } => {
+                let token = self.bump()?;
+                Some(self.src.get(token.span).unwrap_or_default().to_string())
+            }
+            _ => None,
+        };
+        let has_body = self.eat(Punct::LBrace)?;
+        if name.is_none() && !has_body {
+            return Err(self.unexpected());
+        }
+        if keyword == Some(Keyword::Enum) {
+            let values = if has_body { Some(self.parse_enumerators()?) } else { None };
+            return Ok(TypeSpec::Enum(EnumSpec { name, values }));
+        }
+        let members = if has_body { Some(self.parse_members()?) } else { None };
+        let record = RecordSpec { name, members };
+        Ok(if keyword == Some(Keyword::Union) { TypeSpec::Union(record) } else { TypeSpec::Struct(record) })
+    }
+
+    /// Members up to and including the closing `}`.
+    fn parse_members(&mut self) -> Result<Vec<MemberDecl>, ParseError> {
+        let mut members = Vec::new();
+        while !self.eat(Punct::RBrace)? {
+            let start = self.peek_start()?;
+            let (_, spec) = self.parse_decl_specifiers(false)?;
+            if self.peek_punct()? == Some(Punct::Semi) {
+                // Anonymous member, e.g. `struct { int a; };`
+                let declarator = Declarator { name: None, ops: Vec::new(), span: self.prev_end..self.prev_end };
+                self.bump()?;
+                members.push(MemberDecl { spec, declarator, bits: None, span: self.span_from(start) });
+                continue;
+            }
+            loop {
+                let declarator = if self.peek_punct()? == Some(Punct::Colon) {
+                    let at = self.peek_start()?;
+                    Declarator { name: None, ops: Vec::new(), span: at..at }
+                } else {
+                    self.parse_declarator(DeclaratorKind::Named)?
+                };
+                let bits = if self.eat(Punct::Colon)? { Some(self.parse_conditional()?) } else { None };
+                members.push(MemberDecl { spec: spec.clone(), declarator, bits, span: self.span_from(start) });
+                if !self.eat(Punct::Comma)? {
+                    break;
+                }
+            }
+            self.expect(Punct::Semi)?;
+        }
+        Ok(members)
+    }
+
+    /// Enumerators up to and including the closing `}`.
+    fn parse_enumerators(&mut self) -> Result<Vec<(String, Option<Expr>, Span)>, ParseError> {
+        let mut values = Vec::new();
+        while !self.eat(Punct::RBrace)? {
+            let (name, name_span) = self.expect_ident()?;
+            let value = if self.eat(Punct::Assign)? { Some(self.parse_conditional()?) } else { None };
+            values.push((name, value, self.span_from(name_span.start)));
+            if !self.eat(Punct::Comma)? {
+                self.expect(Punct::RBrace)?;
+                break;
+            }
+        }
+        Ok(values)
+    }
+
+    /// A type name: specifiers and qualifiers, then an abstract declarator.
+    fn parse_type_name(&mut self) -> Result<TypeName, ParseError> {
+        let start = self.peek_start()?;
+        let (_, spec) = self.parse_decl_specifiers(false)?;
+        let declarator = self.parse_declarator(DeclaratorKind::Abstract)?;
+        Ok(TypeName { spec, ops: declarator.ops, span: self.span_from(start) })
+    }
+
+    fn parse_declarator(&mut self, kind: DeclaratorKind) -> Result<Declarator, ParseError> {
+        self.nested(|p| p.parse_declarator_inner(kind))
+    }
+
+    /// C declarators. The operators are listed from the name outwards: those
+    /// of a parenthesized inner declarator first, then array and function
+    /// suffixes left to right, then the leading pointers.
+    fn parse_declarator_inner(&mut self, kind: DeclaratorKind) -> Result<Declarator, ParseError> {
+        let start = self.peek_start()?;
+        let mut pointers = 0;
+        while self.eat(Punct::Star)? {
+            pointers += 1;
+            while matches!(self.peek_keyword()?, Some(Keyword::Const | Keyword::Volatile | Keyword::Restrict)) {
+                self.bump()?;
+            }
+        }
+
+        let (name, mut ops) = match self.peek()?.kind.clone() {
+            TokenKind::Ident(name) if kind != DeclaratorKind::Abstract => {
+                self.bump()?;
+                (Some(name), Vec::new())
+            }
+            TokenKind::Punct(Punct::LParen) if self.paren_groups_declarator(kind)? => {
+                self.bump()?;
+                let inner = self.parse_declarator(kind)?;
+                self.expect(Punct::RParen)?;
+                (inner.name, inner.ops)
+            }
+            _ if kind == DeclaratorKind::Named => return Err(self.unexpected()),
+            _ => (None, Vec::new()),
+        };
+
+        loop {
+            if self.eat(Punct::LBracket)? {
+                ops.push(self.parse_array_suffix()?);
+            } else if self.eat(Punct::LParen)? {
+                ops.push(DeclOp::Function(self.parse_parameters()?));
+            } else {
+                break;
+            }
+        }
+        ops.extend(std::iter::repeat_n(DeclOp::Pointer, pointers));
+        Ok(Declarator { name, ops, span: self.span_from(start) })
+    }
+
+    /// Whether the `(` ahead groups an inner declarator, as in `(*fp)`,
+    /// rather than opening a parameter list, as in the abstract `int (int)`.
+    fn paren_groups_declarator(&mut self, kind: DeclaratorKind) -> Result<bool, ParseError> {
+        let after = self.peek_nth(1)?.clone();
+        Ok(match (&after.kind, kind) {
+            (_, DeclaratorKind::Named) => true,
+            (TokenKind::Punct(Punct::Star | Punct::LParen | Punct::LBracket), _) => true,
+            (TokenKind::Ident(_), DeclaratorKind::Either) => !self.token_names_type(&after),
+            _ => false,
+        })
+    }
+
+    /// After `[`: `[]`, `[size]`, or D's associative `[type, ...]`.
+    fn parse_array_suffix(&mut self) -> Result<DeclOp, ParseError> {
+        if self.eat(Punct::RBracket)? {
+            return Ok(DeclOp::Array(None));
+        }
+        if self.nth_starts_type(0)? {
+            let mut keys = Vec::new();
+            loop {
+                keys.push(self.parse_type_name()?);
+                if !self.eat(Punct::Comma)? {
+                    break;
+                }
+            }
+            self.expect(Punct::RBracket)?;
+            return Ok(DeclOp::AssocArray(keys));
+        }
+        let size = self.parse_conditional()?;
+        self.expect(Punct::RBracket)?;
+        Ok(DeclOp::Array(Some(size)))
+    }
+
+    /// After `(`: parameter declarations up to and including `)`. Parameter
+    /// names are dropped; `(void)` is kept as written.
+    fn parse_parameters(&mut self) -> Result<Vec<TypeName>, ParseError> {
+        let mut params = Vec::new();
+        if self.eat(Punct::RParen)? {
+            return Ok(params);
+        }
+        loop {
+            let start = self.peek_start()?;
+            let (_, spec) = self.parse_decl_specifiers(true)?;
+            let declarator = self.parse_declarator(DeclaratorKind::Either)?;
+            params.push(TypeName { spec, ops: declarator.ops, span: self.span_from(start) });
+            if !self.eat(Punct::Comma)? {
+                break;
+            }
+        }
+        self.expect(Punct::RParen)?;
+        Ok(params)
+    }
+
+    // ----- statements -----------------------------------------------------
+
+    /// Statements up to and including the closing `}`.
+    fn parse_block_body(&mut self) -> Result<Vec<Stmt>, ParseError> {
+        let mut stmts = Vec::new();
+        while !self.eat(Punct::RBrace)? {
+            stmts.push(self.parse_statement()?);
+        }
+        Ok(stmts)
+    }
+
+    fn parse_statement(&mut self) -> Result<Stmt, ParseError> {
+        self.nested(Self::parse_statement_inner)
+    }
+
+    fn parse_statement_inner(&mut self) -> Result<Stmt, ParseError> {
+        let start = self.peek_start()?;
+        let kind = match (self.peek_punct()?, self.peek_keyword()?) {
+            (Some(Punct::Semi), _) => {
+                self.bump()?;
+                StmtKind::Empty
+            }
+            (Some(Punct::LBrace), _) => {
+                self.bump()?;
+                StmtKind::Block(self.parse_block_body()?)
+            }
+            (_, Some(Keyword::If)) => {
+                self.bump()?;
+                self.expect(Punct::LParen)?;
+                let cond = self.parse_expr()?;
+                self.expect(Punct::RParen)?;
+                let then = self.parse_branch()?;
+                let otherwise = if self.peek_keyword()? == Some(Keyword::Else) {
+                    self.bump()?;
+                    Some(self.parse_branch()?)
+                } else {
+                    None
+                };
+                StmtKind::If { cond, then, otherwise }
+            }
+            _ if self.starts_local_declaration()? => StmtKind::Decl(self.parse_declaration()?),
+            _ => {
+                let expr = self.parse_expr()?;
+                // As in D, the `;` may be left out before the closing `}`.
+                if !self.eat(Punct::Semi)? && self.peek_punct()? != Some(Punct::RBrace) {
+                    return Err(self.unexpected());
+                }
+                StmtKind::Expr(expr)
+            }
+        };
+        Ok(Stmt { kind, span: self.span_from(start) })
+    }
+
+    /// The body of `if` or `else`: a `{ }` block's statements, or one statement.
+    fn parse_branch(&mut self) -> Result<Vec<Stmt>, ParseError> {
+        if self.eat(Punct::LBrace)? {
+            return self.parse_block_body();
+        }
+        Ok(vec![self.parse_statement()?])
+    }
+
+    /// Whether a statement is a declaration: a declaration keyword, `self` or
+    /// `this` not followed by `->`, or a type name followed by a declarator
+    /// (DTrace likewise treats `name =`, `name[`, `name;` as identifiers).
+    fn starts_local_declaration(&mut self) -> Result<bool, ParseError> {
+        use Keyword::*;
+        let token = self.peek()?.clone();
+        Ok(match token.kind {
+            TokenKind::Keyword(SelfKw | This) => self.peek_nth(1)?.kind != TokenKind::Punct(Punct::Arrow),
+            TokenKind::Keyword(keyword) => starts_external_declaration(keyword) && !matches!(keyword, Inline | Translator),
+            TokenKind::Ident(_) | TokenKind::Backquote { .. } => {
+                self.token_names_type(&token)
+                    && matches!(self.peek_nth(1)?.kind, TokenKind::Ident(_) | TokenKind::Punct(Punct::Star))
+            }
+            _ => false,
+        })
+    }
+
+    // ----- expressions ----------------------------------------------------
+    //
+    // The functions on the recursive path of nested expressions (parentheses,
+    // arguments, operands) are kept small and hand the rarer forms to helpers,
+    // because their frames multiply with the nesting depth.
+
+    /// `expression`: assignments separated by the comma operator.
+    fn parse_expr(&mut self) -> Result<Expr, ParseError> {
+        let mut expr = self.parse_assign()?;
+        while self.eat(Punct::Comma)? {
+            let rhs = self.parse_assign()?;
+            expr = binary(BinOp::Comma, expr, rhs);
+        }
+        Ok(expr)
+    }
+
+    fn parse_assign(&mut self) -> Result<Expr, ParseError> {
+        self.nested(|p| {
+            let lhs = p.parse_conditional()?;
+            match p.peek_punct()? {
+                Some(punct) if punct == Punct::Assign || compound_assign_op(punct).is_some() => {
+                    p.parse_assign_rest(lhs, compound_assign_op(punct))
+                }
+                _ => Ok(lhs),
+            }
+        })
+    }
+
+    #[inline(never)]
+    fn parse_assign_rest(&mut self, lhs: Expr, op: Option<BinOp>) -> Result<Expr, ParseError> {
+        self.bump()?;
+        let rhs = self.parse_assign()?;
+        let span = lhs.span.start..rhs.span.end;
+        Ok(Expr { kind: ExprKind::Assign(op, Box::new(lhs), Box::new(rhs)), span })
+    }
+
+    /// `a ? b : c`, where `b` may contain commas and `c` is again conditional.
+    fn parse_conditional(&mut self) -> Result<Expr, ParseError> {
+        let cond = self.parse_binary()?;
+        if self.peek_punct()? == Some(Punct::Question) {
+            return self.parse_ternary_rest(cond);
+        }
+        Ok(cond)
+    }
+
+    #[inline(never)]
+    fn parse_ternary_rest(&mut self, cond: Expr) -> Result<Expr, ParseError> {
+        self.bump()?;
+        let then = self.parse_expr()?;
+        self.expect(Punct::Colon)?;
+        let otherwise = self.nested(Self::parse_conditional)?;
+        let span = cond.span.start..otherwise.span.end;
+        Ok(Expr { kind: ExprKind::Ternary(Box::new(cond), Box::new(then), Box::new(otherwise)), span })
+    }
+
+    /// Binary operators from `||` down to `*`, all left-associative, with an
+    /// explicit stack so that long chains do not recurse.
+    fn parse_binary(&mut self) -> Result<Expr, ParseError> {
+        let first = self.parse_cast()?;
+        if self.peek_binary_op()?.is_none() {
+            return Ok(first);
+        }
+        self.parse_binary_rest(first)
+    }
+
+    #[inline(never)]
+    fn parse_binary_rest(&mut self, first: Expr) -> Result<Expr, ParseError> {
+        let mut pending: Vec<(Expr, BinOp, u8)> = Vec::new();
+        let mut current = first;
+        while let Some((op, precedence)) = self.peek_binary_op()? {
+            self.bump()?;
+            while pending.last().is_some_and(|&(_, _, top)| top >= precedence) {
+                if let Some((lhs, top_op, _)) = pending.pop() {
+                    current = binary(top_op, lhs, current);
+                }
+            }
+            pending.push((current, op, precedence));
+            current = self.parse_cast()?;
+        }
+        while let Some((lhs, op, _)) = pending.pop() {
+            current = binary(op, lhs, current);
+        }
+        Ok(current)
+    }
+
+    fn peek_binary_op(&mut self) -> Result<Option<(BinOp, u8)>, ParseError> {
+        let token = self.peek()?;
+        let TokenKind::Punct(punct) = token.kind else {
+            return Ok(None);
+        };
+        let end = token.span.end;
+        if punct == Punct::Slash && self.in_predicate && self.lexer.slash_ends_predicate(end) {
+            return Ok(None);
+        }
+        Ok(binary_op(punct))
+    }
+
+    /// `(type) expr` or a unary expression.
+    fn parse_cast(&mut self) -> Result<Expr, ParseError> {
+        self.nested(|p| {
+            if p.peek_punct()? == Some(Punct::LParen) && p.nth_starts_type(1)? {
+                return p.parse_cast_rest();
+            }
+            p.parse_unary()
+        })
+    }
+
+    #[inline(never)]
+    fn parse_cast_rest(&mut self) -> Result<Expr, ParseError> {
+        let start = self.bump()?.span.start;
+        let ty = self.parse_type_name()?;
+        self.expect(Punct::RParen)?;
+        let operand = self.parse_cast()?;
+        Ok(Expr { kind: ExprKind::Cast(ty, Box::new(operand)), span: self.span_from(start) })
+    }
+
+    fn parse_unary(&mut self) -> Result<Expr, ParseError> {
+        self.nested(|p| {
+            if let Some(punct) = p.peek_punct()? {
+                if let Some(op) = prefix_op(punct) {
+                    return p.parse_prefix_op(op);
+                }
+            }
+            match p.peek_keyword()? {
+                Some(Keyword::Sizeof | Keyword::Stringof) => p.parse_sizeof_or_stringof(),
+                _ => p.parse_postfix(),
+            }
+        })
+    }
+
+    #[inline(never)]
+    fn parse_prefix_op(&mut self, op: UnOp) -> Result<Expr, ParseError> {
+        let start = self.bump()?.span.start;
+        // `++`/`--` apply to a unary expression, the others to a cast.
+        let operand = if matches!(op, UnOp::PreInc | UnOp::PreDec) { self.parse_unary()? } else { self.parse_cast()? };
+        Ok(Expr { kind: ExprKind::Unary(op, Box::new(operand)), span: self.span_from(start) })
+    }
+
+    #[inline(never)]
+    fn parse_sizeof_or_stringof(&mut self) -> Result<Expr, ParseError> {
+        let token = self.bump()?;
+        let kind = if token.kind == TokenKind::Keyword(Keyword::Stringof) {
+            ExprKind::Stringof(Box::new(self.parse_unary()?))
+        } else if self.peek_punct()? == Some(Punct::LParen) && self.nth_starts_type(1)? {
+            self.bump()?;
+            let ty = self.parse_type_name()?;
+            self.expect(Punct::RParen)?;
+            ExprKind::SizeofType(ty)
+        } else {
+            ExprKind::SizeofExpr(Box::new(self.parse_unary()?))
+        };
+        Ok(Expr { kind, span: self.span_from(token.span.start) })
+    }
+
+    fn parse_postfix(&mut self) -> Result<Expr, ParseError> {
+        let mut expr = self.parse_primary()?;
+        while let Some(punct) = self.peek_punct()? {
+            expr = match punct {
+                Punct::LBracket => self.parse_index(expr)?,
+                // Only identifiers are callable in D; `(x)(y)` is a syntax error.
+                Punct::LParen if matches!(expr.kind, ExprKind::Ident(_)) => self.parse_call(expr)?,
+                Punct::Dot | Punct::Arrow | Punct::PlusPlus | Punct::MinusMinus => self.parse_member_or_step(expr)?,
+                _ => break,
+            };
+        }
+        Ok(expr)
+    }
+
+    #[inline(never)]
+    fn parse_index(&mut self, base: Expr) -> Result<Expr, ParseError> {
+        self.bump()?;
+        let keys = self.parse_arguments(Punct::RBracket)?;
+        let span = self.span_from(base.span.start);
+        Ok(Expr { kind: ExprKind::Index(Box::new(base), keys), span })
+    }
+
+    #[inline(never)]
+    fn parse_call(&mut self, callee: Expr) -> Result<Expr, ParseError> {
+        let ExprKind::Ident(name) = callee.kind else {
+            return Err(self.unexpected());
+        };
+        self.bump()?;
+        let args = if self.eat(Punct::RParen)? { Vec::new() } else { self.parse_arguments(Punct::RParen)? };
+        let span = self.span_from(callee.span.start);
+        Ok(Expr { kind: ExprKind::Call { name, name_span: callee.span, args }, span })
+    }
+
+    /// `.member`, `->member`, postfix `++` and `--`.
+    #[inline(never)]
+    fn parse_member_or_step(&mut self, base: Expr) -> Result<Expr, ParseError> {
+        let token = self.bump()?;
+        let start = base.span.start;
+        let base = Box::new(base);
+        let kind = match token.kind {
+            TokenKind::Punct(Punct::Dot) => ExprKind::Member(base, self.expect_member_name()?),
+            TokenKind::Punct(Punct::Arrow) => ExprKind::Arrow(base, self.expect_member_name()?),
+            TokenKind::Punct(Punct::PlusPlus) => ExprKind::Unary(UnOp::PostInc, base),
+            _ => ExprKind::Unary(UnOp::PostDec, base),
+        };
+        Ok(Expr { kind, span: self.span_from(start) })
+    }
+
+    /// One or more assignment expressions separated by commas, then `close`.
+    fn parse_arguments(&mut self, close: Punct) -> Result<Vec<Expr>, ParseError> {
+        let mut args = Vec::new();
+        loop {
+            args.push(self.parse_assign()?);
+            if !self.eat(Punct::Comma)? {
+                break;
+            }
+        }
+        self.expect(close)?;
+        Ok(args)
+    }
+
+    fn parse_primary(&mut self) -> Result<Expr, ParseError> {
+        match self.peek()?.kind {
+            TokenKind::Punct(Punct::LParen) => self.parse_parenthesized(),
+            TokenKind::Keyword(Keyword::Offsetof | Keyword::Xlate) => self.parse_offsetof_or_xlate(),
+            _ => self.parse_atom(),
+        }
+    }
+
+    #[inline(never)]
+    fn parse_parenthesized(&mut self) -> Result<Expr, ParseError> {
+        let start = self.bump()?.span.start;
+        let inner = self.parse_expr()?;
+        self.expect(Punct::RParen)?;
+        Ok(Expr { kind: inner.kind, span: self.span_from(start) })
+    }
+
+    #[inline(never)]
+    fn parse_offsetof_or_xlate(&mut self) -> Result<Expr, ParseError> {
+        let token = self.bump()?;
+        let kind = if token.kind == TokenKind::Keyword(Keyword::Offsetof) {
+            self.expect(Punct::LParen)?;
+            let ty = self.parse_type_name()?;
+            self.expect(Punct::Comma)?;
+            let member = self.expect_member_name()?;
+            self.expect(Punct::RParen)?;
+            ExprKind::Offsetof(ty, member)
+        } else {
+            self.expect(Punct::Lt)?;
+            let ty = self.parse_type_name()?;
+            self.expect(Punct::Gt)?;
+            self.expect(Punct::LParen)?;
+            let operand = self.parse_expr()?;
+            self.expect(Punct::RParen)?;
+            ExprKind::Xlate(ty, Box::new(operand))
+        };
+        Ok(Expr { kind, span: self.span_from(token.span.start) })
+    }
+
+    /// Constants, names, macros, aggregations, `self->x` and `this->x`.
+    #[inline(never)]
+    fn parse_atom(&mut self) -> Result<Expr, ParseError> {
+        let token = self.bump()?;
+        let kind = match token.kind {
+            TokenKind::Int { value, suffix, decimal } => ExprKind::Int { value, suffix, decimal },
+            TokenKind::Float(text) => ExprKind::Float(text),
+            TokenKind::Char(value) => ExprKind::Char(value),
+            TokenKind::Str(bytes) => ExprKind::Str(bytes),
+            TokenKind::Ident(name) => ExprKind::Ident(name),
+            TokenKind::Backquote { module, name } => ExprKind::Backquote { module, name },
+            TokenKind::MacroArg(n) => ExprKind::MacroArg(n),
+            TokenKind::MacroStr(n) => ExprKind::MacroStr(n),
+            TokenKind::MacroVar(name) => ExprKind::MacroVar(name),
+            TokenKind::Aggregation(name) => ExprKind::Aggregation(name),
+            TokenKind::Keyword(Keyword::SelfKw) => {
+                self.expect(Punct::Arrow)?;
+                ExprKind::SelfVar(self.expect_member_name()?)
+            }
+            TokenKind::Keyword(Keyword::This) => {
+                self.expect(Punct::Arrow)?;
+                ExprKind::ThisVar(self.expect_member_name()?)
+            }
+            _ => return Err(self.error_at(&token)),
+        };
+        Ok(Expr { kind, span: token.span.start..self.prev_end })
+    }
+}
+
+fn prefix_op(punct: Punct) -> Option<UnOp> {
+    Some(match punct {
+        Punct::PlusPlus => UnOp::PreInc,
+        Punct::MinusMinus => UnOp::PreDec,
+        Punct::Amp => UnOp::AddrOf,
+        Punct::Star => UnOp::Deref,
+        Punct::Plus => UnOp::Plus,
+        Punct::Minus => UnOp::Neg,
+        Punct::Tilde => UnOp::BitNot,
+        Punct::Bang => UnOp::Not,
+        _ => return None,
+    })
+}
+
+fn binary(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
+    let span = lhs.span.start..rhs.span.end;
+    Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span }
+}
+
+/// Binary operators with their precedence (higher binds tighter).
+fn binary_op(punct: Punct) -> Option<(BinOp, u8)> {
+    Some(match punct {
+        Punct::OrOr => (BinOp::LogOr, 1),
+        Punct::XorXor => (BinOp::LogXor, 2),
+        Punct::AndAnd => (BinOp::LogAnd, 3),
+        Punct::Pipe => (BinOp::BitOr, 4),
+        Punct::Caret => (BinOp::BitXor, 5),
+        Punct::Amp => (BinOp::BitAnd, 6),
+        Punct::EqEq => (BinOp::Eq, 7),
+        Punct::NotEq => (BinOp::Ne, 7),
+        Punct::Lt => (BinOp::Lt, 8),
+        Punct::Le => (BinOp::Le, 8),
+        Punct::Gt => (BinOp::Gt, 8),
+        Punct::Ge => (BinOp::Ge, 8),
+        Punct::Shl => (BinOp::Shl, 9),
+        Punct::Shr => (BinOp::Shr, 9),
+        Punct::Plus => (BinOp::Add, 10),
+        Punct::Minus => (BinOp::Sub, 10),
+        Punct::Star => (BinOp::Mul, 11),
+        Punct::Slash => (BinOp::Div, 11),
+        Punct::Percent => (BinOp::Mod, 11),
+        _ => return None,
+    })
+}
+
+fn compound_assign_op(punct: Punct) -> Option<BinOp> {
+    Some(match punct {
+        Punct::PlusAssign => BinOp::Add,
+        Punct::MinusAssign => BinOp::Sub,
+        Punct::StarAssign => BinOp::Mul,
+        Punct::SlashAssign => BinOp::Div,
+        Punct::PercentAssign => BinOp::Mod,
+        Punct::AmpAssign => BinOp::BitAnd,
+        Punct::PipeAssign => BinOp::BitOr,
+        Punct::CaretAssign => BinOp::BitXor,
+        Punct::ShlAssign => BinOp::Shl,
+        Punct::ShrAssign => BinOp::Shr,
+        _ => return None,
+    })
+}
+
+fn storage_class(keyword: Keyword) -> Option<StorageClass> {
+    Some(match keyword {
+        Keyword::SelfKw => StorageClass::SelfVar,
+        Keyword::This => StorageClass::ThisVar,
+        Keyword::Static => StorageClass::Static,
+        Keyword::Extern => StorageClass::Extern,
+        Keyword::Typedef => StorageClass::Typedef,
+        Keyword::Register => StorageClass::Register,
+        Keyword::Auto => StorageClass::Auto,
+        _ => return None,
+    })
+}
+
+/// Keywords that begin a file-scope declaration (DTrace's S2 keyword rules).
+/// `counter`, `import` and `provider` are among them although this parser
+/// does not support what follows, so that they fail as syntax errors.
+fn starts_external_declaration(keyword: Keyword) -> bool {
+    use Keyword::*;
+    matches!(
+        keyword,
+        Auto | Char
+            | Const
+            | Counter
+            | Double
+            | Enum
+            | Extern
+            | Float
+            | Import
+            | Inline
+            | Int
+            | Long
+            | Provider
+            | Register
+            | Restrict
+            | SelfKw
+            | Short
+            | Signed
+            | Static
+            | String
+            | Struct
+            | This
+            | Translator
+            | Typedef
+            | Union
+            | Unsigned
+            | Void
+            | Volatile
+    )
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::super::ast::*;
+    use super::super::{ParseError, line_of, parse};
+
+    fn is_type(name: &str) -> bool {
+        matches!(name, "uint64_t" | "pid_t" | "size_t" | "psinfo_t" | "tick")
+    }
+
+    fn program(src: &str) -> Program {
+        parse(src, &is_type).unwrap_or_else(|e| panic!("{src:?}: {} at {:?}", e.message, e.span))
+    }
+
+    fn error(src: &str) -> ParseError {
+        match parse(src, &is_type) {
+            Ok(p) => panic!("{src:?} parsed: {p:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn clause(src: &str) -> Clause {
+        match program(src).items.as_slice() {
+            [Item::Clause(c)] => c.clone(),
+            items => panic!("{src:?}: not one clause: {items:?}"),
+        }
+    }
+
+    fn decl(src: &str) -> Decl {
+        match program(src).items.as_slice() {
+            [Item::Decl(d)] => d.clone(),
+            items => panic!("{src:?}: not one declaration: {items:?}"),
+        }
+    }
+
+    /// The statements of `BEGIN { body }`, one line each.
+    fn body(src: &str) -> Vec<String> {
+        clause(&format!("BEGIN {{ {src} }}")).body.iter().map(show_stmt).collect()
+    }
+
+    /// The one expression statement of `BEGIN { src; }`.
+    fn expr(src: &str) -> String {
+        match clause(&format!("BEGIN {{ {src}; }}")).body.as_slice() {
+            [Stmt { kind: StmtKind::Expr(e), .. }] => show(e),
+            other => panic!("{src:?}: {other:?}"),
+        }
+    }
+
+    fn show_stmt(stmt: &Stmt) -> String {
+        let block = |stmts: &[Stmt]| format!("{{{}}}", stmts.iter().map(show_stmt).collect::<Vec<_>>().join(" "));
+        match &stmt.kind {
+            StmtKind::Expr(e) => show(e),
+            StmtKind::If { cond, then, otherwise } => match otherwise {
+                Some(o) => format!("if {} {} else {}", show(cond), block(then), block(o)),
+                None => format!("if {} {}", show(cond), block(then)),
+            },
+            StmtKind::Block(stmts) => block(stmts),
+            StmtKind::Decl(d) => show_decl(d),
+            StmtKind::Empty => ";".to_string(),
+        }
+    }
+
+    /// S-expressions, e.g. `(+ a (* b c))`.
+    fn show(e: &Expr) -> String {
+        let list = |items: &[Expr]| items.iter().map(show).collect::<Vec<_>>().join(" ");
+        match &e.kind {
+            ExprKind::Int { value, suffix, decimal } => format!(
+                "{value}{}{}{}",
+                if *decimal { "" } else { "#" },
+                if suffix.unsigned { "u" } else { "" },
+                "l".repeat(usize::from(suffix.long))
+            ),
+            ExprKind::Float(text) => format!("float:{text}"),
+            ExprKind::Char(v) => format!("char:{v}"),
+            ExprKind::Str(bytes) => format!("\"{}\"", bytes.escape_ascii()),
+            ExprKind::Ident(name) => name.clone(),
+            ExprKind::Backquote { module, name } => format!("{}`{name}", module.as_deref().unwrap_or("")),
+            ExprKind::MacroArg(n) => format!("${n}"),
+            ExprKind::MacroStr(n) => format!("$${n}"),
+            ExprKind::MacroVar(name) => format!("${name}"),
+            ExprKind::SelfVar(name) => format!("self->{name}"),
+            ExprKind::ThisVar(name) => format!("this->{name}"),
+            ExprKind::Aggregation(name) => format!("@{name}"),
+            ExprKind::Unary(op, operand) => format!("({op:?} {})", show(operand)),
+            ExprKind::Binary(op, l, r) => format!("({} {} {})", binop(*op), show(l), show(r)),
+            ExprKind::Assign(None, l, r) => format!("(= {} {})", show(l), show(r)),
+            ExprKind::Assign(Some(op), l, r) => format!("({}= {} {})", binop(*op), show(l), show(r)),
+            ExprKind::Ternary(c, a, b) => format!("(? {} {} {})", show(c), show(a), show(b)),
+            ExprKind::Call { name, args, .. } if args.is_empty() => format!("({name})"),
+            ExprKind::Call { name, args, .. } => format!("({name} {})", list(args)),
+            ExprKind::Index(base, keys) => format!("(index {} {})", show(base), list(keys)),
+            ExprKind::Member(base, m) => format!("(. {} {m})", show(base)),
+            ExprKind::Arrow(base, m) => format!("(-> {} {m})", show(base)),
+            ExprKind::Cast(ty, operand) => format!("(cast <{}> {})", show_type(ty), show(operand)),
+            ExprKind::SizeofType(ty) => format!("(sizeof <{}>)", show_type(ty)),
+            ExprKind::SizeofExpr(operand) => format!("(sizeof {})", show(operand)),
+            ExprKind::Offsetof(ty, m) => format!("(offsetof <{}> {m})", show_type(ty)),
+            ExprKind::Stringof(operand) => format!("(stringof {})", show(operand)),
+            ExprKind::Xlate(ty, operand) => format!("(xlate <{}> {})", show_type(ty), show(operand)),
+        }
+    }
+
+    fn binop(op: BinOp) -> &'static str {
+        use BinOp::*;
+        match op {
+            Mul => "*",
+            Div => "/",
+            Mod => "%",
+            Add => "+",
+            Sub => "-",
+            Shl => "<<",
+            Shr => ">>",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            Eq => "==",
+            Ne => "!=",
+            BitAnd => "&",
+            BitXor => "^",
+            BitOr => "|",
+            LogAnd => "&&",
+            LogXor => "^^",
+            LogOr => "||",
+            Comma => ",",
+        }
+    }
+
+    /// Type operators read from the name outwards, then the specifier:
+    /// `int *a[4]` shows as `[4] * int`.
+    fn show_ops(ops: &[DeclOp]) -> String {
+        let types = |ts: &[TypeName]| ts.iter().map(show_type).collect::<Vec<_>>().join(", ");
+        ops.iter()
+            .map(|op| match op {
+                DeclOp::Pointer => "* ".to_string(),
+                DeclOp::Array(None) => "[] ".to_string(),
+                DeclOp::Array(Some(size)) => format!("[{}] ", show(size)),
+                DeclOp::AssocArray(keys) => format!("[{}] ", types(keys)),
+                DeclOp::Function(params) => format!("({}) ", types(params)),
+            })
+            .collect()
+    }
+
+    fn show_type(ty: &TypeName) -> String {
+        format!("{}{}", show_ops(&ty.ops), show_spec(&ty.spec))
+    }
+
+    fn show_spec(spec: &TypeSpec) -> String {
+        let qualified = |qualifiers: &[String], base: String| {
+            qualifiers.iter().map(|q| format!("{q} ")).collect::<String>() + &base
+        };
+        let record = |keyword: &str, r: &RecordSpec| {
+            let mut out = keyword.to_string();
+            if let Some(name) = &r.name {
+                out += &format!(" {name}");
+            }
+            if let Some(members) = &r.members {
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|m| {
+                        let bits = m.bits.as_ref().map(|b| format!(" : {}", show(b))).unwrap_or_default();
+                        format!("{}{bits}", show_declarator(&m.spec, &m.declarator))
+                    })
+                    .collect();
+                out += &format!(" {{{}}}", members.join("; "));
+            }
+            out
+        };
+        match spec {
+            TypeSpec::Builtin { words, qualifiers } => qualified(qualifiers, words.join(" ")),
+            TypeSpec::Named { name, qualifiers } => qualified(qualifiers, name.clone()),
+            TypeSpec::Struct(r) => record("struct", r),
+            TypeSpec::Union(r) => record("union", r),
+            TypeSpec::Enum(e) => {
+                let mut out = "enum".to_string();
+                if let Some(name) = &e.name {
+                    out += &format!(" {name}");
+                }
+                if let Some(values) = &e.values {
+                    let values: Vec<String> = values
+                        .iter()
+                        .map(|(name, value, _)| match value {
+                            Some(v) => format!("{name} = {}", show(v)),
+                            None => name.clone(),
+                        })
+                        .collect();
+                    out += &format!(" {{{}}}", values.join(", "));
+                }
+                out
+            }
+        }
+    }
+
+    fn show_declarator(spec: &TypeSpec, d: &Declarator) -> String {
+        format!("{}: {}{}", d.name.as_deref().unwrap_or("_"), show_ops(&d.ops), show_spec(spec))
+    }
+
+    fn show_decl(d: &Decl) -> String {
+        let class = d.class.map(|c| format!("{c:?} ")).unwrap_or_default();
+        if d.declarators.is_empty() {
+            return format!("{class}{};", show_spec(&d.spec));
+        }
+        let declarators: Vec<String> = d.declarators.iter().map(|x| show_declarator(&d.spec, x)).collect();
+        format!("{class}{}", declarators.join(", "))
+    }
+
+    #[test]
+    fn probe_descriptions() {
+        let cases = [
+            ("BEGIN {}", vec!["BEGIN"]),
+            ("syscall::open*:entry{}", vec!["syscall::open*:entry"]),
+            ("tick-$1 {}", vec!["tick-$1"]),
+            ("profile-97hz {}", vec!["profile-97hz"]),
+            ("pid$target:libc.so.6:str*:entry {}", vec!["pid$target:libc.so.6:str*:entry"]),
+            ("syscall:::entry {}", vec!["syscall:::entry"]),
+            (":::BEGIN {}", vec![":::BEGIN"]),
+            ("fbt:vmlinux:vfs_*:entry {}", vec!["fbt:vmlinux:vfs_*:entry"]),
+            ("io:::start,\n  sysinfo:::readch ,\n readch\n{}", vec!["io:::start", "sysinfo:::readch", "readch"]),
+            ("syscall::[rw]*:entry {}", vec!["syscall::[rw]*:entry"]),
+            ("*:::entry {}", vec!["*:::entry"]),
+            ("syscall* {}", vec!["syscall*"]),
+            ("1234 {}", vec!["1234"]),
+            ("syscall::read:entry /* c */ , // d\n syscall::write:entry {}", vec![
+                "syscall::read:entry",
+                "syscall::write:entry",
+            ]),
+        ];
+        for (src, expected) in cases {
+            let c = clause(src);
+            let texts: Vec<&str> = c.probes.iter().map(|p| p.text.as_str()).collect();
+            assert_eq!(texts, expected, "{src:?}");
+            for p in &c.probes {
+                assert_eq!(&src[p.span.clone()], p.text);
+            }
+            assert_eq!(c.span.start, c.probes[0].span.start);
+            assert_eq!(c.span.end, src.len(), "{src:?}");
+        }
+    }
+
+    #[test]
+    fn clauses_predicates_and_bodies() {
+        let c = clause("BEGIN/x/{}");
+        assert_eq!(c.predicate.as_ref().map(show).as_deref(), Some("x"));
+        assert!(c.body.is_empty());
+
+        let c = clause("syscall::read:entry\n/pid == $target && arg0 / 2 > 1/\n{\n  @[execname] = count();\n}");
+        assert_eq!(
+            c.predicate.as_ref().map(show).as_deref(),
+            Some("(&& (== pid $target) (> (/ arg0 2) 1))")
+        );
+        assert_eq!(c.body.iter().map(show_stmt).collect::<Vec<_>>(), vec!["(= (index @ execname) (count))"]);
+
+        let c = clause("BEGIN / (a / b) / { x }");
+        assert_eq!(c.predicate.as_ref().map(show).as_deref(), Some("(/ a b)"));
+        assert_eq!(c.body.iter().map(show_stmt).collect::<Vec<_>>(), vec!["x"]);
+
+        // `dtrace -n BEGIN`: a bare description.
+        let p = program("BEGIN");
+        assert!(matches!(p.items.as_slice(), [Item::Clause(c)] if c.body.is_empty() && c.predicate.is_none()));
+
+        let p = program("BEGIN { a = 1; } END { b = 2 }\ntick-1s { exit(0); }");
+        assert_eq!(p.items.len(), 3);
+    }
+
+    #[test]
+    fn script_start_and_pragmas() {
+        let src = "#!/usr/sbin/dtrace -qs\n#pragma D option quiet\n#pragma D option bufsize=16m\n# 1 \"x.d\"\n#line 4\n#pragma ident \"x\"\nBEGIN { }\n";
+        let items = program(src).items;
+        let pragmas: Vec<Vec<String>> = items
+            .iter()
+            .filter_map(|item| match item {
+                Item::Pragma { words, .. } => Some(words.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pragmas, vec![vec!["D", "option", "quiet"], vec!["D", "option", "bufsize=16m"], vec![
+            "ident", "\"x\""
+        ]]);
+        assert_eq!(items.len(), 4);
+        let Item::Pragma { span, .. } = &items[0] else { panic!() };
+        assert_eq!(&src[span.clone()], "#pragma D option quiet");
+        assert_eq!(line_of(src, span.start), 2);
+    }
+
+    #[test]
+    fn file_scope_declarations() {
+        let cases = [
+            ("int x;", "x: int"),
+            ("int a, *b, c[10];", "a: int, b: * int, c: [10] * int"),
+            ("int *a[4];", "a: [4] * int"),
+            ("int a[2][3];", "a: [2] [3] int"),
+            ("int *(*p)[3];", "p: * [3] * int"),
+            ("int*x;", "x: * int"),
+            ("self int x;", "SelfVar x: int"),
+            ("this string s;", "ThisVar s: string"),
+            ("int counts[string, int];", "counts: [string, int] int"),
+            ("uint64_t ts[pid_t];", "ts: [pid_t] uint64_t"),
+            ("unsigned long long x;", "x: unsigned long long"),
+            ("const char *p;", "p: * const char"),
+            ("char * const p;", "p: * char"),
+            ("extern int x;", "Extern x: int"),
+            ("static int x;", "Static x: int"),
+            ("vmlinux`pid_t p;", "p: vmlinux`pid_t"),
+            ("extern vmlinux`pid_t p;", "Extern p: vmlinux`pid_t"),
+            ("int (*fp)(int, char *);", "fp: * (int, * char) int"),
+            ("int f(void);", "f: (void) int"),
+            ("int f(int x, char *[]);", "f: (int, [] * char) int"),
+            ("struct s { int a; char b[4]; };", "struct s {a: int; b: [4] char};"),
+            ("struct s;", "struct s;"),
+            ("struct s *p;", "p: * struct s"),
+            ("union u { int i; long l; } v;", "v: union u {i: int; l: long}"),
+            ("enum e { A, B = 3, C };", "enum e {A, B = 3, C};"),
+            ("enum e { A, };", "enum e {A};"),
+            ("enum e x;", "x: enum e"),
+            (
+                "typedef struct foo { int a; char b[4]; unsigned int c : 3; int : 2; } foo_t;",
+                "Typedef foo_t: struct foo {a: int; b: [4] char; c: unsigned int : 3; _: int : 2}",
+            ),
+            ("struct s { struct { int x; } in; int a, *b; };", "struct s {in: struct {x: int}; a: int; b: * int};"),
+        ];
+        for (src, expected) in cases {
+            assert_eq!(show_decl(&decl(src)), expected, "{src:?}");
+        }
+        let d = decl("int a, *b;");
+        assert_eq!(d.span, 0..10);
+        assert_eq!(d.declarators[1].span, 7..9);
+    }
+
+    #[test]
+    fn script_typedefs_become_type_names() {
+        let p = program("typedef unsigned long my_t;\nmy_t x;\nmy_t*y;\nBEGIN { z = (my_t)1; my_t w; }");
+        assert_eq!(p.items.len(), 4);
+        let Item::Decl(d) = &p.items[1] else { panic!("{:?}", p.items[1]) };
+        assert_eq!(show_decl(d), "x: my_t");
+        let Item::Clause(c) = &p.items[3] else { panic!() };
+        let shown: Vec<String> = c.body.iter().map(show_stmt).collect();
+        assert_eq!(shown, vec!["(= z (cast <my_t> 1))", "w: my_t"]);
+        // A type name that is also the start of a probe description.
+        assert!(matches!(program("tick-1s {}").items.as_slice(), [Item::Clause(_)]));
+        assert!(matches!(program("tick x;").items.as_slice(), [Item::Decl(_)]));
+    }
+
+    #[test]
+    fn inlines_and_translators() {
+        let p = program("inline int FOO = 42;\ninline string s = \"x\";\ninline uint64_t *P = 0;");
+        let inlines: Vec<String> = p
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Inline(i) => format!("{}: {} = {}", i.name, show_type(&i.ty), show(&i.value)),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(inlines, vec!["FOO: int = 42", "s: string = \"x\"", "P: * uint64_t = 0"]);
+
+        let src = "translator psinfo_t < struct task_struct *T > {\n  pr_pid = T->tgid;\n  pr_fname = T->comm;\n};";
+        let translator = program(src);
+        let [Item::Translator(t)] = translator.items.as_slice() else { panic!() };
+        assert_eq!(show_type(&t.output), "psinfo_t");
+        assert_eq!(show_type(&t.input), "* struct task_struct");
+        assert_eq!(t.input_name, "T");
+        let members: Vec<String> = t.members.iter().map(|(n, e, _)| format!("{n} = {}", show(e))).collect();
+        assert_eq!(members, vec!["pr_pid = (-> T tgid)", "pr_fname = (-> T comm)"]);
+        assert_eq!(t.span, 0..src.len());
+        assert!(matches!(program("translator x_t < int *p > { };").items.as_slice(), [Item::Translator(_)]));
+    }
+
+    #[test]
+    fn statements() {
+        let cases: &[(&str, &[&str])] = &[
+            ("x = 1; y = 2", &["(= x 1)", "(= y 2)"]),
+            ("", &[]),
+            (";;", &[";", ";"]),
+            ("{ a; { b } }", &["{a {b}}"]),
+            ("if (x) y = 1;", &["if x {(= y 1)}"]),
+            ("if (x) { y = 1; z = 2; } else { w = 3; }", &["if x {(= y 1) (= z 2)} else {(= w 3)}"]),
+            ("if (a) if (b) c; else d;", &["if a {if b {c} else {d}}"]),
+            ("if (a) x; else if (b) y; else z;", &["if a {x} else {if b {y} else {z}}"]),
+            ("this int x; this->x = 1", &["ThisVar x: int", "(= this->x 1)"]),
+            ("self->x = 1; self int y;", &["(= self->x 1)", "SelfVar y: int"]),
+            ("uint64_t t; t = 1", &["t: uint64_t", "(= t 1)"]),
+            ("pid_t *p;", &["p: * pid_t"]),
+            ("tick = 1; tick[1] = 2; tick++;", &["(= tick 1)", "(= (index tick 1) 2)", "(PostInc tick)"]),
+            ("int x; x = 1", &["x: int", "(= x 1)"]),
+        ];
+        for (src, expected) in cases {
+            assert_eq!(body(src), *expected, "{src:?}");
+        }
+        let c = clause("BEGIN { x = 1 ; y }");
+        assert_eq!(c.body[0].span, 8..15);
+        assert_eq!(c.body[1].span, 16..17);
+    }
+
+    #[test]
+    fn expression_precedence() {
+        let cases = [
+            ("a = b = c", "(= a (= b c))"),
+            ("a += b -= c", "(+= a (-= b c))"),
+            ("a <<= 1, b >>= 2, c %= 3", "(, (, (<<= a 1) (>>= b 2)) (%= c 3))"),
+            ("a &= 1 | 2 ^ 3", "(&= a (| 1 (^ 2 3)))"),
+            ("x = a ? b : c ? d : e", "(= x (? a b (? c d e)))"),
+            ("a ? b, c : d", "(? a (, b c) d)"),
+            ("a || b ^^ c && d", "(|| a (^^ b (&& c d)))"),
+            ("a ^^ b ^^ c", "(^^ (^^ a b) c)"),
+            ("a | b ^ c & d", "(| a (^ b (& c d)))"),
+            ("a == b < c", "(== a (< b c))"),
+            ("a != b >= c <= d > e", "(!= a (> (<= (>= b c) d) e))"),
+            ("a << b + c", "(<< a (+ b c))"),
+            ("a - b - c", "(- (- a b) c)"),
+            ("a + b * c % d / e", "(+ a (/ (% (* b c) d) e))"),
+            ("a * (b + c)", "(* a (+ b c))"),
+            ("-a * !b", "(* (Neg a) (Not b))"),
+            ("~+a", "(BitNot (Plus a))"),
+            ("*p++", "(Deref (PostInc p))"),
+            ("&x->y", "(AddrOf (-> x y))"),
+            ("++a--", "(PreInc (PostDec a))"),
+            ("--*p", "(PreDec (Deref p))"),
+            ("- -1", "(Neg (Neg 1))"),
+            ("a-- - --b", "(- (PostDec a) (PreDec b))"),
+        ];
+        for (src, expected) in cases {
+            assert_eq!(expr(src), expected, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn casts_and_type_operators() {
+        let cases = [
+            ("(uint64_t)x", "(cast <uint64_t> x)"),
+            ("(struct file *)arg0", "(cast <* struct file> arg0)"),
+            ("(char)c", "(cast <char> c)"),
+            ("(int *)p", "(cast <* int> p)"),
+            ("(string)x", "(cast <string> x)"),
+            ("(unsigned long long)x", "(cast <unsigned long long> x)"),
+            ("(const char *)(x + 1)", "(cast <* const char> (+ x 1))"),
+            ("(vmlinux`pid_t)x", "(cast <vmlinux`pid_t> x)"),
+            ("(int (*)(int))f", "(cast <* (int) int> f)"),
+            ("(int)(char)x * 2", "(* (cast <int> (cast <char> x)) 2)"),
+            ("-(int)x", "(Neg (cast <int> x))"),
+            ("(x)", "x"),
+            ("(x) - 1", "(- x 1)"),
+            ("sizeof(int)", "(sizeof <int>)"),
+            ("sizeof (struct task_struct)", "(sizeof <struct task_struct>)"),
+            ("sizeof x", "(sizeof x)"),
+            ("sizeof(x)", "(sizeof x)"),
+            ("sizeof x + 1", "(+ (sizeof x) 1)"),
+            ("sizeof(char *[4])", "(sizeof <[4] * char>)"),
+            ("offsetof(struct foo, bar)", "(offsetof <struct foo> bar)"),
+            ("stringof x", "(stringof x)"),
+            ("stringof(x) + 1", "(+ (stringof x) 1)"),
+            ("xlate<psinfo_t>(curthread)", "(xlate <psinfo_t> curthread)"),
+            ("xlate < psinfo_t * > (t)->pr_pid", "(-> (xlate <* psinfo_t> t) pr_pid)"),
+        ];
+        for (src, expected) in cases {
+            assert_eq!(expr(src), expected, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn postfix_and_primary() {
+        let cases = [
+            ("f()", "(f)"),
+            ("printf(\"%d\\n\", a, b)", "(printf \"%d\\n\" a b)"),
+            ("a[x, y]", "(index a x y)"),
+            ("a[1][2]", "(index (index a 1) 2)"),
+            ("s.a.b", "(. (. s a) b)"),
+            ("p->a->b", "(-> (-> p a) b)"),
+            ("args[0]->f_path.dentry", "(. (-> (index args 0) f_path) dentry)"),
+            ("p->string", "(-> p string)"),
+            ("self->x", "self->x"),
+            ("self->x[a, b]", "(index self->x a b)"),
+            ("this->x++", "(PostInc this->x)"),
+            ("@", "@"),
+            ("@name", "@name"),
+            ("@name[k1, k2] = count()", "(= (index @name k1 k2) (count))"),
+            ("@q = quantize(x)", "(= @q (quantize x))"),
+            ("`jiffies", "`jiffies"),
+            ("vmlinux`jiffies", "vmlinux`jiffies"),
+            ("$1 + $$2", "(+ $1 $$2)"),
+            ("$target + $pid + $ppid + $uid + $gid", "(+ (+ (+ (+ $target $pid) $ppid) $uid) $gid)"),
+            ("$pgid + $sid + $projid + $taskid", "(+ (+ (+ $pgid $sid) $projid) $taskid)"),
+            ("'a' + '\\n'", "(+ char:97 char:10)"),
+            ("\"a\\tb\"", "\"a\\tb\""),
+            ("1.5", "float:1.5"),
+            ("18446744073709551615", "18446744073709551615"),
+            ("0x10UL + 010 + 1ll", "(+ (+ 16#ul 8#) 1ll)"),
+            ("probefunc == execname", "(== probefunc execname)"),
+            ("trace(curthread->pid)", "(trace (-> curthread pid))"),
+        ];
+        for (src, expected) in cases {
+            assert_eq!(expr(src), expected, "{src:?}");
+        }
+        let c = clause("BEGIN { foo(a); }");
+        let [Stmt { kind: StmtKind::Expr(e), .. }] = c.body.as_slice() else { panic!() };
+        let ExprKind::Call { name_span, .. } = &e.kind else { panic!() };
+        assert_eq!(*name_span, 8..11);
+        assert_eq!(e.span, 8..14);
+    }
+
+    #[test]
+    fn syntax_errors() {
+        let cases = [
+            ("BEGIN { x = ; }", "syntax error near \";\""),
+            ("BEGIN { x = 1", "syntax error near end of input"),
+            ("BEGIN { trace(\"a\" \"b\"); }", "syntax error near \"\"b\"\""),
+            ("BEGIN { x = 1 y = 2; }", "syntax error near \"y\""),
+            ("BEGIN { int = 1; }", "syntax error near \"=\""),
+            ("BEGIN { for = 1; }", "syntax error near \"for\""),
+            ("BEGIN { x = self; }", "syntax error near \";\""),
+            ("BEGIN { (x)(1); }", "syntax error near \"(\""),
+            ("BEGIN { int x = 1; }", "syntax error near \"=\""),
+            ("BEGIN /x/", "expected actions { } following probe description and predicate"),
+            ("BEGIN, {}", "syntax error near \"{\""),
+            ("{}", "syntax error near \"{\""),
+            ("int;", "syntax error near \";\""),
+            ("int x", "syntax error near end of input"),
+            ("struct { int a; }", "syntax error near end of input"),
+            ("struct;", "syntax error near \";\""),
+            ("int long string x;", "syntax error near \"string\""),
+            ("static static int x;", "syntax error near \"static\""),
+            ("BEGIN { @a[] = count(); }", "syntax error near \"]\""),
+            ("BEGIN { x = a ? b; }", "syntax error near \";\""),
+            ("BEGIN { x = $foo; }", "macro variable $foo is not defined"),
+            ("BEGIN { x = \"abc\n\"; }", "newline encountered in string literal"),
+            ("BEGIN { x = \"abc", "end-of-file encountered in string literal"),
+            ("BEGIN { /* x", "end-of-file encountered before matching */"),
+            ("BEGIN { x = 0x1ffffffffffffffff; }", "constant 0x1ffffffffffffffff results in integer overflow"),
+            ("BEGIN { x = \u{7}; }", "invalid character '\\x07'"),
+            ("BEGIN {\n#pragma D option quiet\n}", "syntax error near \"#pragma D option quiet\""),
+            ("inline int x;", "syntax error near \";\""),
+            ("translator a_t < int > { };", "syntax error near \">\""),
+        ];
+        for (src, message) in cases {
+            assert_eq!(error(src).message, message, "{src:?}");
+        }
+        let src = "BEGIN\n{\n  x = 1;\n  y = ;\n}";
+        let e = error(src);
+        assert_eq!((e.tag, line_of(src, e.span.start)), ("D_SYNTAX", 4));
+        assert_eq!(e.span, 19..20);
+        assert_eq!(error("BEGIN { x = 1").span, 13..13);
+    }
+
+    #[test]
+    fn line_numbers() {
+        let src = "a\nbc\n\nd";
+        assert_eq!([0, 1, 2, 4, 5, 6, 100].map(|o| line_of(src, o)), [1, 1, 2, 2, 3, 4, 4]);
+    }
+
+    /// Small deterministic generator so the test needs no crates.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    const SAMPLE: &str = r#"#!/usr/sbin/dtrace -qs
+#pragma D option quiet
+typedef struct foo { int a; char b[4]; unsigned c : 3; } foo_t;
+inline int LIMIT = 10;
+translator psinfo_t < struct task_struct *T > { pr_pid = T->tgid; };
+self int depth;
+syscall::open*:entry, syscall::read:entry
+/pid == $target && arg0 / 2 > 1/
+{
+    self->ts[probefunc, 1] = timestamp;
+    this->p = (struct file *)arg0;
+    @counts[execname, "x\n"] = count();
+    if (x > 'a') { y = sizeof(int) + stringof x; } else z = xlate<psinfo_t>(curthread)->pr_pid;
+    x = a ? b : c, d <<= 0x10UL;
+    printf("%d %s\n", `jiffies, vmlinux`init_task.comm);
+}
+"#;
+
+    #[test]
+    fn random_and_truncated_inputs_do_not_panic() {
+        // Every prefix of a realistic script.
+        for end in 0..=SAMPLE.len() {
+            if SAMPLE.is_char_boundary(end) {
+                let _ = parse(&SAMPLE[..end], &is_type);
+            }
+        }
+        assert!(parse(SAMPLE, &is_type).is_ok(), "{:?}", parse(SAMPLE, &is_type));
+
+        // Random token soups and random byte mutations of the sample.
+        let pieces = [
+            "BEGIN", "syscall::read:entry", "{", "}", "(", ")", "[", "]", "/", "*", ";", ",", "=", "->", ".", "?",
+            ":", "int", "struct", "self", "this", "x", "uint64_t", "\"s\"", "'c'", "0x1", "1.5", "@a", "$1",
+            "`k", "#pragma D option q\n", "\n", " ", "if", "else", "sizeof", "xlate", "<", ">", "typedef",
+            "inline", "translator", "/*", "*/", "\"", "'", "\\", "$", "@", "&&", "^^", "++", "enum", "{A,B}",
+        ];
+        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..600 {
+            let len = rng.below(40);
+            let src: String = (0..len).map(|_| pieces[rng.below(pieces.len())]).collect::<Vec<_>>().join("");
+            let _ = parse(&src, &is_type);
+        }
+        for _ in 0..300 {
+            let mut bytes = SAMPLE.as_bytes().to_vec();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(bytes.len());
+                match rng.below(3) {
+                    0 => {
+                        bytes.remove(at);
+                    }
+                    1 => bytes.insert(at, b"(){}[]/*;,'\"\\`$@#:?<>\n x1"[rng.below(25)]),
+                    _ => bytes[at] = (rng.next() & 0x7f) as u8,
+                }
+            }
+            let src = String::from_utf8_lossy(&bytes);
+            let _ = parse(&src, &is_type);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = [
+            format!("BEGIN {{ x = {}1; }}", "(".repeat(10_000)),
+            format!("BEGIN {{ x = {}1; }}", "-".repeat(10_000)),
+            format!("BEGIN {{ x = {}1; }}", "(int)".repeat(10_000)),
+            format!("BEGIN {{ x = {}1; }}", "a ? b : ".repeat(10_000)),
+            format!("BEGIN {{ x = {}1; }}", "a = ".repeat(10_000)),
+            format!("BEGIN {}", "{".repeat(10_000)),
+            format!("BEGIN {{ {} }}", "if (x) ".repeat(10_000)),
+            format!("int {}x;", "(".repeat(10_000)),
+            format!("{}int x;", "struct { ".repeat(10_000)),
+            format!("BEGIN {{ x = {}; }}", "f(".repeat(10_000)),
+            format!("BEGIN {{ x = {}; }}", "a[".repeat(10_000)),
+        ];
+        // Run where a stack overflow would show: a 2 MiB thread.
+        let on_small_stack = |src: String| {
+            std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || parse(&src, &is_type))
+                .expect("spawn")
+                .join()
+                .expect("no stack overflow")
+        };
+        for src in deep {
+            let head = src[..30].to_string();
+            let result = on_small_stack(src);
+            assert_eq!(result.map_err(|e| e.message), Err("expression is too complex".to_string()), "{head}");
+        }
+        // Long but flat input is fine.
+        let flat = format!("BEGIN {{ x = 1{}; }}", " + 1".repeat(20_000));
+        assert!(on_small_stack(flat).is_ok());
+        // Nesting well beyond real scripts is accepted, even unoptimized.
+        let nested = [
+            format!("BEGIN {{ x = {}1{}; }}", "(".repeat(40), ")".repeat(40)),
+            format!("BEGIN {{ x = {}{}; }}", "f(".repeat(40), ")".repeat(40)),
+            format!("BEGIN {{ {}x{} }}", "if (x) { ".repeat(40), " }".repeat(40)),
+            format!("{}int x;{}", "struct { ".repeat(30), " } y;".repeat(30)),
+        ];
+        for src in nested {
+            let head = src[..30].to_string();
+            assert!(on_small_stack(src).is_ok(), "{head}");
+        }
+    }
+}
