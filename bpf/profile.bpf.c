@@ -2,7 +2,7 @@
 /*
  * The profile provider: profile-N and tick-N are software cpu-clock perf
  * events (profile-N on every CPU, tick-N on one). The attach cookie is the
- * probe's slot in dt_prof_progs; slot i has probe ID dt_prof_id[i].
+ * probe ID (high 32 bits) and the probe's slot in dt_prof_progs (low bits).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -11,8 +11,6 @@
 #include "dtrace.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-const volatile __u32 dt_prof_id[DT_MAX_PROFILE] = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -24,9 +22,9 @@ struct {
 SEC("perf_event")
 int dt_profile(struct bpf_perf_event_data *ctx)
 {
-	__u32 slot = bpf_get_attach_cookie(ctx);
-	if (slot >= DT_MAX_PROFILE)
-		return 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	/* A mask, not a compare: the verifier sees the bound on any clang. */
+	__u32 slot = cookie & (DT_MAX_PROFILE - 1);
 	struct dt_probe_ctx *pc = dt_begin_probe();
 	if (!pc)
 		return 0;
@@ -34,7 +32,7 @@ int dt_profile(struct bpf_perf_event_data *ctx)
 	 * Kernel addresses are the upper half on x86_64 and arm64. */
 	__u64 pc_addr = PT_REGS_IP(&ctx->regs);
 	int in_kernel = (__s64)pc_addr < 0;
-	pc->probe_id = dt_prof_id[slot];
+	pc->probe_id = cookie >> 32;
 	pc->args[0] = in_kernel ? pc_addr : 0;
 	pc->args[1] = in_kernel ? 0 : pc_addr;
 	for (int i = 2; i < DT_NARGS; i++)

@@ -12,7 +12,7 @@ pub(crate) mod skel;
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 
 use anyhow::{anyhow, bail, Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -36,7 +36,6 @@ pub(crate) struct Session {
     _syscall: Option<skel::syscall::SyscallSkel<'static>>,
     _profile: Option<skel::profile::ProfileSkel<'static>>,
     _links: Vec<Link>,
-    _perf_fds: Vec<OwnedFd>,
     _programs: Vec<OwnedFd>,
     _maps: Vec<MapHandle>,
     has_begin: bool,
@@ -59,6 +58,11 @@ fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
 
 pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOptions) -> Result<Session> {
     bump_memlock();
+    // libbpf's own messages would interleave with DTrace's; our errors say
+    // what failed instead.
+    if std::env::var_os("DTRACE_DEBUG_LIBBPF").is_none() {
+        libbpf_rs::set_print(None);
+    }
     // Which clauses run for each enabled probe, in program order.
     let mut clauses_of: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (i, clause) in program.clauses.iter().enumerate() {
@@ -223,7 +227,6 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
-    let mut perf_fds = Vec::new();
     let profile_skel = if !profile_slots.is_empty() {
         if profile_slots.len() > 64 {
             bail!("too many profile and tick probes (the limit is 64)");
@@ -231,9 +234,6 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         let mut open = skel::profile::ProfileSkelBuilder::default().open(leak_storage())?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.dt_need_ppid = program.uses_ppid;
-            for (slot, (id, _, _)) in profile_slots.iter().enumerate() {
-                ro.dt_prof_id[slot] = *id;
-            }
         }
         open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
         open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
@@ -245,17 +245,17 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             }
         }
         let cpus = online_cpus();
-        for (slot, (_, period_ns, every_cpu)) in profile_slots.iter().enumerate() {
+        for (slot, (probe_id, period_ns, every_cpu)) in profile_slots.iter().enumerate() {
             let targets: Vec<i32> = if *every_cpu { cpus.clone() } else { vec![cpus[0]] };
             for cpu in targets {
                 let pfd = open_cpu_clock(cpu, *period_ns)?;
+                // The link takes ownership of the perf event fd and closes it.
                 let link = skel
                     .progs
                     .dt_profile
-                    .attach_perf_event_with_opts(pfd.as_raw_fd(), libbpf_rs::PerfEventOpts { cookie: slot as u64, ..Default::default() })
+                    .attach_perf_event_with_opts(pfd.into_raw_fd(), libbpf_rs::PerfEventOpts { cookie: (u64::from(*probe_id) << 32) | slot as u64, ..Default::default() })
                     .context("attaching a profile probe")?;
                 links.push(link);
-                perf_fds.push(pfd);
             }
         }
         Some(skel)
@@ -268,7 +268,6 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         _syscall: syscall_skel,
         _profile: profile_skel,
         _links: links,
-        _perf_fds: perf_fds,
         _programs: programs,
         _maps: maps,
         has_begin,

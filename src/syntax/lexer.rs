@@ -893,7 +893,7 @@ mod tests {
     fn predicate_slash_lookahead() {
         let lexer = Lexer::new("/x/ {} /x / 2/\n;");
         assert!(lexer.slash_ends_predicate(3));
-        assert!(!lexer.slash_ends_predicate(10));
+        assert!(!lexer.slash_ends_predicate(11));
         assert!(lexer.slash_ends_predicate(14));
     }
 }

@@ -17,9 +17,10 @@ use super::ParseError;
 use super::ast::*;
 use super::lexer::{Keyword, Lexer, Punct, Token, TokenKind, is_probe_start, syntax_error_near};
 
-/// Bound on nested parse calls (each level of parentheses costs three), far
-/// beyond any real script.
-const MAX_NESTING: usize = 600;
+/// Bound on nested parse calls plus operator-chain lengths, which is roughly
+/// the depth of the tree built: far beyond any real script, small enough for
+/// the recursive walks later passes (and `Drop`) make over the tree.
+const MAX_NESTING: usize = 1000;
 
 /// Stack the parser may use below its entry, whatever the build profile:
 /// unoptimized frames are several times larger, so counting calls alone
@@ -194,15 +195,41 @@ impl<'a> Parser<'a> {
         start..self.prev_end.max(start)
     }
 
+    fn too_complex(&mut self) -> ParseError {
+        match self.peek() {
+            Ok(token) => ParseError::new(token.span.clone(), "D_SYNTAX", "expression is too complex"),
+            Err(e) => e,
+        }
+    }
+
+    /// Runs a recursive parse one level deeper, refusing to go past the
+    /// nesting bound or the stack budget.
     fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T, ParseError>) -> Result<T, ParseError> {
         if self.nesting >= MAX_NESTING || self.stack_base.abs_diff(stack_position()) > STACK_BUDGET {
-            let span = self.peek()?.span.clone();
-            return Err(ParseError::new(span, "D_SYNTAX", "expression is too complex"));
+            return Err(self.too_complex());
         }
         self.nesting += 1;
         let result = parse(self);
         self.nesting -= 1;
         result
+    }
+
+    /// Runs a loop that builds a left-deep chain (`a + b + c`, `a[1][2]`,
+    /// `a, b, c`); the loop calls [`Parser::deepen`] per link so that the
+    /// chain counts towards the nesting bound.
+    fn chained<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T, ParseError>) -> Result<T, ParseError> {
+        let outer = self.nesting;
+        let result = parse(self);
+        self.nesting = outer;
+        result
+    }
+
+    fn deepen(&mut self) -> Result<(), ParseError> {
+        if self.nesting >= MAX_NESTING {
+            return Err(self.too_complex());
+        }
+        self.nesting += 1;
+        Ok(())
     }
 
     // ----- type names -----------------------------------------------------
@@ -750,12 +777,19 @@ impl<'a> Parser<'a> {
 
     /// `expression`: assignments separated by the comma operator.
     fn parse_expr(&mut self) -> Result<Expr, ParseError> {
-        let mut expr = self.parse_assign()?;
-        while self.eat(Punct::Comma)? {
-            let rhs = self.parse_assign()?;
-            expr = binary(BinOp::Comma, expr, rhs);
+        let first = self.parse_assign()?;
+        if self.peek_punct()? != Some(Punct::Comma) {
+            return Ok(first);
         }
-        Ok(expr)
+        self.chained(|p| {
+            let mut expr = first;
+            while p.eat(Punct::Comma)? {
+                p.deepen()?;
+                let rhs = p.parse_assign()?;
+                expr = binary(BinOp::Comma, expr, rhs);
+            }
+            Ok(expr)
+        })
     }
 
     fn parse_assign(&mut self) -> Result<Expr, ParseError> {
@@ -809,10 +843,15 @@ impl<'a> Parser<'a> {
 
     #[inline(never)]
     fn parse_binary_rest(&mut self, first: Expr) -> Result<Expr, ParseError> {
+        self.chained(|p| p.parse_binary_chain(first))
+    }
+
+    fn parse_binary_chain(&mut self, first: Expr) -> Result<Expr, ParseError> {
         let mut pending: Vec<(Expr, BinOp, u8)> = Vec::new();
         let mut current = first;
         while let Some((op, precedence)) = self.peek_binary_op()? {
             self.bump()?;
+            self.deepen()?;
             while pending.last().is_some_and(|&(_, _, top)| top >= precedence) {
                 if let Some((lhs, top_op, _)) = pending.pop() {
                     current = binary(top_op, lhs, current);
@@ -897,8 +936,19 @@ impl<'a> Parser<'a> {
     }
 
     fn parse_postfix(&mut self) -> Result<Expr, ParseError> {
-        let mut expr = self.parse_primary()?;
+        let primary = self.parse_primary()?;
+        match self.peek_punct()? {
+            Some(Punct::LBracket | Punct::LParen | Punct::Dot | Punct::Arrow | Punct::PlusPlus | Punct::MinusMinus) => {
+                self.chained(|p| p.parse_postfix_chain(primary))
+            }
+            _ => Ok(primary),
+        }
+    }
+
+    #[inline(never)]
+    fn parse_postfix_chain(&mut self, mut expr: Expr) -> Result<Expr, ParseError> {
         while let Some(punct) = self.peek_punct()? {
+            self.deepen()?;
             expr = match punct {
                 Punct::LBracket => self.parse_index(expr)?,
                 // Only identifiers are callable in D; `(x)(y)` is a syntax error.
@@ -1423,7 +1473,7 @@ mod tests {
     fn file_scope_declarations() {
         let cases = [
             ("int x;", "x: int"),
-            ("int a, *b, c[10];", "a: int, b: * int, c: [10] * int"),
+            ("int a, *b, c[10];", "a: int, b: * int, c: [10] int"),
             ("int *a[4];", "a: [4] * int"),
             ("int a[2][3];", "a: [2] [3] int"),
             ("int *(*p)[3];", "p: * [3] * int"),
@@ -1499,7 +1549,7 @@ mod tests {
         let members: Vec<String> = t.members.iter().map(|(n, e, _)| format!("{n} = {}", show(e))).collect();
         assert_eq!(members, vec!["pr_pid = (-> T tgid)", "pr_fname = (-> T comm)"]);
         assert_eq!(t.span, 0..src.len());
-        assert!(matches!(program("translator x_t < int *p > { };").items.as_slice(), [Item::Translator(_)]));
+        assert!(matches!(program("translator psinfo_t < int *p > { };").items.as_slice(), [Item::Translator(_)]));
     }
 
     #[test]
@@ -1644,12 +1694,12 @@ mod tests {
             ("BEGIN { int = 1; }", "syntax error near \"=\""),
             ("BEGIN { for = 1; }", "syntax error near \"for\""),
             ("BEGIN { x = self; }", "syntax error near \";\""),
-            ("BEGIN { (x)(1); }", "syntax error near \"(\""),
+            ("BEGIN { (1)(2); }", "syntax error near \"(\""),
             ("BEGIN { int x = 1; }", "syntax error near \"=\""),
             ("BEGIN /x/", "expected actions { } following probe description and predicate"),
             ("BEGIN, {}", "syntax error near \"{\""),
             ("{}", "syntax error near \"{\""),
-            ("int;", "syntax error near \";\""),
+            (";", "syntax error near \";\""),
             ("int x", "syntax error near end of input"),
             ("struct { int a; }", "syntax error near end of input"),
             ("struct;", "syntax error near \";\""),
@@ -1665,7 +1715,7 @@ mod tests {
             ("BEGIN { x = \u{7}; }", "invalid character '\\x07'"),
             ("BEGIN {\n#pragma D option quiet\n}", "syntax error near \"#pragma D option quiet\""),
             ("inline int x;", "syntax error near \";\""),
-            ("translator a_t < int > { };", "syntax error near \">\""),
+            ("translator psinfo_t < int > { };", "syntax error near \">\""),
         ];
         for (src, message) in cases {
             assert_eq!(error(src).message, message, "{src:?}");
@@ -1673,7 +1723,7 @@ mod tests {
         let src = "BEGIN\n{\n  x = 1;\n  y = ;\n}";
         let e = error(src);
         assert_eq!((e.tag, line_of(src, e.span.start)), ("D_SYNTAX", 4));
-        assert_eq!(e.span, 19..20);
+        assert_eq!(e.span, 23..24);
         assert_eq!(error("BEGIN { x = 1").span, 13..13);
     }
 
@@ -1786,9 +1836,14 @@ syscall::open*:entry, syscall::read:entry
             let result = on_small_stack(src);
             assert_eq!(result.map_err(|e| e.message), Err("expression is too complex".to_string()), "{head}");
         }
-        // Long but flat input is fine.
-        let flat = format!("BEGIN {{ x = 1{}; }}", " + 1".repeat(20_000));
+        // Operator chains build trees as deep as they are long, so they are
+        // bounded too, but far beyond what scripts write.
+        let flat = format!("BEGIN {{ x = 1{}; }}", " + 1".repeat(900));
         assert!(on_small_stack(flat).is_ok());
+        for chain in [" + 1", "[1]", "->a", ", 1"] {
+            let src = format!("BEGIN {{ x = y{}; }}", chain.repeat(20_000));
+            assert_eq!(on_small_stack(src).map_err(|e| e.message), Err("expression is too complex".to_string()));
+        }
         // Nesting well beyond real scripts is accepted, even unoptimized.
         let nested = [
             format!("BEGIN {{ x = {}1{}; }}", "(".repeat(40), ")".repeat(40)),
