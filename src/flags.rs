@@ -174,7 +174,7 @@ pub(crate) fn command() -> Command {
         .arg(flag("zero", 'Z', "permit probe descriptions that match zero probes"))
         .arg(flag("version", 'V', "report DTrace API version"))
         .arg(Arg::new("help").long("help").action(ArgAction::Help).help("print this help"))
-        .arg(Arg::new("args").action(ArgAction::Append).num_args(0..).trailing_var_arg(true).allow_hyphen_values(true))
+        .arg(Arg::new("args").action(ArgAction::Append).num_args(0..).trailing_var_arg(true))
 }
 
 /// Parses the command line; `Err` carries clap's error for a usage message.

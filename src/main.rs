@@ -39,13 +39,23 @@ fn usage_error(e: clap::Error) -> ExitCode {
         print!("{}", flags::command().render_help());
         return ExitCode::SUCCESS;
     }
+    use clap::error::ContextKind;
     let text = e.to_string();
     let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
     if first.starts_with("failed to set -x") {
         eprintln!("dtrace: {first}");
         return ExitCode::from(1);
     }
-    eprintln!("dtrace: {first}");
+    // getopt's wording, as dtrace(1) prints it.
+    let option = e.get(ContextKind::InvalidArg).map(|a| a.to_string()).unwrap_or_default();
+    let letter = option.trim_start_matches('-').chars().next().unwrap_or('?');
+    match e.kind() {
+        ErrorKind::UnknownArgument => eprintln!("dtrace: illegal option -- {letter}"),
+        ErrorKind::InvalidValue | ErrorKind::NoEquals if option.starts_with('-') => {
+            eprintln!("dtrace: option requires an argument -- {letter}")
+        }
+        _ => eprintln!("dtrace: {first}"),
+    }
     eprintln!("Usage: {}", flags::command().render_usage().to_string().trim_start_matches("Usage: "));
     ExitCode::from(2)
 }
@@ -60,7 +70,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         return list(&flags, &mut registry);
     }
     if flags.sources.is_empty() {
-        return Err("no probes specified (use -n, -s or -l; see --help)".to_string());
+        eprintln!("Usage: {}", flags::command().render_usage().to_string().trim_start_matches("Usage: "));
+        return Ok(2);
     }
     // $0 is the script name (or "dtrace"), then the operands.
     let script_name = flags.sources.iter().find_map(|s| match s {

@@ -44,6 +44,8 @@ struct State<'a> {
     /// exit(N) seen: the status to exit with.
     exit_status: Option<i32>,
     symbols: NoSymbols,
+    /// Set once END fires: its records are wanted even after exit().
+    ending: bool,
     /// DTrace prints the column heading before the first record, not at start.
     heading_printed: bool,
 }
@@ -63,7 +65,7 @@ impl printf::FormatContext for NoSymbols {
 /// Runs the session until exit(), a signal, or nothing left to trace; then
 /// fires END and drains the last records. Returns dtrace's exit status.
 pub(crate) fn run(session: &Session, program: &Program, registry: &Registry, opts: &ConsumeOptions, out: Box<dyn Write + '_>) -> Result<i32> {
-    let state = Rc::new(RefCell::new(State { program, registry, quiet: opts.quiet, out, exit_status: None, symbols: NoSymbols, heading_printed: false }));
+    let state = Rc::new(RefCell::new(State { program, registry, quiet: opts.quiet, out, exit_status: None, symbols: NoSymbols, heading_printed: false, ending: false }));
     let mut builder = libbpf_rs::RingBufferBuilder::new();
     let cb_state = Rc::clone(&state);
     builder.add(session.events_map(), move |data: &[u8]| {
@@ -93,6 +95,7 @@ pub(crate) fn run(session: &Session, program: &Program, registry: &Registry, opt
         }
         std::thread::sleep(opts.switchrate);
     }
+    state.borrow_mut().ending = true;
     session.fire_end()?;
     ring.consume()?;
     report_drops(session);
@@ -115,7 +118,7 @@ impl State<'_> {
             return;
         }
         // Records after exit() belong to a run that is over.
-        if self.exit_status.is_some() {
+        if self.exit_status.is_some() && !self.ending {
             return;
         }
         let Some(clause) = self.program.clauses.get(epid as usize - 1) else { return };

@@ -71,6 +71,9 @@ impl<'a> Checker<'a> {
 
     /// Checks the items of one parsed source; call once per -n/-s, in order.
     pub(crate) fn check_items(&mut self, ast: &ast::Program) -> Result<()> {
+        if ast.items.is_empty() {
+            return Err(CompileError::nowhere("D_EMPTY", "empty D program translation unit"));
+        }
         for item in &ast.items {
             match item {
                 ast::Item::Clause(clause) => self.clause(clause)?,
@@ -535,6 +538,9 @@ impl<'a> Checker<'a> {
         if !l.ty.is_int() || !r.ty.is_int() {
             return Err(CompileError::new("D_OP_INT", span, format!("operator {text} requires operands of integral type")));
         }
+        if matches!(op, BinOp::Div | BinOp::Mod) && matches!(r.kind, TKind::Int(0)) {
+            return Err(CompileError::new("D_DIV_ZERO", span, "expression contains division by zero"));
+        }
         let common = arith_result(&l.ty, &r.ty);
         let signed = matches!(common, Type::Int { signed: true, .. });
         let (signed, ty) = match op {
@@ -623,6 +629,11 @@ impl<'a> Checker<'a> {
                 "D_PROTO_ARG",
                 name_span,
                 format!("{name}( ) may not be used as an expression; it is an action"),
+            )),
+            "count" | "sum" | "min" | "max" | "avg" | "stddev" | "quantize" | "lquantize" | "llquantize" => Err(CompileError::new(
+                "D_UNSUPPORTED",
+                name_span,
+                format!("aggregating function {name}( ) is not supported yet"),
             )),
             _ => Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action"))),
         }

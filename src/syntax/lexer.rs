@@ -1,7 +1,8 @@
 //! The D lexer: cuts script text into tokens carrying byte spans.
 //!
 //! It owns everything that is decided character by character: white space,
-//! `/* */` and `//` comments, control lines (`#pragma` becomes a token, `#!`,
+//! `/* */` and `//` comments, control lines (`#pragma` lines are collected for
+//! the parser wherever they appear, as DTrace processes them anywhere; `#!`,
 //! `#line` and other `#` lines are skipped), keywords, constants with their C
 //! escapes and suffixes, macro references (`$1`, `$$1`, `$target`),
 //! aggregation names and punctuators. D needs a second lexing mode for probe
@@ -9,8 +10,10 @@
 //! elsewhere); the parser asks for it explicitly with
 //! [`Lexer::next_probe_spec`], mirroring the S2 state of DTrace's `dt_lex.l`.
 
-use super::ParseError;
+use std::collections::BTreeMap;
+
 use super::ast::{IntSuffix, Span};
+use super::ParseError;
 
 macro_rules! keywords {
     ($($variant:ident = $text:literal,)*) => {
@@ -149,8 +152,15 @@ pub(crate) enum TokenKind {
     Ident(String),
     Keyword(Keyword),
     /// `` `name `` or `` module`name ``.
-    Backquote { module: Option<String>, name: String },
-    Int { value: u64, suffix: IntSuffix, decimal: bool },
+    Backquote {
+        module: Option<String>,
+        name: String,
+    },
+    Int {
+        value: u64,
+        suffix: IntSuffix,
+        decimal: bool,
+    },
     Float(String),
     Char(i64),
     Str(Vec<u8>),
@@ -162,8 +172,6 @@ pub(crate) enum TokenKind {
     Punct(Punct),
     /// Only produced by [`Lexer::next_probe_spec`].
     ProbeSpec(String),
-    /// Words after `#pragma`.
-    Pragma(Vec<String>),
     Eof,
 }
 
@@ -204,14 +212,24 @@ pub(crate) fn is_probe_continue(b: u8) -> bool {
     is_probe_start(b) || b"`~+".contains(&b)
 }
 
+/// A `#pragma` line: the words after `#pragma` and the line's span.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PragmaLine {
+    pub words: Vec<String>,
+    pub span: Span,
+}
+
 pub(crate) struct Lexer<'a> {
     src: &'a str,
     pos: usize,
+    /// `#pragma` lines met so far, by offset: the parser may re-lex text
+    /// after a rewind, and each line must be reported once.
+    pragmas: BTreeMap<usize, PragmaLine>,
 }
 
 impl<'a> Lexer<'a> {
     pub(crate) fn new(src: &'a str) -> Self {
-        Lexer { src, pos: 0 }
+        Lexer { src, pos: 0, pragmas: BTreeMap::new() }
     }
 
     pub(crate) fn pos(&self) -> usize {
@@ -287,9 +305,14 @@ impl<'a> Lexer<'a> {
         &self.src[start..end]
     }
 
-    /// Skips white space, comments and the control lines that carry no
-    /// meaning for D (`#!`, `#line`, cpp's `# 1 "file"`). Stops in front of
-    /// a `#pragma` line, which is a token.
+    /// The `#pragma` lines met so far, in source order.
+    pub(crate) fn take_pragmas(&mut self) -> Vec<PragmaLine> {
+        std::mem::take(&mut self.pragmas).into_values().collect()
+    }
+
+    /// Skips white space, comments and control lines: `#pragma` lines are
+    /// recorded, the others (`#!`, `#line`, cpp's `# 1 "file"`) carry no
+    /// meaning for D.
     pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
         let bytes = self.bytes();
         while self.pos < bytes.len() {
@@ -303,8 +326,8 @@ impl<'a> Lexer<'a> {
                 self.skip_block_comment()?;
             } else if b == b'/' && next == Some(b'/') {
                 self.pos = self.line_end(self.pos);
-            } else if b == b'#' && self.at_line_start(self.pos) && self.directive_at(self.pos) != "pragma" {
-                self.pos = self.line_end(self.pos);
+            } else if b == b'#' && self.at_line_start(self.pos) {
+                self.skip_control_line();
             } else {
                 break;
             }
@@ -377,7 +400,6 @@ impl<'a> Lexer<'a> {
                 self.pos = end;
                 TokenKind::Aggregation(self.src[start + 1..end].to_string())
             }
-            b'#' if self.at_line_start(start) => self.lex_pragma(start),
             _ => self.lex_punct(start)?,
         };
         Ok(Token { kind, span: start..self.pos })
@@ -429,9 +451,8 @@ impl<'a> Lexer<'a> {
         self.pos = end;
         let text = &self.src[start..end];
         let suffix_text = &self.src[digits_end..end];
-        let bad_digit = |c: char| {
-            ParseError::new(start..end, "D_INT_DIGIT", format!("constant {text} contains invalid digit {c}"))
-        };
+        let bad_digit =
+            |c: char| ParseError::new(start..end, "D_INT_DIGIT", format!("constant {text} contains invalid digit {c}"));
 
         if hex && digits_end == digits_start {
             return Err(bad_digit(char::from(bytes[start + 1])));
@@ -591,11 +612,7 @@ impl<'a> Lexer<'a> {
             return Ok(if as_string { TokenKind::MacroStr(index) } else { TokenKind::MacroArg(index) });
         }
         if !MACRO_VARIABLES.contains(&name) {
-            return Err(ParseError::new(
-                start..end,
-                "D_MACRO_UNDEF",
-                format!("macro variable {text} is not defined"),
-            ));
+            return Err(ParseError::new(start..end, "D_MACRO_UNDEF", format!("macro variable {text} is not defined")));
         }
         if as_string {
             // The tree has no node for `$$target`-style string macro variables.
@@ -604,21 +621,25 @@ impl<'a> Lexer<'a> {
         Ok(TokenKind::MacroVar(name.to_string()))
     }
 
-    /// `#pragma` control line: everything up to the end of the line (or a
-    /// comment) split into words.
-    fn lex_pragma(&mut self, start: usize) -> TokenKind {
+    /// Skips the control line whose `#` is at the current position,
+    /// recording it if it is a `#pragma`: its words run to the end of the
+    /// line or to a comment.
+    fn skip_control_line(&mut self) {
+        let start = self.pos;
         let line_end = self.line_end(start);
+        if self.directive_at(start) != "pragma" {
+            self.pos = line_end;
+            return;
+        }
         let line = &self.src[start..line_end];
         let comment = [line.find("//"), line.find("/*")].into_iter().flatten().min();
         let text_end = comment.map_or(line_end, |c| start + c);
         // Resume at the comment, if any, so that skip_trivia handles it.
         self.pos = text_end;
-        let words = self.src[start + 1..text_end]
-            .split_whitespace()
-            .skip(1) // "pragma"
-            .map(str::to_string)
-            .collect();
-        TokenKind::Pragma(words)
+        let text = &self.src[start + 1..text_end];
+        let words = text.split_whitespace().skip(1).map(str::to_string).collect(); // skip "pragma"
+        let span = start..start + 1 + text.trim_end().len();
+        self.pragmas.insert(start, PragmaLine { words, span });
     }
 
     fn lex_punct(&mut self, start: usize) -> Result<TokenKind, ParseError> {
@@ -742,24 +763,25 @@ mod tests {
 
     #[test]
     fn integers() {
-        assert_eq!(kinds("0 42 0x1F 017"), vec![
-            int(0, false, 0, true),
-            int(42, false, 0, true),
-            int(31, false, 0, false),
-            int(15, false, 0, false)
-        ]);
-        assert_eq!(kinds("1u 2UL 3ll 4ULL 5lu 6LLU"), vec![
-            int(1, true, 0, true),
-            int(2, true, 1, true),
-            int(3, false, 2, true),
-            int(4, true, 2, true),
-            int(5, true, 1, true),
-            int(6, true, 2, true)
-        ]);
-        assert_eq!(kinds("18446744073709551615 0xffffffffffffffff"), vec![
-            int(u64::MAX, false, 0, true),
-            int(u64::MAX, false, 0, false)
-        ]);
+        assert_eq!(
+            kinds("0 42 0x1F 017"),
+            vec![int(0, false, 0, true), int(42, false, 0, true), int(31, false, 0, false), int(15, false, 0, false)]
+        );
+        assert_eq!(
+            kinds("1u 2UL 3ll 4ULL 5lu 6LLU"),
+            vec![
+                int(1, true, 0, true),
+                int(2, true, 1, true),
+                int(3, false, 2, true),
+                int(4, true, 2, true),
+                int(5, true, 1, true),
+                int(6, true, 2, true)
+            ]
+        );
+        assert_eq!(
+            kinds("18446744073709551615 0xffffffffffffffff"),
+            vec![int(u64::MAX, false, 0, true), int(u64::MAX, false, 0, false)]
+        );
     }
 
     #[test]
@@ -776,27 +798,33 @@ mod tests {
 
     #[test]
     fn floats() {
-        assert_eq!(kinds("1.5 .5 1e10 2.5e-3f 3."), vec![
-            TokenKind::Float("1.5".into()),
-            TokenKind::Float(".5".into()),
-            TokenKind::Float("1e10".into()),
-            TokenKind::Float("2.5e-3f".into()),
-            TokenKind::Float("3.".into()),
-        ]);
+        assert_eq!(
+            kinds("1.5 .5 1e10 2.5e-3f 3."),
+            vec![
+                TokenKind::Float("1.5".into()),
+                TokenKind::Float(".5".into()),
+                TokenKind::Float("1e10".into()),
+                TokenKind::Float("2.5e-3f".into()),
+                TokenKind::Float("3.".into()),
+            ]
+        );
     }
 
     #[test]
     fn characters() {
-        assert_eq!(kinds(r"'a' '\n' '\0' '\x41' '\\' '\'' 'ab' '\101'"), vec![
-            TokenKind::Char(97),
-            TokenKind::Char(10),
-            TokenKind::Char(0),
-            TokenKind::Char(0x41),
-            TokenKind::Char(92),
-            TokenKind::Char(39),
-            TokenKind::Char(0x6162),
-            TokenKind::Char(65),
-        ]);
+        assert_eq!(
+            kinds(r"'a' '\n' '\0' '\x41' '\\' '\'' 'ab' '\101'"),
+            vec![
+                TokenKind::Char(97),
+                TokenKind::Char(10),
+                TokenKind::Char(0),
+                TokenKind::Char(0x41),
+                TokenKind::Char(92),
+                TokenKind::Char(39),
+                TokenKind::Char(0x6162),
+                TokenKind::Char(65),
+            ]
+        );
         assert_eq!(error("''").message, "empty character constant");
         assert_eq!(error("'abcdefghi'").message, "character constant is too long");
         assert_eq!(error("'a\n'").message, "newline encountered in character constant");
@@ -805,9 +833,7 @@ mod tests {
 
     #[test]
     fn strings() {
-        assert_eq!(kinds(r#""a\n\t\"\\\0\x41\101\q""#), vec![TokenKind::Str(
-            b"a\n\t\"\\\0AA\\q".to_vec()
-        )]);
+        assert_eq!(kinds(r#""a\n\t\"\\\0\x41\101\q""#), vec![TokenKind::Str(b"a\n\t\"\\\0AA\\q".to_vec())]);
         assert_eq!(kinds(r#""""#), vec![TokenKind::Str(vec![])]);
         let e = error("x = \"abc\n\";");
         assert_eq!((e.message.as_str(), e.tag), ("newline encountered in string literal", "D_STR_NL"));
@@ -818,26 +844,32 @@ mod tests {
 
     #[test]
     fn words() {
-        assert_eq!(kinds("self foo string `jiffies vmlinux`pid_t"), vec![
-            TokenKind::Keyword(Keyword::SelfKw),
-            TokenKind::Ident("foo".into()),
-            TokenKind::Keyword(Keyword::String),
-            TokenKind::Backquote { module: None, name: "jiffies".into() },
-            TokenKind::Backquote { module: Some("vmlinux".into()), name: "pid_t".into() },
-        ]);
+        assert_eq!(
+            kinds("self foo string `jiffies vmlinux`pid_t"),
+            vec![
+                TokenKind::Keyword(Keyword::SelfKw),
+                TokenKind::Ident("foo".into()),
+                TokenKind::Keyword(Keyword::String),
+                TokenKind::Backquote { module: None, name: "jiffies".into() },
+                TokenKind::Backquote { module: Some("vmlinux".into()), name: "pid_t".into() },
+            ]
+        );
         assert_eq!(error("a`").message, "syntax error near \"a`\"");
     }
 
     #[test]
     fn macros_and_aggregations() {
-        assert_eq!(kinds("$1 $$2 $target $pid @ @count"), vec![
-            TokenKind::MacroArg(1),
-            TokenKind::MacroStr(2),
-            TokenKind::MacroVar("target".into()),
-            TokenKind::MacroVar("pid".into()),
-            TokenKind::Aggregation(String::new()),
-            TokenKind::Aggregation("count".into()),
-        ]);
+        assert_eq!(
+            kinds("$1 $$2 $target $pid @ @count"),
+            vec![
+                TokenKind::MacroArg(1),
+                TokenKind::MacroStr(2),
+                TokenKind::MacroVar("target".into()),
+                TokenKind::MacroVar("pid".into()),
+                TokenKind::Aggregation(String::new()),
+                TokenKind::Aggregation("count".into()),
+            ]
+        );
         let e = error("$foo");
         assert_eq!((e.message.as_str(), e.tag), ("macro variable $foo is not defined", "D_MACRO_UNDEF"));
         assert_eq!(error("$ x").message, "syntax error near \"$\"");
@@ -856,11 +888,15 @@ mod tests {
     #[test]
     fn comments_and_control_lines() {
         let src = "#!/usr/sbin/dtrace -qs\n# 1 \"x.d\"\n/* c */ a // d\n#line 3\n  #pragma D option quiet /* q */\nb";
-        assert_eq!(kinds(src), vec![
-            TokenKind::Ident("a".into()),
-            TokenKind::Pragma(vec!["D".into(), "option".into(), "quiet".into()]),
-            TokenKind::Ident("b".into()),
-        ]);
+        assert_eq!(kinds(src), vec![TokenKind::Ident("a".into()), TokenKind::Ident("b".into())]);
+        let mut lexer = Lexer::new(src);
+        while lexer.next_token().expect("lexes").kind != TokenKind::Eof {}
+        lexer.seek(0); // re-lexing must not report the pragma twice
+        while lexer.next_token().expect("lexes").kind != TokenKind::Eof {}
+        let pragmas = lexer.take_pragmas();
+        assert_eq!(pragmas.len(), 1);
+        assert_eq!(pragmas[0].words, ["D", "option", "quiet"]);
+        assert_eq!(&src[pragmas[0].span.clone()], "#pragma D option quiet");
         let e = error("a /* never closed");
         assert_eq!(e.message, "end-of-file encountered before matching */");
         assert_eq!(e.span.start, 2);

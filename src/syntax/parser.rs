@@ -13,9 +13,9 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use super::ParseError;
 use super::ast::*;
-use super::lexer::{Keyword, Lexer, Punct, Token, TokenKind, is_probe_start, syntax_error_near};
+use super::lexer::{is_probe_start, syntax_error_near, Keyword, Lexer, Punct, Token, TokenKind};
+use super::ParseError;
 
 /// Bound on nested parse calls plus operator-chain lengths, which is roughly
 /// the depth of the tree built: far beyond any real script, small enough for
@@ -290,17 +290,15 @@ impl<'a> Parser<'a> {
             let start = self.lexer.pos();
             match self.lexer.byte_at(start) {
                 None => break,
-                Some(b'#') => {
-                    let token = self.bump()?;
-                    match token.kind {
-                        TokenKind::Pragma(words) => items.push(Item::Pragma { words, span: token.span }),
-                        _ => return Err(self.error_at(&token)),
-                    }
-                }
                 Some(_) if self.starts_clause(start) => items.push(Item::Clause(self.parse_clause()?)),
                 Some(_) => items.push(self.parse_external_declaration()?),
             }
         }
+        // `#pragma` lines may sit anywhere; each is listed after the item it
+        // appears in (or before the next one), in source order.
+        let pragmas = self.lexer.take_pragmas();
+        items.extend(pragmas.into_iter().map(|p| Item::Pragma { words: p.words, span: p.span }));
+        items.sort_by_key(item_start);
         Ok(Program { items })
     }
 
@@ -447,10 +445,7 @@ impl<'a> Parser<'a> {
 
     /// Storage class (if allowed), qualifiers and type specifiers, in any
     /// order, as C permits (`unsigned long long`, `const char`, `self int`).
-    fn parse_decl_specifiers(
-        &mut self,
-        allow_storage: bool,
-    ) -> Result<(Option<StorageClass>, TypeSpec), ParseError> {
+    fn parse_decl_specifiers(&mut self, allow_storage: bool) -> Result<(Option<StorageClass>, TypeSpec), ParseError> {
         let mut class = None;
         let mut qualifiers = Vec::new();
         let mut words: Vec<String> = Vec::new();
@@ -760,7 +755,9 @@ impl<'a> Parser<'a> {
         let token = self.peek()?.clone();
         Ok(match token.kind {
             TokenKind::Keyword(SelfKw | This) => self.peek_nth(1)?.kind != TokenKind::Punct(Punct::Arrow),
-            TokenKind::Keyword(keyword) => starts_external_declaration(keyword) && !matches!(keyword, Inline | Translator),
+            TokenKind::Keyword(keyword) => {
+                starts_external_declaration(keyword) && !matches!(keyword, Inline | Translator)
+            }
             TokenKind::Ident(_) | TokenKind::Backquote { .. } => {
                 self.token_names_type(&token)
                     && matches!(self.peek_nth(1)?.kind, TokenKind::Ident(_) | TokenKind::Punct(Punct::Star))
@@ -899,10 +896,8 @@ impl<'a> Parser<'a> {
 
     fn parse_unary(&mut self) -> Result<Expr, ParseError> {
         self.nested(|p| {
-            if let Some(punct) = p.peek_punct()? {
-                if let Some(op) = prefix_op(punct) {
-                    return p.parse_prefix_op(op);
-                }
+            if let Some(op) = p.peek_punct()?.and_then(prefix_op) {
+                return p.parse_prefix_op(op);
             }
             match p.peek_keyword()? {
                 Some(Keyword::Sizeof | Keyword::Stringof) => p.parse_sizeof_or_stringof(),
@@ -1088,6 +1083,16 @@ fn prefix_op(punct: Punct) -> Option<UnOp> {
     })
 }
 
+fn item_start(item: &Item) -> usize {
+    match item {
+        Item::Clause(clause) => clause.span.start,
+        Item::Pragma { span, .. } => span.start,
+        Item::Decl(decl) => decl.span.start,
+        Item::Inline(inline) => inline.span.start,
+        Item::Translator(translator) => translator.span.start,
+    }
+}
+
 fn binary(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
     let span = lhs.span.start..rhs.span.end;
     Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span }
@@ -1185,11 +1190,10 @@ fn starts_external_declaration(keyword: Keyword) -> bool {
     )
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::super::ast::*;
-    use super::super::{ParseError, line_of, parse};
+    use super::super::{line_of, parse, ParseError};
 
     fn is_type(name: &str) -> bool {
         matches!(name, "uint64_t" | "pid_t" | "size_t" | "psinfo_t" | "tick")
@@ -1407,10 +1411,10 @@ mod tests {
             ("*:::entry {}", vec!["*:::entry"]),
             ("syscall* {}", vec!["syscall*"]),
             ("1234 {}", vec!["1234"]),
-            ("syscall::read:entry /* c */ , // d\n syscall::write:entry {}", vec![
-                "syscall::read:entry",
-                "syscall::write:entry",
-            ]),
+            (
+                "syscall::read:entry /* c */ , // d\n syscall::write:entry {}",
+                vec!["syscall::read:entry", "syscall::write:entry"],
+            ),
         ];
         for (src, expected) in cases {
             let c = clause(src);
@@ -1431,10 +1435,7 @@ mod tests {
         assert!(c.body.is_empty());
 
         let c = clause("syscall::read:entry\n/pid == $target && arg0 / 2 > 1/\n{\n  @[execname] = count();\n}");
-        assert_eq!(
-            c.predicate.as_ref().map(show).as_deref(),
-            Some("(&& (== pid $target) (> (/ arg0 2) 1))")
-        );
+        assert_eq!(c.predicate.as_ref().map(show).as_deref(), Some("(&& (== pid $target) (> (/ arg0 2) 1))"));
         assert_eq!(c.body.iter().map(show_stmt).collect::<Vec<_>>(), vec!["(= (index @ execname) (count))"]);
 
         let c = clause("BEGIN / (a / b) / { x }");
@@ -1460,13 +1461,27 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(pragmas, vec![vec!["D", "option", "quiet"], vec!["D", "option", "bufsize=16m"], vec![
-            "ident", "\"x\""
-        ]]);
+        assert_eq!(
+            pragmas,
+            vec![vec!["D", "option", "quiet"], vec!["D", "option", "bufsize=16m"], vec!["ident", "\"x\""]]
+        );
         assert_eq!(items.len(), 4);
         let Item::Pragma { span, .. } = &items[0] else { panic!() };
         assert_eq!(&src[span.clone()], "#pragma D option quiet");
         assert_eq!(line_of(src, span.start), 2);
+
+        // DTrace processes control lines anywhere, also inside a clause.
+        let src = "BEGIN {\n#pragma D option quiet\n  x = 1;\n}\n#pragma D option flowindent\nEND {}";
+        let order: Vec<String> = program(src)
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Pragma { words, .. } => words.join(" "),
+                Item::Clause(c) => format!("{} {:?}", c.probes[0].text, c.body.iter().map(show_stmt).collect::<Vec<_>>()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(order, ["BEGIN [\"(= x 1)\"]", "D option quiet", "D option flowindent", "END []"]);
     }
 
     #[test]
@@ -1713,7 +1728,7 @@ mod tests {
             ("BEGIN { /* x", "end-of-file encountered before matching */"),
             ("BEGIN { x = 0x1ffffffffffffffff; }", "constant 0x1ffffffffffffffff results in integer overflow"),
             ("BEGIN { x = \u{7}; }", "invalid character '\\x07'"),
-            ("BEGIN {\n#pragma D option quiet\n}", "syntax error near \"#pragma D option quiet\""),
+            ("BEGIN { x = # 1 }", "syntax error near \"#\""),
             ("inline int x;", "syntax error near \";\""),
             ("translator psinfo_t < int > { };", "syntax error near \">\""),
         ];
@@ -1779,10 +1794,60 @@ syscall::open*:entry, syscall::read:entry
 
         // Random token soups and random byte mutations of the sample.
         let pieces = [
-            "BEGIN", "syscall::read:entry", "{", "}", "(", ")", "[", "]", "/", "*", ";", ",", "=", "->", ".", "?",
-            ":", "int", "struct", "self", "this", "x", "uint64_t", "\"s\"", "'c'", "0x1", "1.5", "@a", "$1",
-            "`k", "#pragma D option q\n", "\n", " ", "if", "else", "sizeof", "xlate", "<", ">", "typedef",
-            "inline", "translator", "/*", "*/", "\"", "'", "\\", "$", "@", "&&", "^^", "++", "enum", "{A,B}",
+            "BEGIN",
+            "syscall::read:entry",
+            "{",
+            "}",
+            "(",
+            ")",
+            "[",
+            "]",
+            "/",
+            "*",
+            ";",
+            ",",
+            "=",
+            "->",
+            ".",
+            "?",
+            ":",
+            "int",
+            "struct",
+            "self",
+            "this",
+            "x",
+            "uint64_t",
+            "\"s\"",
+            "'c'",
+            "0x1",
+            "1.5",
+            "@a",
+            "$1",
+            "`k",
+            "#pragma D option q\n",
+            "\n",
+            " ",
+            "if",
+            "else",
+            "sizeof",
+            "xlate",
+            "<",
+            ">",
+            "typedef",
+            "inline",
+            "translator",
+            "/*",
+            "*/",
+            "\"",
+            "'",
+            "\\",
+            "$",
+            "@",
+            "&&",
+            "^^",
+            "++",
+            "enum",
+            "{A,B}",
         ];
         let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..600 {

@@ -1,0 +1,393 @@
+//! Integration tests: the built `dtrace` binary, run as root against real
+//! probes in the running kernel, with workloads the tests drive themselves.
+//! Every wait is bounded (util::WAIT).
+
+mod util;
+
+use std::process::Command;
+
+use util::{run, script, Tracer};
+
+/// A BEGIN clause that tells the test all probes are attached.
+const READY: &str = r#"BEGIN { printf("ready\n"); }"#;
+
+mod dtrace_provider {
+    use super::*;
+
+    #[test]
+    fn begin_printf_quiet_prints_exactly() {
+        let out = run(&["-qn", r#"BEGIN { printf("hello %d\n", 42); exit(0); }"#]);
+        out.assert_no_panic();
+        assert_eq!(out.stdout, "hello 42\n");
+        assert_eq!(out.code(), 0);
+        assert_eq!(out.stderr, "");
+    }
+
+    #[test]
+    fn begin_default_output_has_heading_and_record_line() {
+        let out = run(&["-n", r#"BEGIN { printf("hello %d\n", 42); exit(0); }"#]);
+        assert_eq!(out.code(), 0);
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        assert_eq!(lines[0], "CPU     ID                    FUNCTION:NAME");
+        // "%3d %6d %32s " then the printf output, then chewrec's newline.
+        let rec = lines[1];
+        assert_eq!(&rec[3..11], "      1 ", "probe ID column in {rec:?}");
+        assert_eq!(&rec[11..], format!("{:>32} hello 42", ":BEGIN"));
+        assert!(rec[..3].trim().parse::<u32>().is_ok(), "CPU column in {rec:?}");
+        assert_eq!(lines.get(2), Some(&""));
+        assert!(out.stderr.contains("dtrace: description 'BEGIN ' matched 1 probe\n"), "{}", out.stderr);
+    }
+
+    #[test]
+    fn exit_status_is_the_scripts() {
+        let out = run(&["-qn", "BEGIN { exit(3); }"]);
+        assert_eq!(out.code(), 3);
+        assert_eq!(out.stdout, "");
+    }
+
+    #[test]
+    fn end_runs_after_exit() {
+        let out = run(&["-qn", r#"BEGIN { exit(0); } END { printf("end\n"); }"#]);
+        assert_eq!(out.stdout, "end\n");
+        assert_eq!(out.code(), 0);
+    }
+
+    #[test]
+    fn sigterm_and_sigint_detach_and_run_end() {
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            let mut t = Tracer::spawn(&["-qn", READY, "-n", r#"END { printf("end %d\n", 7); }"#]);
+            t.wait_for("ready");
+            t.signal(sig);
+            let out = t.finish();
+            assert_eq!(out.code(), 0, "signal {sig}: {}", out.stderr);
+            assert_eq!(out.stdout, "ready\nend 7\n");
+        }
+    }
+
+    #[test]
+    fn empty_clause_traces_the_probe() {
+        let out = run(&["-n", "BEGIN {} BEGIN { exit(0); }"]);
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        assert_eq!(lines.len(), 3, "{:?}", out.stdout);
+        assert!(lines[1].ends_with(":BEGIN "), "{:?}", lines[1]);
+        assert!(lines[2].ends_with(":BEGIN "), "{:?}", lines[2]);
+    }
+
+    #[test]
+    fn trace_formats_like_dtrace() {
+        let out = run(&["-n", r#"BEGIN { trace(42); trace("str"); trace(1234567890123); exit(0); }"#]);
+        let rec = out.stdout.lines().nth(1).unwrap().to_string();
+        let data = &rec[44..];
+        assert_eq!(data, format!(" {:>8}  {:<33} {:>16}", 42, "str", 1234567890123i64));
+        let out = run(&["-qn", r#"BEGIN { trace(42); trace("str"); exit(0); }"#]);
+        assert_eq!(out.stdout, "42str\n");
+    }
+
+    #[test]
+    fn bad_address_reports_dtrace_error_and_tracing_goes_on() {
+        let out = run(&["-qn", r#"BEGIN { printf("%s\n", copyinstr(0)); } BEGIN { printf("after\n"); exit(0); }"#]);
+        assert_eq!(out.stdout, "after\n");
+        assert!(
+            out.stderr.contains("dtrace: error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): invalid address (0x0) in action #1"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.code(), 0);
+    }
+
+    #[test]
+    fn divide_by_zero_is_a_runtime_error() {
+        let out = run(&["-qn", r#"BEGIN { x = 0; printf("%d\n", 1 / x); } BEGIN { exit(0); }"#]);
+        assert_eq!(out.stdout, "");
+        assert!(out.stderr.contains("divide-by-zero in action #1"), "{}", out.stderr);
+    }
+}
+
+mod language {
+    use super::*;
+
+    fn eval(body: &str) -> String {
+        let out = run(&["-qn", &format!("BEGIN {{ {body} exit(0); }}")]);
+        out.assert_no_panic();
+        assert_eq!(out.code(), 0, "{body}: {}", out.stderr);
+        out.stdout
+    }
+
+    #[test]
+    fn integer_operators_follow_c() {
+        assert_eq!(eval(r#"printf("%d %d %d %d %d\n", 7 + 3 * 2, (7 + 3) * 2, 17 / 5, 17 % 5, -17 / 5);"#), "13 20 3 2 -3\n");
+        assert_eq!(eval(r#"printf("%d %d %d\n", -17 % 5, 17 / -5, 1 - 10);"#), "-2 -3 -9\n");
+        assert_eq!(eval(r#"printf("%x %x %x %x %d\n", 0xf0 | 0x0f, 0xff & 0x3c, 0xff ^ 0x0f, ~0, 1 << 10);"#), "ff 3c f0 ffffffff 1024\n");
+        assert_eq!(eval(r#"printf("%d %d\n", -16 >> 2, 2147483647 + 1);"#), "-4 -2147483648\n");
+        assert_eq!(eval(r#"printf("%d %d %d %d %d %d\n", 1 < 2, 2 <= 1, 3 > 2, 3 >= 4, 5 == 5, 5 != 5);"#), "1 0 1 0 1 0\n");
+        assert_eq!(eval(r#"printf("%d %d %d %d\n", 1 && 0, 1 || 0, 1 ^^ 1, !0);"#), "0 1 0 1\n");
+        assert_eq!(eval(r#"printf("%d %d\n", 1 ? 10 : 20, 0 ? 10 : 20);"#), "10 20\n");
+        assert_eq!(eval(r#"printf("%u %d\n", (unsigned int)-1, (char)300);"#), "4294967295 44\n");
+    }
+
+    #[test]
+    fn assignment_operators_and_increments() {
+        assert_eq!(
+            eval(r#"x = 10; x += 5; x -= 3; x *= 2; x /= 4; x %= 4; y = x++; z = ++x; printf("%d %d %d\n", x, y, z);"#),
+            "4 2 4\n"
+        );
+        assert_eq!(eval(r#"a = 6; a <<= 2; a >>= 1; a |= 1; a &= 13; a ^= 2; printf("%d\n", a);"#), "15\n");
+        assert_eq!(eval(r#"n--; --n; printf("%d\n", n);"#), "-2\n");
+    }
+
+    #[test]
+    fn strings_compare_as_strings() {
+        assert_eq!(
+            eval(r#"s = "abc"; printf("%d %d %d %d %d\n", s == "abc", s != "abc", s < "abd", "b" > s, "ab" < s);"#),
+            "1 0 1 1 1\n"
+        );
+        assert_eq!(eval(r#"printf("%d %s\n", execname == "dtrace", execname);"#), "1 dtrace\n");
+    }
+
+    #[test]
+    fn builtins_have_values() {
+        let out = eval(r#"printf("%d %d %d %d %d\n", pid, tid, ppid, uid, gid);"#);
+        let v: Vec<i64> = out.split_whitespace().map(|w| w.parse().unwrap()).collect();
+        assert!(v[0] > 1 && v[1] == v[0], "{out}");
+        assert_eq!(v[2], std::process::id() as i64, "ppid of dtrace is the test");
+        assert_eq!((v[3], v[4]), (0, 0), "tests run as root");
+        let out = eval(r#"printf("%s:%s:%s:%s %d %d\n", probeprov, probemod, probefunc, probename, id, cpu >= 0);"#);
+        assert_eq!(out, "dtrace:::BEGIN 1 1\n");
+        let out = eval(r#"printf("%d\n", timestamp > 0 && walltimestamp > 1600000000000000000);"#);
+        assert_eq!(out, "1\n");
+    }
+
+    #[test]
+    fn if_else_and_clause_locals() {
+        assert_eq!(
+            eval(r#"this->v = 5; if (this->v > 3) { printf("big\n"); } else { printf("small\n"); } if (this->v > 9) printf("huge\n");"#),
+            "big\n"
+        );
+    }
+
+    #[test]
+    fn printf_conversions_match_c() {
+        assert_eq!(
+            eval(r#"printf("%5d|%-5d|%x|%X|%o|%c|%s|%10s|%-10s|%%|%u|%05d|%+d|%.3d\n", 42, 42, 255, 255, 8, 65, "str", "right", "left", -1, 42, 42, 7);"#),
+            "   42|42   |ff|FF|10|A|str|     right|left      |%|4294967295|00042|+42|007\n"
+        );
+        assert_eq!(eval(r#"printf("%*d|%-*d|\n", 4, 1, 3, 2);"#), "   1|2  |\n");
+    }
+
+    #[test]
+    fn macro_arguments_and_interpreter_line() {
+        let path = script("args.d", "#!/usr/sbin/dtrace -qs\nBEGIN\n{\n\tprintf(\"%d %s %s\\n\", $1 + 1, $$2, $2);\n}\ntick-$3 { exit(0); }\n");
+        let out = run(&["-qs", &path, "41", "word", "100ms"]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        assert_eq!(out.stdout, "42 word word\n");
+    }
+
+    #[test]
+    fn pragma_options_apply() {
+        let path = script("pragma.d", "#pragma D option quiet\nBEGIN { printf(\"quiet\\n\"); exit(0); }\n");
+        let out = run(&["-s", &path]);
+        assert_eq!(out.stdout, "quiet\n");
+        assert_eq!(out.stderr, "");
+    }
+}
+
+mod syscall_provider {
+    use super::*;
+
+    #[test]
+    fn openat_copyinstr_sees_each_cat() {
+        let mut t = Tracer::spawn(&[
+            "-qn",
+            READY,
+            "-n",
+            r#"syscall::openat:entry /execname == "cat"/ { printf("%s %s\n", execname, copyinstr(arg1)); }"#,
+        ]);
+        t.wait_for("ready");
+        for _ in 0..3 {
+            let st = Command::new("cat").arg("/etc/hostname").output().expect("cat");
+            assert!(st.status.success());
+        }
+        // The last open is seen once the consumer drains: wait for it.
+        let out = loop {
+            let out_so_far = t.stop();
+            break out_so_far;
+        };
+        let hits = out.stdout.lines().filter(|l| *l == "cat /etc/hostname").count();
+        assert_eq!(hits, 3, "{}", out.stdout);
+        assert!(out.stdout.lines().all(|l| l == "ready" || l.starts_with("cat /")), "{}", out.stdout);
+    }
+
+    #[test]
+    fn thread_locals_time_entry_to_return() {
+        let mut t = Tracer::spawn(&[
+            "-qn",
+            READY,
+            "-n",
+            r#"syscall::nanosleep:entry, syscall::clock_nanosleep:entry /execname == "sleep"/ { self->ts = timestamp; }
+               syscall::nanosleep:return, syscall::clock_nanosleep:return /self->ts/ { printf("%d\n", (timestamp - self->ts) / 1000000); self->ts = 0; }"#,
+        ]);
+        t.wait_for("ready");
+        Command::new("sleep").arg("0.1").status().expect("sleep");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let out = t.stop();
+        let ms: Vec<i64> = out.stdout.lines().skip(1).map(|l| l.parse().unwrap()).collect();
+        assert_eq!(ms.len(), 1, "{}", out.stdout);
+        assert!((100..=180).contains(&ms[0]), "slept {} ms", ms[0]);
+    }
+
+    #[test]
+    fn return_probes_carry_value_and_errno() {
+        let mut t = Tracer::spawn(&[
+            "-qn",
+            READY,
+            "-n",
+            r#"syscall::openat:return /execname == "cat" && errno != 0/ { printf("%d %d %d\n", (int)arg0, (int)arg1, errno); }"#,
+        ]);
+        t.wait_for("ready");
+        let _ = Command::new("cat").arg("/nonexistent/file").output();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let out = t.stop();
+        assert!(out.stdout.lines().any(|l| l == "-1 -1 2" || l == "-2 -2 2"), "{}", out.stdout);
+    }
+
+    #[test]
+    fn all_entries_match_and_fire() {
+        let mut t = Tracer::spawn(&[
+            "-n",
+            READY,
+            "-n",
+            r#"syscall:::entry /execname == "cat"/ { printf("%s\n", probefunc); }"#,
+        ]);
+        t.wait_for("ready");
+        Command::new("cat").arg("/etc/hostname").output().expect("cat");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let out = t.stop();
+        let table = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/providers/syscalls/x86_64.tbl")).unwrap();
+        let n = if cfg!(target_arch = "x86_64") { table.lines().count() } else { 0 };
+        if n > 0 {
+            assert!(out.stderr.contains(&format!("description 'syscall:::entry ' matched {n} probes")), "{}", out.stderr);
+        }
+        for f in ["openat", "read", "close", "mmap"] {
+            assert!(out.stdout.contains(&format!(":entry {f}\n")), "no {f} in {}", out.stdout);
+        }
+    }
+}
+
+mod profile_provider {
+    use super::*;
+
+    #[test]
+    fn ticks_count_and_stop() {
+        let out = run(&["-qn", r#"tick-200ms { printf("%d\n", n++); } tick-1s { exit(0); }"#]);
+        assert_eq!(out.code(), 0);
+        assert!(out.stdout == "0\n1\n2\n3\n" || out.stdout == "0\n1\n2\n3\n4\n", "{:?}", out.stdout);
+    }
+
+    #[test]
+    fn profile_fires_on_cpus() {
+        let out = run(&["-qn", r#"profile-997 { n++; } tick-500ms { printf("%d\n", n > 0); exit(0); }"#]);
+        assert_eq!(out.stdout, "1\n");
+    }
+}
+
+mod errors {
+    use super::*;
+
+    #[test]
+    fn syntax_error_names_line() {
+        let path = script("syntax.d", "BEGIN\n{\n\ttrace(1)\n\tx = 2;\n}\n");
+        let out = run(&["-s", &path]);
+        out.assert_no_panic();
+        assert_eq!(out.code(), 1);
+        assert_eq!(out.stderr, format!("dtrace: failed to compile script {path}: line 4: syntax error near \"x\"\n"));
+    }
+
+    #[test]
+    fn unknown_probe_is_invalid_specifier() {
+        let out = run(&["-n", "syscall::nosuch:entry { trace(1); }"]);
+        assert_eq!(out.code(), 1);
+        assert_eq!(
+            out.stderr,
+            "dtrace: invalid probe specifier syscall::nosuch:entry { trace(1); }: probe description syscall::nosuch:entry does not match any probes\n"
+        );
+        let out = run(&["-Z", "-qn", "syscall::nosuch:entry { trace(1); } BEGIN { exit(0); }"]);
+        assert_eq!(out.code(), 0, "-Z permits it: {}", out.stderr);
+    }
+
+    #[test]
+    fn unknown_variable_is_reported() {
+        let out = run(&["-n", "BEGIN { trace(nosuchvar); }"]);
+        assert_eq!(out.code(), 1);
+        assert_eq!(
+            out.stderr,
+            "dtrace: invalid probe specifier BEGIN { trace(nosuchvar); }: in action list: nosuchvar has not yet been declared or assigned\n"
+        );
+    }
+
+    #[test]
+    fn bad_options() {
+        let out = run(&["-x", "nosuchopt", "-n", "BEGIN"]);
+        assert_eq!(out.code(), 1);
+        assert_eq!(out.stderr, "dtrace: failed to set -x nosuchopt: Invalid option name\n");
+        let out = run(&["-k"]);
+        assert_eq!(out.code(), 2);
+        assert!(out.stderr.starts_with("dtrace: illegal option -- k\nUsage: dtrace"), "{}", out.stderr);
+        let out = run(&["-s", "/nonexistent/x.d"]);
+        assert_eq!(out.code(), 1);
+        assert_eq!(out.stderr, "dtrace: failed to open /nonexistent/x.d: No such file or directory\n");
+    }
+
+    #[test]
+    fn type_errors_name_both_types() {
+        let out = run(&["-n", r#"BEGIN { x = "a" + 1; }"#]);
+        assert_eq!(out.code(), 1);
+        assert!(out.stderr.contains(r#"operands have incompatible types: "string" + "int""#), "{}", out.stderr);
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        for program in ["", "{", "}", "BEGIN {", "BEGIN / {", "::::", "BEGIN { printf(); }", "BEGIN { exit(\"a\"); }", "BEGIN { @a = count(); }", "BEGIN { x = 1 / 0; }", "\"", "#pragma D option nosuch\nBEGIN", "BEGIN { 'ab }"] {
+            let out = run(&["-n", program]);
+            out.assert_no_panic();
+            assert!(out.code() == 1 || out.code() == 2, "{program:?}: {} {}", out.code(), out.stderr);
+            assert!(out.stderr.starts_with("dtrace: "), "{program:?}: {}", out.stderr);
+        }
+    }
+}
+
+mod command_line {
+    use super::*;
+
+    #[test]
+    fn list_prints_dtrace_columns() {
+        let out = run(&["-l", "-n", "syscall::openat:entry"]);
+        assert_eq!(out.code(), 0);
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        assert_eq!(lines[0], "   ID   PROVIDER            MODULE                          FUNCTION NAME");
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].ends_with("   syscall                                              openat entry"), "{:?}", lines[1]);
+        let out = run(&["-l"]);
+        assert!(out.stdout.lines().count() > 600);
+        assert!(out.stdout.contains("    1     dtrace                                                     BEGIN\n"));
+        let out = run(&["-lP", "profile"]);
+        assert!(out.stdout.contains(" profile-97\n") && out.stdout.contains(" tick-1\n"));
+    }
+
+    #[test]
+    fn output_file_and_compile_only() {
+        let path = std::env::temp_dir().join(format!("dtrace-out-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let out = run(&["-q", "-o", path.to_str().unwrap(), "-n", r#"BEGIN { printf("to file\n"); exit(0); }"#]);
+        assert_eq!(out.code(), 0);
+        assert_eq!(out.stdout, "");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "to file\n");
+        let out = run(&["-e", "-n", r#"BEGIN { printf("never\n"); }"#]);
+        assert_eq!((out.code(), out.stdout.as_str()), (0, ""));
+    }
+
+    #[test]
+    fn several_programs_share_globals() {
+        let out = run(&["-q", "-n", "BEGIN { x = 5; }", "-n", r#"BEGIN { printf("%d\n", x); exit(0); }"#]);
+        assert_eq!(out.stdout, "5\n");
+    }
+}

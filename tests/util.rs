@@ -1,0 +1,141 @@
+//! Helpers for running the built `dtrace` against real probes: spawn it,
+//! wait (bounded) for a line, drive a workload, stop it with a signal, and
+//! collect what it printed.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+pub const DTRACE: &str = env!("CARGO_BIN_EXE_dtrace");
+
+/// Upper bound for any wait in these tests.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn code(&self) -> i32 {
+        self.status.code().unwrap_or(-1)
+    }
+    /// No panic, no Rust backtrace, whatever happened.
+    pub fn assert_no_panic(&self) {
+        assert!(!self.stderr.contains("panicked"), "panic: {}", self.stderr);
+        assert!(!self.stderr.contains("RUST_BACKTRACE"), "backtrace: {}", self.stderr);
+    }
+}
+
+/// Runs dtrace to completion (bounded by WAIT).
+pub fn run(args: &[&str]) -> Output {
+    let mut t = Tracer::spawn(args);
+    t.finish()
+}
+
+pub struct Tracer {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Tracer {
+    pub fn spawn(args: &[&str]) -> Tracer {
+        let mut child = Command::new(DTRACE)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn dtrace");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        Tracer { child, lines: rx, seen: Vec::new(), stderr }
+    }
+
+    /// Waits until a stdout line ends with `line` (the whole line under -q,
+    /// the data after the probe columns otherwise); panics after WAIT.
+    pub fn wait_for(&mut self, line: &str) {
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            match self.lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(l) => {
+                    let found = l.ends_with(line);
+                    self.seen.push(l);
+                    if found {
+                        return;
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Ok(Some(_)) = self.child.try_wait() {
+                        break;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!("dtrace never printed {line:?}; saw {:?}", self.seen);
+    }
+
+    pub fn signal(&mut self, sig: i32) {
+        // SAFETY: plain kill(2) on our own child.
+        unsafe { libc::kill(self.child.id() as i32, sig) };
+    }
+
+    /// Waits (bounded) for exit and returns everything printed.
+    pub fn finish(&mut self) -> Output {
+        let deadline = Instant::now() + WAIT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("dtrace did not exit within {WAIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut lines = std::mem::take(&mut self.seen);
+        while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            lines.push(l);
+        }
+        let stderr = std::mem::replace(&mut self.stderr, std::thread::spawn(String::new)).join().unwrap_or_default();
+        let mut stdout = lines.join("\n");
+        if !stdout.is_empty() {
+            stdout.push('\n');
+        }
+        Output { status, stdout, stderr }
+    }
+
+    /// Sends SIGINT and collects the output.
+    pub fn stop(&mut self) -> Output {
+        self.signal(libc::SIGINT);
+        self.finish()
+    }
+}
+
+/// Writes a script into a fresh temporary directory and returns its path.
+pub fn script(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("dtrace-test-{}-{}", std::process::id(), name));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write script");
+    path.to_string_lossy().into_owned()
+}
