@@ -391,3 +391,16 @@ mod command_line {
         assert_eq!(out.stdout, "5\n");
     }
 }
+
+mod man_pages {
+    use std::process::Command;
+
+    #[test]
+    fn man_pages_render_and_lint_clean() {
+        let page = concat!(env!("CARGO_MANIFEST_DIR"), "/man/dtrace.1");
+        let lint = Command::new("mandoc").args(["-Tlint", "-Wwarning", page]).output().expect("mandoc (scripts/install-deps.sh installs it)");
+        assert!(lint.status.success(), "{}", String::from_utf8_lossy(&lint.stdout));
+        let rendered = Command::new("mandoc").args(["-Tutf8", page]).output().expect("mandoc");
+        assert!(String::from_utf8_lossy(&rendered.stdout).contains("dynamic tracing compiler"));
+    }
+}

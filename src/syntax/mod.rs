@@ -34,13 +34,18 @@ impl std::fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Parses a whole D program.
+/// Parses a whole D program (a script, or the text of `dtrace -n`, where a
+/// probe description may stand alone without predicate or actions).
 ///
 /// `is_type` tells whether an identifier names a type (typedef) known outside
 /// the script: D built-ins like `uint64_t`, provider types, kernel BTF
 /// typedefs. Scoped names are asked about in full (`` vmlinux`pid_t ``) and
 /// then without the scope. Typedefs declared by the script itself are tracked
 /// by the parser.
+///
+/// `#pragma` lines are accepted at the start of any line, as DTrace does;
+/// they appear in `Program::items` in source order, one inside a clause or
+/// declaration right after that item.
 pub fn parse(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<ast::Program, ParseError> {
     parser::Parser::new(src, is_type).parse_program()
 }

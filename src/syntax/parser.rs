@@ -1477,7 +1477,9 @@ mod tests {
             .iter()
             .map(|item| match item {
                 Item::Pragma { words, .. } => words.join(" "),
-                Item::Clause(c) => format!("{} {:?}", c.probes[0].text, c.body.iter().map(show_stmt).collect::<Vec<_>>()),
+                Item::Clause(c) => {
+                    format!("{} {:?}", c.probes[0].text, c.body.iter().map(show_stmt).collect::<Vec<_>>())
+                }
                 other => panic!("{other:?}"),
             })
             .collect();

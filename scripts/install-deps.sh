@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what building and testing dtrace needs on Debian 12, if missing:
+# clang (compiles bpf/*.bpf.c at build time), libelf/zlib headers and make
+# (the vendored libbpf), pkg-config, and mandoc (man page checks).
+set -euo pipefail
+need=()
+for pkg in clang llvm libelf-dev zlib1g-dev pkg-config make mandoc; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
+done
+if ((${#need[@]})); then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"
+fi
+command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
