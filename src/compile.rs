@@ -35,22 +35,19 @@ pub(crate) fn compile(
     for source in sources {
         let text = match source {
             ProgramSource::Script(path) => {
-                let read = if path == "-" {
-                    std::io::read_to_string(std::io::stdin())
-                } else {
-                    std::fs::read_to_string(path)
-                };
+                let read =
+                    if path == "-" { std::io::read_to_string(std::io::stdin()) } else { std::fs::read_to_string(path) };
                 read.map_err(|e| format!("failed to open {path}: {}", io_reason(&e)))?
             }
             ProgramSource::Description(text) | ProgramSource::Probe(text) => text.clone(),
         };
-        let ast = syntax::parse(&text, &|name| named_type(name).is_some())
-            .map_err(|e| format_error(source, &text, &CompileError { tag: e.tag, message: e.message, span: Some(e.span) }, ""))?;
+        let ast = syntax::parse(&text, &|name| named_type(name).is_some()).map_err(|e| {
+            format_error(source, &text, &CompileError { tag: e.tag, message: e.message, span: Some(e.span) }, "")
+        })?;
         for item in &ast.items {
             if let ast::Item::Pragma { words, span } = item {
-                apply_pragma(words, options).map_err(|m| {
-                    format_error(source, &text, &CompileError::new("D_PRAGMA_INVAL", span, m), "")
-                })?;
+                apply_pragma(words, options)
+                    .map_err(|m| format_error(source, &text, &CompileError::new("D_PRAGMA_INVAL", span, m), ""))?;
             }
         }
         parsed.push(Parsed { text, ast, kind: source.clone() });
@@ -76,7 +73,9 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), String> {
                 Some((n, v)) => (n, Some(v)),
                 None => (*setting, None),
             };
-            options.set(name, value).map_err(|why| format!("failed to set option '{name}' to '{}': {why}", value.unwrap_or("")))
+            options
+                .set(name, value)
+                .map_err(|why| format!("failed to set option '{name}' to '{}': {why}", value.unwrap_or("")))
         }
         // Other #pragma D forms (depends_on, attributes, binding) and
         // non-D pragmas are accepted and ignored, as by DTrace.
@@ -101,7 +100,8 @@ fn notice_name(source: &ProgramSource) -> String {
 fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &str) -> String {
     match source {
         ProgramSource::Script(path) => {
-            let line = e.span.as_ref().map(|s| format!("line {}: ", syntax::line_of(text, s.start))).unwrap_or_default();
+            let line =
+                e.span.as_ref().map(|s| format!("line {}: ", syntax::line_of(text, s.start))).unwrap_or_default();
             format!("failed to compile script {path}: {line}{region}{}", e.message)
         }
         ProgramSource::Description(desc) | ProgramSource::Probe(desc) => {

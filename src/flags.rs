@@ -24,7 +24,6 @@ pub(crate) struct Flags {
     pub list: bool,
     pub compile_only: bool,
     pub output: Option<String>,
-    pub destructive: bool,
     pub zero_matches_ok: bool,
     pub version: bool,
     pub options: Options,
@@ -60,14 +59,76 @@ impl Default for Options {
 
 /// Every option name DTrace accepts with -x or `#pragma D option`.
 const OPTION_NAMES: &[&str] = &[
-    "aggpercpu", "aggrate", "aggsize", "aggsortkey", "aggsortkeypos", "aggsortpos", "aggsortrev", "aggzoom",
-    "amin", "argref", "bufpolicy", "bufresize", "bufsize", "cleanrate", "core", "cpp", "cpphdrs", "cpppath",
-    "cpu", "ctypes", "defaultargs", "destructive", "droptags", "dtypes", "dynvarsize", "empty", "encoding",
-    "errtags", "evaltime", "flowindent", "grabanon", "iregs", "jstackframes", "jstackstrsize", "knodefs",
-    "ld_path", "ldpath", "libdir", "linkmode", "linktype", "lockmem", "maxframes", "modpath", "nolibs",
-    "nspec", "pgmax", "preallocate", "procfs", "pspec", "quiet", "rawbytes", "specsize", "stackframes",
-    "stackindent", "statusrate", "stdc", "strip", "strsize", "switchrate", "syslibdir", "temporal",
-    "tree", "tregs", "udefs", "undef", "unodefs", "ustackframes", "verbose", "version", "zdefs",
+    "aggpercpu",
+    "aggrate",
+    "aggsize",
+    "aggsortkey",
+    "aggsortkeypos",
+    "aggsortpos",
+    "aggsortrev",
+    "aggzoom",
+    "amin",
+    "argref",
+    "bufpolicy",
+    "bufresize",
+    "bufsize",
+    "cleanrate",
+    "core",
+    "cpp",
+    "cpphdrs",
+    "cpppath",
+    "cpu",
+    "ctypes",
+    "defaultargs",
+    "destructive",
+    "droptags",
+    "dtypes",
+    "dynvarsize",
+    "empty",
+    "encoding",
+    "errtags",
+    "evaltime",
+    "flowindent",
+    "grabanon",
+    "iregs",
+    "jstackframes",
+    "jstackstrsize",
+    "knodefs",
+    "ld_path",
+    "ldpath",
+    "libdir",
+    "linkmode",
+    "linktype",
+    "lockmem",
+    "maxframes",
+    "modpath",
+    "nolibs",
+    "nspec",
+    "pgmax",
+    "preallocate",
+    "procfs",
+    "pspec",
+    "quiet",
+    "rawbytes",
+    "specsize",
+    "stackframes",
+    "stackindent",
+    "statusrate",
+    "stdc",
+    "strip",
+    "strsize",
+    "switchrate",
+    "syslibdir",
+    "temporal",
+    "tree",
+    "tregs",
+    "udefs",
+    "undef",
+    "unodefs",
+    "ustackframes",
+    "verbose",
+    "version",
+    "zdefs",
 ];
 
 impl Options {
@@ -204,15 +265,13 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Flags, clap::Error> {
         option_args.extend(values.cloned());
     }
     options.quiet = m.get_flag("quiet");
-    let destructive = m.get_flag("destructive");
-    options.destructive = destructive;
+    options.destructive = m.get_flag("destructive");
     let mut flags = Flags {
         sources: indexed.into_iter().map(|(_, s)| s).collect(),
         args: m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default(),
         list: m.get_flag("list"),
         compile_only: m.get_flag("exit"),
         output: m.get_one::<String>("output").cloned(),
-        destructive,
         zero_matches_ok: m.get_flag("zero"),
         version: m.get_flag("version"),
         options,
@@ -223,7 +282,10 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Flags, clap::Error> {
             None => (opt.clone(), None),
         };
         if let Err(why) = flags.options.set(&name, value.as_deref()) {
-            return Err(clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("failed to set -x {opt}: {why}")));
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!("failed to set -x {opt}: {why}"),
+            ));
         }
     }
     Ok(flags)

@@ -80,7 +80,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     });
     let mut macro_args = vec![script_name.unwrap_or_else(|| "dtrace".to_string())];
     macro_args.extend(flags.args.iter().cloned());
-    let compiled = compile::compile(&flags.sources, &macro_args, &mut flags.options, &mut registry, flags.zero_matches_ok)?;
+    let compiled =
+        compile::compile(&flags.sources, &macro_args, &mut flags.options, &mut registry, flags.zero_matches_ok)?;
     if flags.compile_only {
         return Ok(0);
     }
@@ -94,10 +95,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
             eprintln!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });
         }
     }
-    let runtime_opts = runtime::RuntimeOptions {
-        bufsize: flags.options.bufsize,
-        dynvar_entries: flags.options.dynvar_entries(),
-    };
+    let runtime_opts =
+        runtime::RuntimeOptions { bufsize: flags.options.bufsize, dynvar_entries: flags.options.dynvar_entries() };
     let session = runtime::start(&compiled.program, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
     let out: Box<dyn Write> = match &flags.output {
@@ -126,7 +125,10 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
             ProgramSource::Probe(text) if text.starts_with('#') => {
                 let id: u32 = text[1..].parse().map_err(|_| format!("invalid probe identifier {}", &text[1..]))?;
                 if registry.get(id).is_none() {
-                    return Err(format!("invalid probe specifier {}: probe description :::{id} does not match any probes", &text[1..]));
+                    return Err(format!(
+                        "invalid probe specifier {}: probe description :::{id} does not match any probes",
+                        &text[1..]
+                    ));
                 }
                 ids.push(id);
             }
@@ -137,7 +139,8 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
                 }
             }
             ProgramSource::Script(_) => {
-                let compiled = compile::compile(&[source.clone()], &[String::new()], &mut flags.options.clone(), registry, true)?;
+                let compiled =
+                    compile::compile(&[source.clone()], &[String::new()], &mut flags.options.clone(), registry, true)?;
                 for clause in &compiled.program.clauses {
                     ids.extend(&clause.probes);
                 }

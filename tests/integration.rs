@@ -88,7 +88,9 @@ mod dtrace_provider {
         let out = run(&["-qn", r#"BEGIN { printf("%s\n", copyinstr(0)); } BEGIN { printf("after\n"); exit(0); }"#]);
         assert_eq!(out.stdout, "after\n");
         assert!(
-            out.stderr.contains("dtrace: error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): invalid address (0x0) in action #1"),
+            out.stderr.contains(
+                "dtrace: error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): invalid address (0x0) in action #1"
+            ),
             "{}",
             out.stderr
         );
@@ -96,10 +98,22 @@ mod dtrace_provider {
     }
 
     #[test]
+    fn error_probe_fires_with_fault_arguments() {
+        let out = run(&[
+            "-qn",
+            r#"BEGIN { printf("%s", copyinstr(0)); } BEGIN { printf("second %s\n", probename); }
+               ERROR { printf("%s epid=%d action=%d kind=%d addr=%d\n", probename, arg1, arg2, arg4, arg5); }
+               BEGIN { exit(0); }"#,
+        ]);
+        assert_eq!(out.stdout, "ERROR epid=1 action=1 kind=1 addr=0\nsecond BEGIN\n");
+        assert!(out.stderr.contains("invalid address (0x0) in action #1"), "{}", out.stderr);
+    }
+
+    #[test]
     fn divide_by_zero_is_a_runtime_error() {
         let out = run(&["-qn", r#"BEGIN { x = 0; printf("%d\n", 1 / x); } BEGIN { exit(0); }"#]);
         assert_eq!(out.stdout, "");
-        assert!(out.stderr.contains("divide-by-zero in action #1"), "{}", out.stderr);
+        assert!(out.stderr.contains("divide-by-zero in action #2"), "{}", out.stderr);
     }
 }
 
@@ -115,11 +129,20 @@ mod language {
 
     #[test]
     fn integer_operators_follow_c() {
-        assert_eq!(eval(r#"printf("%d %d %d %d %d\n", 7 + 3 * 2, (7 + 3) * 2, 17 / 5, 17 % 5, -17 / 5);"#), "13 20 3 2 -3\n");
+        assert_eq!(
+            eval(r#"printf("%d %d %d %d %d\n", 7 + 3 * 2, (7 + 3) * 2, 17 / 5, 17 % 5, -17 / 5);"#),
+            "13 20 3 2 -3\n"
+        );
         assert_eq!(eval(r#"printf("%d %d %d\n", -17 % 5, 17 / -5, 1 - 10);"#), "-2 -3 -9\n");
-        assert_eq!(eval(r#"printf("%x %x %x %x %d\n", 0xf0 | 0x0f, 0xff & 0x3c, 0xff ^ 0x0f, ~0, 1 << 10);"#), "ff 3c f0 ffffffff 1024\n");
+        assert_eq!(
+            eval(r#"printf("%x %x %x %x %d\n", 0xf0 | 0x0f, 0xff & 0x3c, 0xff ^ 0x0f, ~0, 1 << 10);"#),
+            "ff 3c f0 ffffffff 1024\n"
+        );
         assert_eq!(eval(r#"printf("%d %d\n", -16 >> 2, 2147483647 + 1);"#), "-4 -2147483648\n");
-        assert_eq!(eval(r#"printf("%d %d %d %d %d %d\n", 1 < 2, 2 <= 1, 3 > 2, 3 >= 4, 5 == 5, 5 != 5);"#), "1 0 1 0 1 0\n");
+        assert_eq!(
+            eval(r#"printf("%d %d %d %d %d %d\n", 1 < 2, 2 <= 1, 3 > 2, 3 >= 4, 5 == 5, 5 != 5);"#),
+            "1 0 1 0 1 0\n"
+        );
         assert_eq!(eval(r#"printf("%d %d %d %d\n", 1 && 0, 1 || 0, 1 ^^ 1, !0);"#), "0 1 0 1\n");
         assert_eq!(eval(r#"printf("%d %d\n", 1 ? 10 : 20, 0 ? 10 : 20);"#), "10 20\n");
         assert_eq!(eval(r#"printf("%u %d\n", (unsigned int)-1, (char)300);"#), "4294967295 44\n");
@@ -160,7 +183,9 @@ mod language {
     #[test]
     fn if_else_and_clause_locals() {
         assert_eq!(
-            eval(r#"this->v = 5; if (this->v > 3) { printf("big\n"); } else { printf("small\n"); } if (this->v > 9) printf("huge\n");"#),
+            eval(
+                r#"this->v = 5; if (this->v > 3) { printf("big\n"); } else { printf("small\n"); } if (this->v > 9) printf("huge\n");"#
+            ),
             "big\n"
         );
     }
@@ -168,7 +193,9 @@ mod language {
     #[test]
     fn printf_conversions_match_c() {
         assert_eq!(
-            eval(r#"printf("%5d|%-5d|%x|%X|%o|%c|%s|%10s|%-10s|%%|%u|%05d|%+d|%.3d\n", 42, 42, 255, 255, 8, 65, "str", "right", "left", -1, 42, 42, 7);"#),
+            eval(
+                r#"printf("%5d|%-5d|%x|%X|%o|%c|%s|%10s|%-10s|%%|%u|%05d|%+d|%.3d\n", 42, 42, 255, 255, 8, 65, "str", "right", "left", -1, 42, 42, 7);"#
+            ),
             "   42|42   |ff|FF|10|A|str|     right|left      |%|4294967295|00042|+42|007\n"
         );
         assert_eq!(eval(r#"printf("%*d|%-*d|\n", 4, 1, 3, 2);"#), "   1|2  |\n");
@@ -176,7 +203,10 @@ mod language {
 
     #[test]
     fn macro_arguments_and_interpreter_line() {
-        let path = script("args.d", "#!/usr/sbin/dtrace -qs\nBEGIN\n{\n\tprintf(\"%d %s %s\\n\", $1 + 1, $$2, $2);\n}\ntick-$3 { exit(0); }\n");
+        let path = script(
+            "args.d",
+            "#!/usr/sbin/dtrace -qs\nBEGIN\n{\n\tprintf(\"%d %s %s\\n\", $1 + 1, $$2, $2);\n}\ntick-$3 { exit(0); }\n",
+        );
         let out = run(&["-qs", &path, "41", "word", "100ms"]);
         assert_eq!(out.code(), 0, "{}", out.stderr);
         assert_eq!(out.stdout, "42 word word\n");
@@ -262,10 +292,15 @@ mod syscall_provider {
         Command::new("cat").arg("/etc/hostname").output().expect("cat");
         std::thread::sleep(std::time::Duration::from_millis(200));
         let out = t.stop();
-        let table = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/providers/syscalls/x86_64.tbl")).unwrap();
+        let table =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/providers/syscalls/x86_64.tbl")).unwrap();
         let n = if cfg!(target_arch = "x86_64") { table.lines().count() } else { 0 };
         if n > 0 {
-            assert!(out.stderr.contains(&format!("description 'syscall:::entry ' matched {n} probes")), "{}", out.stderr);
+            assert!(
+                out.stderr.contains(&format!("description 'syscall:::entry ' matched {n} probes")),
+                "{}",
+                out.stderr
+            );
         }
         for f in ["openat", "read", "close", "mmap"] {
             assert!(out.stdout.contains(&format!(":entry {f}\n")), "no {f} in {}", out.stdout);
@@ -346,7 +381,21 @@ mod errors {
 
     #[test]
     fn garbage_never_panics() {
-        for program in ["", "{", "}", "BEGIN {", "BEGIN / {", "::::", "BEGIN { printf(); }", "BEGIN { exit(\"a\"); }", "BEGIN { @a = count(); }", "BEGIN { x = 1 / 0; }", "\"", "#pragma D option nosuch\nBEGIN", "BEGIN { 'ab }"] {
+        for program in [
+            "",
+            "{",
+            "}",
+            "BEGIN {",
+            "BEGIN / {",
+            "::::",
+            "BEGIN { printf(); }",
+            "BEGIN { exit(\"a\"); }",
+            "BEGIN { @a = count(); }",
+            "BEGIN { x = 1 / 0; }",
+            "\"",
+            "#pragma D option nosuch\nBEGIN",
+            "BEGIN { 'ab }",
+        ] {
             let out = run(&["-n", program]);
             out.assert_no_panic();
             assert!(out.code() == 1 || out.code() == 2, "{program:?}: {} {}", out.code(), out.stderr);
@@ -365,7 +414,11 @@ mod command_line {
         let lines: Vec<&str> = out.stdout.lines().collect();
         assert_eq!(lines[0], "   ID   PROVIDER            MODULE                          FUNCTION NAME");
         assert_eq!(lines.len(), 2);
-        assert!(lines[1].ends_with("   syscall                                              openat entry"), "{:?}", lines[1]);
+        assert!(
+            lines[1].ends_with("   syscall                                              openat entry"),
+            "{:?}",
+            lines[1]
+        );
         let out = run(&["-l"]);
         assert!(out.stdout.lines().count() > 600);
         assert!(out.stdout.contains("    1     dtrace                                                     BEGIN\n"));
@@ -398,7 +451,10 @@ mod man_pages {
     #[test]
     fn man_pages_render_and_lint_clean() {
         let page = concat!(env!("CARGO_MANIFEST_DIR"), "/man/dtrace.1");
-        let lint = Command::new("mandoc").args(["-Tlint", "-Wwarning", page]).output().expect("mandoc (scripts/install-deps.sh installs it)");
+        let lint = Command::new("mandoc")
+            .args(["-Tlint", "-Wwarning", page])
+            .output()
+            .expect("mandoc (scripts/install-deps.sh installs it)");
         assert!(lint.status.success(), "{}", String::from_utf8_lossy(&lint.stdout));
         let rendered = Command::new("mandoc").args(["-Tutf8", page]).output().expect("mandoc");
         assert!(String::from_utf8_lossy(&rendered.stdout).contains("dynamic tracing compiler"));

@@ -62,6 +62,9 @@ struct Emitter<'a> {
     scratch_next: usize,
     /// Set while emitting a clause's statements.
     clause: Option<ClauseState>,
+    error_clauses: &'a [usize],
+    /// True while emitting ERROR clauses inline: their faults do not recurse.
+    in_error: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -76,8 +79,20 @@ struct ClauseState {
 
 /// Generates the program run for a probe whose enabled clauses are `clauses`
 /// (indices into `program.clauses`, in program order).
-pub(crate) fn generate(program: &Program, env: &CodegenEnv, clauses: &[usize]) -> Result<Vec<Insn>, CodegenError> {
+///
+/// `error_clauses` are the clauses enabled on dtrace:::ERROR: a fault runs
+/// them right there, with ERROR's arguments (arg1 the faulting EPID, arg2
+/// the action, arg4 the fault kind, arg5 the address); the probe's later
+/// clauses then run as usual.
+pub(crate) fn generate(
+    program: &Program,
+    env: &CodegenEnv,
+    clauses: &[usize],
+    error_clauses: &[usize],
+) -> Result<Vec<Insn>, CodegenError> {
     let mut e = Emitter {
+        error_clauses,
+        in_error: false,
         program,
         env,
         insns: Vec::new(),
@@ -207,7 +222,11 @@ impl<'a> Emitter<'a> {
             self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
             self.emit(st_imm(Size::W, R9, layout::HDR_PRESENT as i16, 0));
         }
-        for stmt in &clause.body {
+        // DTrace numbers every statement of a clause as an action, from 1.
+        for (i, stmt) in clause.body.iter().enumerate() {
+            if let Some(c) = self.clause.as_mut() {
+                c.action = i as u32 + 1;
+            }
             self.stmt(stmt)?;
         }
         if clause.records {
@@ -217,14 +236,17 @@ impl<'a> Emitter<'a> {
         }
         // A fault abandons the clause's record and reports the fault.
         if self.clause.is_some_and(|c| c.fault_used) {
-        self.jump(ja(0), end);
-        self.bind(fault);
-        if clause.records {
-            self.emit(mov(R1, R9));
-            self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
-            self.emit(call(Helper::RingbufDiscard));
-        }
-        self.fault_record(clause.epid, end);
+            self.jump(ja(0), end);
+            self.bind(fault);
+            if clause.records {
+                self.emit(mov(R1, R9));
+                self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+                self.emit(call(Helper::RingbufDiscard));
+            }
+            self.fault_record(clause.epid, end);
+            if !self.in_error && !self.error_clauses.is_empty() {
+                self.fire_error(clause.epid)?;
+            }
         }
         self.bind(end);
         self.clause = None;
@@ -264,9 +286,49 @@ impl<'a> Emitter<'a> {
         self.emit(call(Helper::RingbufSubmit));
     }
 
+    /// Runs the ERROR clauses inline after a fault in clause `epid`, with
+    /// ERROR's probe ID and arguments in the probe context; the probe's own
+    /// are saved and restored around them so its later clauses see them.
+    fn fire_error(&mut self, epid: u32) -> Result<(), CodegenError> {
+        let arg = |n: usize| (layout::CTX_ARGS + 8 * n) as i16;
+        let saved = self.alloc_slot(56)?;
+        self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
+        self.emit(stx(Size::DW, FP, saved, R1));
+        for n in 0..6 {
+            self.emit(ldx(Size::DW, R1, R7, arg(n)));
+            self.emit(stx(Size::DW, FP, saved + 8 + 8 * n as i16, R1));
+        }
+        self.emit(st_imm(Size::W, R7, layout::CTX_PROBE_ID as i16, crate::provider::dtrace::ERROR_ID as i32));
+        self.emit(st_imm(Size::DW, R7, arg(0), 0));
+        self.emit(st_imm(Size::DW, R7, arg(1), epid as i32));
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ACTION));
+        self.emit(stx(Size::DW, R7, arg(2), R1));
+        self.emit(st_imm(Size::DW, R7, arg(3), 0));
+        self.emit(ldx(Size::DW, R1, FP, STACK_VALUE));
+        self.emit(stx(Size::DW, R7, arg(4), R1));
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        self.emit(stx(Size::DW, R7, arg(5), R1));
+        let outer = self.clause.take();
+        self.in_error = true;
+        for &c in self.error_clauses {
+            self.clause(&self.program.clauses[c])?;
+        }
+        self.in_error = false;
+        self.clause = outer;
+        self.emit(ldx(Size::DW, R1, FP, saved));
+        self.emit(stx(Size::W, R7, layout::CTX_PROBE_ID as i16, R1));
+        for n in 0..6 {
+            self.emit(ldx(Size::DW, R1, FP, saved + 8 + 8 * n as i16));
+            self.emit(stx(Size::DW, R7, arg(n), R1));
+        }
+        self.stack_top += 56;
+        Ok(())
+    }
+
     /// Jumps to the clause's fault handler; r1 holds the faulting address.
     fn raise_fault(&mut self, kind: u32) -> Result<(), CodegenError> {
-        let state = self.clause.as_mut().ok_or_else(|| CodegenError("internal error: fault outside a clause".into()))?;
+        let state =
+            self.clause.as_mut().ok_or_else(|| CodegenError("internal error: fault outside a clause".into()))?;
         state.fault_used = true;
         let state = *state;
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R1));
@@ -313,8 +375,7 @@ impl<'a> Emitter<'a> {
     }
 
     fn action(&mut self, action: usize, kind: &ActionKind) -> Result<(), CodegenError> {
-        let clause = self.clause.as_mut().ok_or_else(|| CodegenError("internal error: action outside a clause".into()))?;
-        clause.action = action as u32 + 1;
+        let clause = self.clause.ok_or_else(|| CodegenError("internal error: action outside a clause".into()))?;
         let epid = clause.epid;
         let clause_ir = &self.program.clauses[epid as usize - 1];
         let layout = clause_ir.actions[action].clone();

@@ -45,20 +45,8 @@ const ATOMIC: u8 = 0xc0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Size {
     B = 0x10,
-    H = 0x08,
     W = 0x00,
     DW = 0x18,
-}
-
-impl Size {
-    pub(crate) fn from_bytes(n: u64) -> Size {
-        match n {
-            1 => Size::B,
-            2 => Size::H,
-            4 => Size::W,
-            _ => Size::DW,
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +71,6 @@ pub(crate) enum Cond {
     Eq = 0x10,
     Gt = 0x20,
     Ge = 0x30,
-    Set = 0x40,
     Ne = 0x50,
     Sgt = 0x60,
     Sge = 0x70,
@@ -100,20 +87,15 @@ pub(crate) enum Helper {
     MapUpdateElem = 2,
     MapDeleteElem = 3,
     KtimeGetNs = 5,
-    TailCall = 12,
     GetSmpProcessorId = 8,
     GetCurrentPidTgid = 14,
     GetCurrentUidGid = 15,
     GetCurrentComm = 16,
-    GetCurrentTask = 35,
     ProbeReadUserStr = 114,
     ProbeReadKernelStr = 115,
-    ProbeReadUser = 112,
-    ProbeReadKernel = 113,
     RingbufReserve = 131,
     RingbufSubmit = 132,
     RingbufDiscard = 133,
-    GetPrandomU32 = 7,
 }
 
 /// `src_reg` value marking an `ld_imm64` whose immediate is a map fd.
@@ -143,10 +125,7 @@ pub(crate) fn neg(dst: Reg) -> Insn {
 }
 /// 64-bit immediate load: two instruction slots.
 pub(crate) fn ld_imm64(dst: Reg, value: u64) -> [Insn; 2] {
-    [
-        insn(LD | IMM | Size::DW as u8, dst, R0, 0, value as u32 as i32),
-        insn(0, R0, R0, 0, (value >> 32) as u32 as i32),
-    ]
+    [insn(LD | IMM | Size::DW as u8, dst, R0, 0, value as u32 as i32), insn(0, R0, R0, 0, (value >> 32) as u32 as i32)]
 }
 /// Loads a map's address (for helper calls) into `dst`.
 pub(crate) fn ld_map_fd(dst: Reg, fd: i32) -> [Insn; 2] {
@@ -154,10 +133,7 @@ pub(crate) fn ld_map_fd(dst: Reg, fd: i32) -> [Insn; 2] {
 }
 /// Loads the address of byte `offset` of an array map's first value.
 pub(crate) fn ld_map_value(dst: Reg, fd: i32, offset: u32) -> [Insn; 2] {
-    [
-        insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_MAP_VALUE), 0, fd),
-        insn(0, R0, R0, 0, offset as i32),
-    ]
+    [insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_MAP_VALUE), 0, fd), insn(0, R0, R0, 0, offset as i32)]
 }
 pub(crate) fn ldx(size: Size, dst: Reg, src: Reg, off: i16) -> Insn {
     insn(LDX | MEM | size as u8, dst, src, off, 0)

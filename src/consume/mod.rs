@@ -64,8 +64,23 @@ impl printf::FormatContext for NoSymbols {
 
 /// Runs the session until exit(), a signal, or nothing left to trace; then
 /// fires END and drains the last records. Returns dtrace's exit status.
-pub(crate) fn run(session: &Session, program: &Program, registry: &Registry, opts: &ConsumeOptions, out: Box<dyn Write + '_>) -> Result<i32> {
-    let state = Rc::new(RefCell::new(State { program, registry, quiet: opts.quiet, out, exit_status: None, symbols: NoSymbols, heading_printed: false, ending: false }));
+pub(crate) fn run(
+    session: &Session,
+    program: &Program,
+    registry: &Registry,
+    opts: &ConsumeOptions,
+    out: Box<dyn Write + '_>,
+) -> Result<i32> {
+    let state = Rc::new(RefCell::new(State {
+        program,
+        registry,
+        quiet: opts.quiet,
+        out,
+        exit_status: None,
+        symbols: NoSymbols,
+        heading_printed: false,
+        ending: false,
+    }));
     let mut builder = libbpf_rs::RingBufferBuilder::new();
     let cb_state = Rc::clone(&state);
     builder.add(session.events_map(), move |data: &[u8]| {
@@ -128,11 +143,7 @@ impl State<'_> {
                 line.extend(format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME").as_bytes());
                 self.heading_printed = true;
             }
-            let name = self
-                .registry
-                .get(probe_id)
-                .map(|p| format!("{}:{}", p.function, p.name))
-                .unwrap_or_default();
+            let name = self.registry.get(probe_id).map(|p| format!("{}:{}", p.function, p.name)).unwrap_or_default();
             line.extend(format!("{cpu:>3} {probe_id:>6} {name:>32} ").as_bytes());
         }
         for (i, action) in clause.actions.iter().enumerate() {
@@ -155,8 +166,12 @@ impl State<'_> {
             let end = (offset + v.bytes(strsize)).min(data.len());
             let bytes = &data[offset.min(end)..end];
             values.push(match v {
-                ValueLayout::Int { size, signed } => printf::Value::Int { bits: read_u64(bytes, 0), size: *size, signed: *signed },
-                ValueLayout::Str => printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())]),
+                ValueLayout::Int { size, signed } => {
+                    printf::Value::Int { bits: read_u64(bytes, 0), size: *size, signed: *signed }
+                }
+                ValueLayout::Str => {
+                    printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())])
+                }
             });
             offset = end;
         }

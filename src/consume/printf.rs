@@ -8,6 +8,8 @@
 //! is dropped, `%p` is plain hex, `%d` follows the argument's signedness).
 //! The numeric formatting is implemented here, following C's rules for flags,
 //! width and precision; no C library printf is involved at run time.
+// printa() and stack formatting (%k) are used once aggregations and stack() land.
+#![allow(dead_code)]
 
 use std::fmt;
 
@@ -128,30 +130,24 @@ impl fmt::Display for FormatError {
         match self {
             // DTrace always says "precision" here: its `n ? "precision" :
             // "width"` tests a flag value that is never zero.
-            FormatError::MultipleStars { conversion } => write!(
-                f,
-                "format conversion #{conversion} has more than one '*' specified for the output precision"
-            ),
+            FormatError::MultipleStars { conversion } => {
+                write!(f, "format conversion #{conversion} has more than one '*' specified for the output precision")
+            }
             FormatError::MultipleDots { conversion } => {
                 write!(f, "format conversion #{conversion} has more than one '.' specified")
             }
-            FormatError::Positional { conversion } => write!(
-                f,
-                "format conversion #{conversion} uses unsupported positional format (%n$)"
-            ),
-            FormatError::PercentWithFlags { conversion } => write!(
-                f,
-                "format conversion #{conversion} cannot be combined with other format flags: %%"
-            ),
-            FormatError::UnexpectedEnd { conversion } => write!(
-                f,
-                "format conversion #{conversion} name expected before end of format string"
-            ),
-            FormatError::Undefined { conversion, name } => write!(
-                f,
-                "format conversion #{conversion} is undefined: %{}",
-                String::from_utf8_lossy(name)
-            ),
+            FormatError::Positional { conversion } => {
+                write!(f, "format conversion #{conversion} uses unsupported positional format (%n$)")
+            }
+            FormatError::PercentWithFlags { conversion } => {
+                write!(f, "format conversion #{conversion} cannot be combined with other format flags: %%")
+            }
+            FormatError::UnexpectedEnd { conversion } => {
+                write!(f, "format conversion #{conversion} name expected before end of format string")
+            }
+            FormatError::Undefined { conversion, name } => {
+                write!(f, "format conversion #{conversion} is undefined: %{}", String::from_utf8_lossy(name))
+            }
         }
     }
 }
@@ -216,10 +212,9 @@ impl fmt::Display for FormatRuntimeError {
             FormatRuntimeError::MissingArgument { conversion } => {
                 write!(f, "printf conversion #{conversion} has no data record")
             }
-            FormatRuntimeError::ArgumentMismatch { conversion } => write!(
-                f,
-                "printf conversion #{conversion}: data record does not match format"
-            ),
+            FormatRuntimeError::ArgumentMismatch { conversion } => {
+                write!(f, "printf conversion #{conversion}: data record does not match format")
+            }
         }
     }
 }
@@ -300,13 +295,7 @@ const PROTO_WSTR: &str = "wchar_t []";
 
 macro_rules! conv {
     ($name:expr, $c:expr, $render:ident, $check:expr, $proto:expr) => {
-        ConvSpec {
-            name: $name,
-            c_conv: $c,
-            render: Render::$render,
-            check: $check,
-            prototype: $proto,
-        }
+        ConvSpec { name: $name, c_conv: $c, render: Render::$render, check: $check, prototype: $proto }
     };
 }
 
@@ -323,158 +312,29 @@ static CONVERSIONS: &[ConvSpec] = &[
     conv!("f", b'f', Float, Check::Float, PROTO_FP),
     conv!("g", b'g', Float, Check::Float, PROTO_FP),
     conv!("G", b'G', Float, Check::Float, PROTO_FP),
-    conv!(
-        "hd",
-        b'd',
-        ZeroExtendedDecimal,
-        Check::IntegerType {
-            size: 2,
-            signed: true
-        },
-        "short"
-    ),
-    conv!(
-        "hi",
-        b'i',
-        SignedInt,
-        Check::IntegerType {
-            size: 2,
-            signed: true
-        },
-        "short"
-    ),
-    conv!(
-        "ho",
-        b'o',
-        UnsignedInt,
-        Check::IntegerType {
-            size: 2,
-            signed: false
-        },
-        "unsigned short"
-    ),
-    conv!(
-        "hu",
-        b'u',
-        UnsignedInt,
-        Check::IntegerType {
-            size: 2,
-            signed: false
-        },
-        "unsigned short"
-    ),
+    conv!("hd", b'd', ZeroExtendedDecimal, Check::IntegerType { size: 2, signed: true }, "short"),
+    conv!("hi", b'i', SignedInt, Check::IntegerType { size: 2, signed: true }, "short"),
+    conv!("ho", b'o', UnsignedInt, Check::IntegerType { size: 2, signed: false }, "unsigned short"),
+    conv!("hu", b'u', UnsignedInt, Check::IntegerType { size: 2, signed: false }, "unsigned short"),
     conv!("hx", b'x', UnsignedInt, Check::IntegerOfSize(2), "short"),
     conv!("hX", b'X', UnsignedInt, Check::IntegerOfSize(2), "short"),
     conv!("i", b'i', SignedInt, Check::AnyInteger, PROTO_XINT),
     conv!("I", b's', InetAddr, Check::Str, PROTO_CSTR),
     conv!("k", b's', Stack, Check::Stack, "stack"),
-    conv!(
-        "lc",
-        b'c',
-        WideChar,
-        Check::IntegerType {
-            size: 4,
-            signed: true
-        },
-        "int"
-    ),
-    conv!(
-        "ld",
-        b'd',
-        SignedInt,
-        Check::IntegerType {
-            size: 8,
-            signed: true
-        },
-        "long"
-    ),
-    conv!(
-        "li",
-        b'i',
-        SignedInt,
-        Check::IntegerType {
-            size: 8,
-            signed: true
-        },
-        "long"
-    ),
-    conv!(
-        "lo",
-        b'o',
-        UnsignedInt,
-        Check::IntegerType {
-            size: 8,
-            signed: false
-        },
-        "unsigned long"
-    ),
-    conv!(
-        "lu",
-        b'u',
-        UnsignedInt,
-        Check::IntegerType {
-            size: 8,
-            signed: false
-        },
-        "unsigned long"
-    ),
+    conv!("lc", b'c', WideChar, Check::IntegerType { size: 4, signed: true }, "int"),
+    conv!("ld", b'd', SignedInt, Check::IntegerType { size: 8, signed: true }, "long"),
+    conv!("li", b'i', SignedInt, Check::IntegerType { size: 8, signed: true }, "long"),
+    conv!("lo", b'o', UnsignedInt, Check::IntegerType { size: 8, signed: false }, "unsigned long"),
+    conv!("lu", b'u', UnsignedInt, Check::IntegerType { size: 8, signed: false }, "unsigned long"),
     conv!("ls", b's', WideStr, Check::WideStr, PROTO_WSTR),
     conv!("lx", b'x', UnsignedInt, Check::IntegerOfSize(8), "long"),
     conv!("lX", b'X', UnsignedInt, Check::IntegerOfSize(8), "long"),
-    conv!(
-        "lld",
-        b'd',
-        SignedInt,
-        Check::IntegerType {
-            size: 8,
-            signed: true
-        },
-        "long long"
-    ),
-    conv!(
-        "lli",
-        b'i',
-        SignedInt,
-        Check::IntegerType {
-            size: 8,
-            signed: true
-        },
-        "long long"
-    ),
-    conv!(
-        "llo",
-        b'o',
-        UnsignedInt,
-        Check::IntegerType {
-            size: 8,
-            signed: false
-        },
-        "unsigned long long"
-    ),
-    conv!(
-        "llu",
-        b'u',
-        UnsignedInt,
-        Check::IntegerType {
-            size: 8,
-            signed: false
-        },
-        "unsigned long long"
-    ),
-    conv!(
-        "llx",
-        b'x',
-        UnsignedInt,
-        Check::IntegerOfSize(8),
-        "long long"
-    ),
-    conv!(
-        "llX",
-        b'X',
-        UnsignedInt,
-        Check::IntegerOfSize(8),
-        "long long"
-    ),
+    conv!("lld", b'd', SignedInt, Check::IntegerType { size: 8, signed: true }, "long long"),
+    conv!("lli", b'i', SignedInt, Check::IntegerType { size: 8, signed: true }, "long long"),
+    conv!("llo", b'o', UnsignedInt, Check::IntegerType { size: 8, signed: false }, "unsigned long long"),
+    conv!("llu", b'u', UnsignedInt, Check::IntegerType { size: 8, signed: false }, "unsigned long long"),
+    conv!("llx", b'x', UnsignedInt, Check::IntegerOfSize(8), "long long"),
+    conv!("llX", b'X', UnsignedInt, Check::IntegerOfSize(8), "long long"),
     conv!("Le", b'e', Float, Check::Float, "long double"),
     conv!("LE", b'E', Float, Check::Float, "long double"),
     conv!("Lf", b'f', Float, Check::Float, "long double"),
@@ -482,30 +342,12 @@ static CONVERSIONS: &[ConvSpec] = &[
     conv!("LG", b'G', Float, Check::Float, "long double"),
     conv!("o", b'o', UnsignedInt, Check::AnyInteger, PROTO_XINT),
     conv!("p", b'x', UnsignedInt, Check::PointerOrInteger, PROTO_ADDR),
-    conv!(
-        "P",
-        b's',
-        Port,
-        Check::IntegerType {
-            size: 2,
-            signed: false
-        },
-        "uint16_t"
-    ),
+    conv!("P", b's', Port, Check::IntegerType { size: 2, signed: false }, "uint16_t"),
     conv!("s", b's', Str, Check::Str, PROTO_CSTR),
     conv!("S", b's', EscapedStr, Check::Str, PROTO_CSTR),
     conv!("T", b's', Time822, Check::Time, "int64_t"),
     conv!("u", b'u', UnsignedInt, Check::AnyInteger, PROTO_XINT),
-    conv!(
-        "wc",
-        b'c',
-        WideChar,
-        Check::IntegerType {
-            size: 4,
-            signed: true
-        },
-        "int"
-    ),
+    conv!("wc", b'c', WideChar, Check::IntegerType { size: 4, signed: true }, "int"),
     conv!("ws", b's', WideStr, Check::WideStr, PROTO_WSTR),
     conv!("x", b'x', UnsignedInt, Check::AnyInteger, PROTO_XINT),
     conv!("X", b'X', UnsignedInt, Check::AnyInteger, PROTO_XINT),
@@ -588,13 +430,7 @@ impl Conversion {
     }
 
     /// DTrace's type error for a non-integer `*` (`precision` selects `.*`).
-    pub fn incompatible_star_message(
-        &self,
-        func: &str,
-        argno: usize,
-        precision: bool,
-        arg_type: &str,
-    ) -> String {
+    pub fn incompatible_star_message(&self, func: &str, argno: usize, precision: bool, arg_type: &str) -> String {
         let star = if precision { ".*" } else { "*" };
         format!(
             "{func}( ) argument #{argno} is incompatible with conversion #{} prototype:\n\tconversion: % {star} {}\n\t prototype: int\n\t  argument: {arg_type}",
@@ -704,11 +540,7 @@ enum Parsed {
 /// Parses the conversion whose `%` is at `start`; returns it and the index
 /// just past it. Mirrors DTrace's state machine, where flags, digits and
 /// length modifiers may come in any order (`%l-5d` is accepted).
-fn parse_conversion(
-    fmt: &[u8],
-    start: usize,
-    number: usize,
-) -> Result<(Parsed, usize), FormatError> {
+fn parse_conversion(fmt: &[u8], start: usize, number: usize) -> Result<(Parsed, usize), FormatError> {
     let mut flags = Flags::default();
     let mut width = 0u32;
     let mut precision = 0u32;
@@ -746,11 +578,7 @@ fn parse_conversion(
             }
             b'#' => flags.alt = true,
             b'*' => {
-                let already = if dot {
-                    &mut dynamic_precision
-                } else {
-                    &mut dynamic_width
-                };
+                let already = if dot { &mut dynamic_precision } else { &mut dynamic_width };
                 if *already {
                     return Err(FormatError::MultipleStars { conversion: number });
                 }
@@ -792,10 +620,7 @@ fn parse_conversion(
     let mut name = modifiers.clone();
     name.push(conv_char);
     let Some(spec) = lookup_conversion(&name) else {
-        return Err(FormatError::Undefined {
-            conversion: number,
-            name,
-        });
+        return Err(FormatError::Undefined { conversion: number, name });
     };
     let length = match modifiers.as_slice() {
         b"h" => LengthModifier::Short,
@@ -819,15 +644,7 @@ fn parse_conversion(
     } else {
         Count::None
     };
-    let conv = Conversion {
-        number,
-        flags,
-        width,
-        precision,
-        length,
-        conversion: conv_char,
-        spec,
-    };
+    let conv = Conversion { number, flags, width, precision, length, conversion: conv_char, spec };
     Ok((Parsed::Conv(conv), p + 1))
 }
 
@@ -856,13 +673,7 @@ pub fn try_format(
 /// Renders a printa() line: keys and `*` values come from `args`, `%@`
 /// conversions take the aggregation values in turn, re-using the last one
 /// once they run out (as DTrace does).
-pub fn format_printa(
-    fmt: &Format,
-    args: &[Value],
-    aggs: &[Value],
-    ctx: &dyn FormatContext,
-    out: &mut Vec<u8>,
-) {
+pub fn format_printa(fmt: &Format, args: &[Value], aggs: &[Value], ctx: &dyn FormatContext, out: &mut Vec<u8>) {
     let _ = try_format_printa(fmt, args, aggs, ctx, out);
 }
 
@@ -884,12 +695,8 @@ pub fn try_format_printa(
             }
             Piece::Conv(conv) => conv,
         };
-        let missing = FormatRuntimeError::MissingArgument {
-            conversion: conv.number,
-        };
-        let mismatch = FormatRuntimeError::ArgumentMismatch {
-            conversion: conv.number,
-        };
+        let missing = FormatRuntimeError::MissingArgument { conversion: conv.number };
+        let mismatch = FormatRuntimeError::ArgumentMismatch { conversion: conv.number };
 
         let dynamic_width = if conv.width == Count::FromArg {
             Some(star_value(next_arg.next().ok_or(missing.clone())?).ok_or(mismatch.clone())?)
@@ -902,9 +709,7 @@ pub fn try_format_printa(
             None
         };
         let value = if conv.flags.agg {
-            let v = aggs
-                .get(next_agg.min(aggs.len().saturating_sub(1)))
-                .ok_or(missing)?;
+            let v = aggs.get(next_agg.min(aggs.len().saturating_sub(1))).ok_or(missing)?;
             next_agg += 1;
             v
         } else {
@@ -938,11 +743,7 @@ struct Spec {
     precision: Option<usize>,
 }
 
-fn effective_spec(
-    conv: &Conversion,
-    dynamic_width: Option<i32>,
-    dynamic_precision: Option<i32>,
-) -> Spec {
+fn effective_spec(conv: &Conversion, dynamic_width: Option<i32>, dynamic_precision: Option<i32>) -> Spec {
     let width: i64 = match (conv.width, dynamic_width) {
         (_, Some(w)) => i64::from(w),
         (Count::Fixed(w), None) => i64::from(w),
@@ -1003,11 +804,7 @@ fn render(
             let (bits, size, _) = int_of(value)?;
             let v = zero_extend(bits, size);
             // Passed as a C int (or long long for 8 bytes) to `%d`.
-            let as_c = if effective_size(size) <= 4 {
-                i64::from(v as u32 as i32)
-            } else {
-                v as i64
-            };
+            let as_c = if effective_size(size) <= 4 { i64::from(v as u32 as i32) } else { v as i64 };
             format_signed(as_c, spec, out);
         }
         Render::Char => {
@@ -1016,28 +813,20 @@ fn render(
         }
         Render::WideChar => {
             let (bits, size, _) = int_of(value)?;
-            let ch = char::from_u32(sign_extend(bits, size) as u32)
-                .unwrap_or(char::REPLACEMENT_CHARACTER);
+            let ch = char::from_u32(sign_extend(bits, size) as u32).unwrap_or(char::REPLACEMENT_CHARACTER);
             let mut buf = [0u8; 4];
             pad_field(spec, false, &[], ch.encode_utf8(&mut buf).as_bytes(), out);
         }
         Render::Float => {
             let (bits, size, signed) = int_of(value)?;
-            let x = if signed {
-                sign_extend(bits, size) as f64
-            } else {
-                zero_extend(bits, size) as f64
-            };
+            let x = if signed { sign_extend(bits, size) as f64 } else { zero_extend(bits, size) as f64 };
             format_float(x, c_conv, spec, out);
         }
         Render::KernelAddr | Render::UserAddr => {
             let (bits, size, _) = int_of(value)?;
             let addr = zero_extend(bits, size);
-            let found = if conv.spec.render == Render::KernelAddr {
-                ctx.kernel_symbol(addr)
-            } else {
-                ctx.user_symbol(addr)
-            };
+            let found =
+                if conv.spec.render == Render::KernelAddr { ctx.kernel_symbol(addr) } else { ctx.user_symbol(addr) };
             let text = match found {
                 Some((name, 0)) => name,
                 Some((name, off)) => format!("{name}+0x{off:x}"),
@@ -1054,12 +843,7 @@ fn render(
                 _ if conv.flags.left => spec_width_for_indent(conv, dynamic_width),
                 _ => 0,
             };
-            ctx.stack(
-                record,
-                indent.min(MAX_FIELD as usize),
-                &FrameFormat { spec: *spec },
-                out,
-            );
+            ctx.stack(record, indent.min(MAX_FIELD as usize), &FrameFormat { spec: *spec }, out);
         }
         Render::Str | Render::InetAddr => format_str(until_nul(str_of(value)?), spec, out),
         Render::WideStr => format_str(&wide_to_utf8(str_of(value)?), spec, out),
@@ -1072,11 +856,7 @@ fn render(
             let (bits, size, _) = int_of(value)?;
             // hrtime_t is signed; DTrace divides before converting to time_t.
             let secs = sign_extend(bits, size) / 1_000_000_000;
-            let text = if conv.spec.render == Render::Time {
-                walltime_text(secs)
-            } else {
-                rfc822_text(secs)
-            };
+            let text = if conv.spec.render == Render::Time { walltime_text(secs) } else { rfc822_text(secs) };
             format_str(text.as_bytes(), spec, out);
         }
         Render::Port => {
@@ -1168,12 +948,7 @@ fn escape_c(s: &[u8]) -> Vec<u8> {
         } else if c == b' ' || (b'!'..=b'~').contains(&c) {
             out.push(c);
         } else {
-            out.extend_from_slice(&[
-                b'\\',
-                b'0' + (c >> 6),
-                b'0' + ((c >> 3) & 7),
-                b'0' + (c & 7),
-            ]);
+            out.extend_from_slice(&[b'\\', b'0' + (c >> 6), b'0' + ((c >> 3) & 7), b'0' + (c & 7)]);
         }
         if c == 0 {
             break;
@@ -1195,9 +970,7 @@ fn wide_to_utf8(s: &[u8]) -> Vec<u8> {
     text.into_bytes()
 }
 
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
+const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /// Broken-down local time, or UTC if the C library cannot convert.
 fn local_tm(secs: i64) -> libc::tm {
@@ -1260,14 +1033,7 @@ fn rfc822_text(secs: i64) -> String {
     let tm = local_tm(secs);
     let mut buf = [0u8; 64];
     // SAFETY: the format is NUL-terminated, buf's length is passed, tm is valid.
-    let n = unsafe {
-        libc::strftime(
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            c"%a, %d %b %G %T %Z".as_ptr(),
-            &tm,
-        )
-    };
+    let n = unsafe { libc::strftime(buf.as_mut_ptr().cast(), buf.len(), c"%a, %d %b %G %T %Z".as_ptr(), &tm) };
     String::from_utf8_lossy(&buf[..n.min(buf.len())]).into_owned()
 }
 
@@ -1334,14 +1100,8 @@ fn format_signed(v: i64, spec: &Spec, out: &mut Vec<u8>) {
 fn format_unsigned(v: u64, c_conv: u8, spec: &Spec, out: &mut Vec<u8>) {
     let (digits, prefix): (String, &[u8]) = match c_conv {
         b'o' => (format!("{v:o}"), b""),
-        b'x' => (
-            format!("{v:x}"),
-            if spec.alt && v != 0 { b"0x" } else { b"" },
-        ),
-        b'X' => (
-            format!("{v:X}"),
-            if spec.alt && v != 0 { b"0X" } else { b"" },
-        ),
+        b'x' => (format!("{v:x}"), if spec.alt && v != 0 { b"0x" } else { b"" }),
+        b'X' => (format!("{v:X}"), if spec.alt && v != 0 { b"0X" } else { b"" }),
         b'c' => {
             pad_field(spec, false, &[], &[v as u8], out);
             return;
@@ -1356,24 +1116,14 @@ fn format_unsigned(v: u64, c_conv: u8, spec: &Spec, out: &mut Vec<u8>) {
         digits.clear();
     }
     // `#o` guarantees a leading zero unless the precision already gives one.
-    if c_conv == b'o'
-        && spec.alt
-        && spec.precision.unwrap_or(0) <= digits.len()
-        && digits.first() != Some(&b'0')
-    {
+    if c_conv == b'o' && spec.alt && spec.precision.unwrap_or(0) <= digits.len() && digits.first() != Some(&b'0') {
         digits.insert(0, b'0');
     }
     format_integer_digits(prefix, digits, decimal, spec, out);
 }
 
 /// Applies precision (minimum digits), grouping and width to integer digits.
-fn format_integer_digits(
-    prefix: &[u8],
-    mut digits: Vec<u8>,
-    decimal: bool,
-    spec: &Spec,
-    out: &mut Vec<u8>,
-) {
+fn format_integer_digits(prefix: &[u8], mut digits: Vec<u8>, decimal: bool, spec: &Spec, out: &mut Vec<u8>) {
     if spec.precision == Some(0) && digits == b"0" {
         digits.clear();
     }
@@ -1513,26 +1263,19 @@ mod tests {
     impl FormatContext for Symbols {
         fn kernel_symbol(&self, addr: u64) -> Option<(String, u64)> {
             match addr {
-                0xffff_ffff_8100_0000..=0xffff_ffff_8100_00ff => Some((
-                    "vmlinux`do_sys_open".to_string(),
-                    addr - 0xffff_ffff_8100_0000,
-                )),
+                0xffff_ffff_8100_0000..=0xffff_ffff_8100_00ff => {
+                    Some(("vmlinux`do_sys_open".to_string(), addr - 0xffff_ffff_8100_0000))
+                }
                 _ => None,
             }
         }
         fn user_symbol(&self, addr: u64) -> Option<(String, u64)> {
-            (0x40_1000..0x40_1100)
-                .contains(&addr)
-                .then(|| ("a.out`main".to_string(), addr - 0x40_1000))
+            (0x40_1000..0x40_1100).contains(&addr).then(|| ("a.out`main".to_string(), addr - 0x40_1000))
         }
     }
 
     fn int(v: i64, size: u8, signed: bool) -> Value<'static> {
-        Value::Int {
-            bits: v as u64,
-            size,
-            signed,
-        }
+        Value::Int { bits: v as u64, size, signed }
     }
     fn i32v(v: i32) -> Value<'static> {
         int(i64::from(v), 4, true)
@@ -1544,11 +1287,7 @@ mod tests {
         int(v, 8, true)
     }
     fn u64v(v: u64) -> Value<'static> {
-        Value::Int {
-            bits: v,
-            size: 8,
-            signed: false,
-        }
+        Value::Int { bits: v, size: 8, signed: false }
     }
 
     fn run(fmt: &str, args: &[Value]) -> String {
@@ -1594,9 +1333,7 @@ mod tests {
         }
     }
 
-    const FLAG_SETS: &[&str] = &[
-        "", "-", "+", " ", "#", "0", "-+", "+0", " 0", "#0", "-#", "#+", "- ",
-    ];
+    const FLAG_SETS: &[&str] = &["", "-", "+", " ", "#", "0", "-+", "+0", " 0", "#0", "-#", "#+", "- "];
     const WIDTHS: &[&str] = &["", "1", "5", "12", "25"];
     const PRECISIONS: &[&str] = &["", ".1", ".3", ".8", ".20"];
 
@@ -1612,36 +1349,17 @@ mod tests {
 
     #[test]
     fn signed_conversions_match_c() {
-        let values: &[i64] = &[
-            0,
-            1,
-            -1,
-            42,
-            -42,
-            7,
-            1234567,
-            i64::from(i32::MIN),
-            i64::from(i32::MAX),
-            i64::MIN,
-            i64::MAX,
-        ];
+        let values: &[i64] =
+            &[0, 1, -1, 42, -42, 7, 1234567, i64::from(i32::MIN), i64::from(i32::MAX), i64::MIN, i64::MAX];
         each_spec(|spec| {
             for &v in values {
                 for conv in ["d", "i"] {
                     let fmt = format!("%{spec}{conv}");
                     if let Ok(v32) = i32::try_from(v) {
-                        assert_eq!(
-                            run(&fmt, &[i32v(v32)]),
-                            c_printf(&fmt, CArg::Int(v32)),
-                            "{fmt} {v}"
-                        );
+                        assert_eq!(run(&fmt, &[i32v(v32)]), c_printf(&fmt, CArg::Int(v32)), "{fmt} {v}");
                     }
                     let cfmt = format!("%{spec}ll{conv}");
-                    assert_eq!(
-                        run(&fmt, &[i64v(v)]),
-                        c_printf(&cfmt, CArg::LongLong(v)),
-                        "{fmt} {v}"
-                    );
+                    assert_eq!(run(&fmt, &[i64v(v)]), c_printf(&cfmt, CArg::LongLong(v)), "{fmt} {v}");
                 }
             }
         });
@@ -1649,34 +1367,16 @@ mod tests {
 
     #[test]
     fn unsigned_conversions_match_c() {
-        let values: &[u64] = &[
-            0,
-            1,
-            7,
-            8,
-            42,
-            0xdead_beef,
-            u64::from(u32::MAX),
-            u64::MAX,
-            1 << 40,
-        ];
+        let values: &[u64] = &[0, 1, 7, 8, 42, 0xdead_beef, u64::from(u32::MAX), u64::MAX, 1 << 40];
         each_spec(|spec| {
             for &v in values {
                 for conv in ["u", "o", "x", "X"] {
                     let fmt = format!("%{spec}{conv}");
                     if let Ok(v32) = u32::try_from(v) {
-                        assert_eq!(
-                            run(&fmt, &[u32v(v32)]),
-                            c_printf(&fmt, CArg::UInt(v32)),
-                            "{fmt} {v}"
-                        );
+                        assert_eq!(run(&fmt, &[u32v(v32)]), c_printf(&fmt, CArg::UInt(v32)), "{fmt} {v}");
                     }
                     let cfmt = format!("%{spec}ll{conv}");
-                    assert_eq!(
-                        run(&fmt, &[u64v(v)]),
-                        c_printf(&cfmt, CArg::ULongLong(v)),
-                        "{fmt} {v}"
-                    );
+                    assert_eq!(run(&fmt, &[u64v(v)]), c_printf(&cfmt, CArg::ULongLong(v)), "{fmt} {v}");
                 }
             }
         });
@@ -1713,15 +1413,9 @@ mod tests {
                     let fmt = format!("%{spec}{conv}");
                     let mut out = Vec::new();
                     let conv_parsed = parse_format(fmt.as_bytes()).unwrap();
-                    let Piece::Conv(c) = &conv_parsed.pieces[0] else {
-                        panic!()
-                    };
+                    let Piece::Conv(c) = &conv_parsed.pieces[0] else { panic!() };
                     format_float(v, c.spec.c_conv, &effective_spec(c, None, None), &mut out);
-                    assert_eq!(
-                        String::from_utf8(out).unwrap(),
-                        c_printf(&fmt, CArg::Double(v)),
-                        "{fmt} {v}"
-                    );
+                    assert_eq!(String::from_utf8(out).unwrap(), c_printf(&fmt, CArg::Double(v)), "{fmt} {v}");
                 }
             }
         });
@@ -1730,14 +1424,8 @@ mod tests {
     #[test]
     fn integer_arguments_to_float_conversions_become_doubles() {
         assert_eq!(run("%f", &[i32v(3)]), "3.000000");
-        assert_eq!(
-            run("%e", &[i64v(-12345)]),
-            c_printf("%e", CArg::Double(-12345.0))
-        );
-        assert_eq!(
-            run("%g", &[u64v(u64::MAX)]),
-            c_printf("%g", CArg::Double(u64::MAX as f64))
-        );
+        assert_eq!(run("%e", &[i64v(-12345)]), c_printf("%e", CArg::Double(-12345.0)));
+        assert_eq!(run("%g", &[u64v(u64::MAX)]), c_printf("%g", CArg::Double(u64::MAX as f64)));
         assert_eq!(run("%08.3f", &[i32v(-2)]), "-002.000");
     }
 
@@ -1747,20 +1435,13 @@ mod tests {
             each_spec(|spec| {
                 let fmt = format!("%{spec}s");
                 let record = format!("{s}\0garbage");
-                assert_eq!(
-                    run(&fmt, &[Value::Str(record.as_bytes())]),
-                    c_printf(&fmt, CArg::Str(s)),
-                    "{fmt}"
-                );
+                assert_eq!(run(&fmt, &[Value::Str(record.as_bytes())]), c_printf(&fmt, CArg::Str(s)), "{fmt}");
             });
         }
         for flags in FLAG_SETS {
             for width in WIDTHS {
                 let fmt = format!("%{flags}{width}c");
-                assert_eq!(
-                    run(&fmt, &[int(b'x'.into(), 1, true)]),
-                    c_printf(&fmt, CArg::Int(b'x'.into()))
-                );
+                assert_eq!(run(&fmt, &[int(b'x'.into(), 1, true)]), c_printf(&fmt, CArg::Int(b'x'.into())));
             }
         }
         // A record filling its buffer has no NUL.
@@ -1816,25 +1497,12 @@ mod tests {
         assert_eq!(run("%c", &[int(i64::from(b'A'), 4, true)]), "A");
         assert_eq!(run("%lc", &[i32v(0xe9)]), "é");
         // Bits above the size are ignored.
-        assert_eq!(
-            run(
-                "%d",
-                &[Value::Int {
-                    bits: 0xffff_ffff_0000_0005,
-                    size: 4,
-                    signed: true
-                }]
-            ),
-            "5"
-        );
+        assert_eq!(run("%d", &[Value::Int { bits: 0xffff_ffff_0000_0005, size: 4, signed: true }]), "5");
     }
 
     #[test]
     fn pointers_print_as_plain_hex() {
-        assert_eq!(
-            run("%p", &[u64v(0xffff_8880_1234_5678)]),
-            "ffff888012345678"
-        );
+        assert_eq!(run("%p", &[u64v(0xffff_8880_1234_5678)]), "ffff888012345678");
         assert_eq!(run("%#p", &[u64v(0x1000)]), "0x1000");
         assert_eq!(run("%?p|", &[u64v(0x1000)]), "            1000|");
         assert_eq!(run("%-?p|", &[u64v(0x1000)]), "1000            |");
@@ -1845,14 +1513,8 @@ mod tests {
         assert_eq!(run("[%*d]", &[i32v(5), i32v(42)]), "[   42]");
         assert_eq!(run("[%*d]", &[i32v(-5), i32v(42)]), "[42   ]");
         assert_eq!(run("[%0*d]", &[i32v(-5), i32v(42)]), "[42   ]");
-        assert_eq!(
-            run("[%*.*s]", &[i64v(6), i64v(2), Value::Str(b"hello\0")]),
-            "[    he]"
-        );
-        assert_eq!(
-            run("[%-*s]", &[int(4, 1, false), Value::Str(b"ab")]),
-            "[ab  ]"
-        );
+        assert_eq!(run("[%*.*s]", &[i64v(6), i64v(2), Value::Str(b"hello\0")]), "[    he]");
+        assert_eq!(run("[%-*s]", &[int(4, 1, false), Value::Str(b"ab")]), "[ab  ]");
         // `*` values are C ints: an 8-byte value is truncated.
         assert_eq!(run("[%*d]", &[i64v(0x1_0000_0003), i32v(1)]), "[  1]");
         // The value after a `*` comes from the next argument.
@@ -1862,19 +1524,10 @@ mod tests {
 
     #[test]
     fn kernel_and_user_symbols() {
-        assert_eq!(
-            run("%a", &[u64v(0xffff_ffff_8100_001c)]),
-            "vmlinux`do_sys_open+0x1c"
-        );
-        assert_eq!(
-            run("%a", &[u64v(0xffff_ffff_8100_0000)]),
-            "vmlinux`do_sys_open"
-        );
+        assert_eq!(run("%a", &[u64v(0xffff_ffff_8100_001c)]), "vmlinux`do_sys_open+0x1c");
+        assert_eq!(run("%a", &[u64v(0xffff_ffff_8100_0000)]), "vmlinux`do_sys_open");
         assert_eq!(run("%a", &[u64v(0x1234)]), "0x1234");
-        assert_eq!(
-            run("[%-30a]", &[u64v(0xffff_ffff_8100_0001)]),
-            "[vmlinux`do_sys_open+0x1       ]"
-        );
+        assert_eq!(run("[%-30a]", &[u64v(0xffff_ffff_8100_0001)]), "[vmlinux`do_sys_open+0x1       ]");
         assert_eq!(run("[%10a]", &[u64v(0xabc)]), "[     0xabc]");
         assert_eq!(run("%A", &[u64v(0x40_1010)]), "a.out`main+0x10");
         assert_eq!(run("%A", &[u64v(0x99)]), "0x99");
@@ -1882,18 +1535,9 @@ mod tests {
 
     #[test]
     fn escaped_strings() {
-        assert_eq!(
-            run("%S", &[Value::Str(b"a\tb\n\"q\"\\ z")]),
-            "a\\tb\\n\\\"q\\\"\\\\ z"
-        );
-        assert_eq!(
-            run("%S", &[Value::Str(&[1, 0x7f, 0xff, b'x'])]),
-            "\\001\\177\\377x"
-        );
-        assert_eq!(
-            run("%S", &[Value::Str(&[7, 8, 12, 13, 11])]),
-            "\\a\\b\\f\\r\\v"
-        );
+        assert_eq!(run("%S", &[Value::Str(b"a\tb\n\"q\"\\ z")]), "a\\tb\\n\\\"q\\\"\\\\ z");
+        assert_eq!(run("%S", &[Value::Str(&[1, 0x7f, 0xff, b'x'])]), "\\001\\177\\377x");
+        assert_eq!(run("%S", &[Value::Str(&[7, 8, 12, 13, 11])]), "\\a\\b\\f\\r\\v");
         // DTrace escapes the NUL ending a string record, then stops.
         assert_eq!(run("%S", &[Value::Str(b"abc\0def")]), "abc\\0");
         assert_eq!(run("[%8S]", &[Value::Str(b"a\n")]), "[     a\\n]");
@@ -1916,39 +1560,19 @@ mod tests {
 
     #[test]
     fn walltimestamps() {
-        for secs in [
-            0i64,
-            1_700_000_000,
-            1_795_305_129,
-            951_782_400,
-            4_102_444_800,
-        ] {
+        for secs in [0i64, 1_700_000_000, 1_795_305_129, 951_782_400, 4_102_444_800] {
             let ns = secs * 1_000_000_000 + 123_456_789;
-            assert_eq!(
-                run("%Y", &[i64v(ns)]),
-                strftime_oracle(secs, "%Y %b %e %T"),
-                "{secs}"
-            );
-            assert_eq!(
-                run("%T", &[i64v(ns)]),
-                strftime_oracle(secs, "%a, %d %b %G %T %Z"),
-                "{secs}"
-            );
+            assert_eq!(run("%Y", &[i64v(ns)]), strftime_oracle(secs, "%Y %b %e %T"), "{secs}");
+            assert_eq!(run("%T", &[i64v(ns)]), strftime_oracle(secs, "%a, %d %b %G %T %Z"), "{secs}");
         }
         let text = run("%Y", &[i64v(1_795_305_129_000_000_000)]);
         assert_eq!(text.len(), "2026 Nov 21 23:52:09".len());
         assert_eq!(run("[%.4Y]", &[i64v(0)]).len(), 6);
         // UTC fallback agrees with the C library on UTC fields.
         let tm = utc_tm(1_795_305_129);
-        assert_eq!(
-            (tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec),
-            (126, 10, 21, 23, 52, 9)
-        );
+        assert_eq!((tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec), (126, 10, 21, 23, 52, 9));
         let tm = utc_tm(-1);
-        assert_eq!(
-            (tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour),
-            (69, 11, 31, 23)
-        );
+        assert_eq!((tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour), (69, 11, 31, 23));
     }
 
     #[test]
@@ -1970,22 +1594,13 @@ mod tests {
         let mut out = Vec::new();
         format(
             &parse_format(b"%k|%-8k|%*k|%12k").unwrap(),
-            &[
-                Value::Str(&[0; 16]),
-                Value::Str(&[0; 8]),
-                i32v(-3),
-                Value::Str(&[0; 8]),
-                Value::Str(&[]),
-            ],
+            &[Value::Str(&[0; 16]), Value::Str(&[0; 8]), i32v(-3), Value::Str(&[0; 8]), Value::Str(&[])],
             &Stacks,
             &mut out,
         );
         // A negative `*` width sets the indent but, unlike `-`, does not drop
         // the width from the frame format (dt_printf_format checks the flag).
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "<16 0:f>|<8 8:f>|<8 3:f  >|<0 0:           f>"
-        );
+        assert_eq!(String::from_utf8(out).unwrap(), "<16 0:f>|<8 8:f>|<8 3:f  >|<0 0:           f>");
         // The default renders the record as text.
         assert_eq!(run("%k", &[Value::Str(b"\n  frame\0")]), "\n  frame");
     }
@@ -2009,24 +1624,11 @@ mod tests {
         // `0` after `-` cancels the left flag (DTrace's rule).
         assert_eq!(
             c.flags,
-            Flags {
-                left: false,
-                plus: true,
-                space: true,
-                alt: true,
-                zero: true,
-                group: true,
-                agg: true
-            }
+            Flags { left: false, plus: true, space: true, alt: true, zero: true, group: true, agg: true }
         );
         assert_eq!(
             (c.width, c.precision, c.length, c.conversion),
-            (
-                Count::Fixed(12),
-                Count::Fixed(5),
-                LengthModifier::LongLong,
-                b'd'
-            )
+            (Count::Fixed(12), Count::Fixed(5), LengthModifier::LongLong, b'd')
         );
         assert_eq!(c.name(), "lld");
         assert_eq!(c.args_consumed(), 0);
@@ -2041,15 +1643,9 @@ mod tests {
         );
         assert_eq!(convs[0].args_consumed(), 3);
         assert_eq!(convs[1].precision, Count::Fixed(0));
-        assert_eq!(
-            (convs[2].name(), convs[2].width, convs[2].flags.left),
-            ("lu", Count::Fixed(5), true)
-        );
+        assert_eq!((convs[2].name(), convs[2].width, convs[2].flags.left), ("lu", Count::Fixed(5), true));
         assert_eq!(f.args_required(), 5);
-        assert_eq!(
-            convs.iter().map(|c| c.number).collect::<Vec<_>>(),
-            [1, 2, 3]
-        );
+        assert_eq!(convs.iter().map(|c| c.number).collect::<Vec<_>>(), [1, 2, 3]);
         let f = parse_format(b"%%%d").unwrap();
         assert_eq!(f.conversions().next().unwrap().number, 2);
     }
@@ -2057,80 +1653,33 @@ mod tests {
     #[test]
     fn parse_errors_use_dtrace_texts() {
         assert_eq!(parse_err("%y"), "format conversion #1 is undefined: %y");
-        assert_eq!(
-            parse_err("%d %ly"),
-            "format conversion #2 is undefined: %ly"
-        );
+        assert_eq!(parse_err("%d %ly"), "format conversion #2 is undefined: %ly");
         assert_eq!(parse_err("%hhd"), "format conversion #1 is undefined: %hhd");
         assert_eq!(parse_err("%zu"), "format conversion #1 is undefined: %z");
         assert_eq!(parse_err("%lf"), "format conversion #1 is undefined: %lf");
-        assert_eq!(
-            parse_err("%llllllllld"),
-            "format conversion #1 is undefined: %lllllld"
-        );
-        assert_eq!(
-            parse_err("abc%"),
-            "format conversion #1 name expected before end of format string"
-        );
-        assert_eq!(
-            parse_err("%-5"),
-            "format conversion #1 name expected before end of format string"
-        );
-        assert_eq!(
-            parse_err("%**d"),
-            "format conversion #1 has more than one '*' specified for the output precision"
-        );
-        assert_eq!(
-            parse_err("%*5*d"),
-            "format conversion #1 has more than one '*' specified for the output precision"
-        );
-        assert_eq!(
-            parse_err("%1.2.3d"),
-            "format conversion #1 has more than one '.' specified"
-        );
-        assert_eq!(
-            parse_err("%1$d"),
-            "format conversion #1 uses unsupported positional format (%n$)"
-        );
-        assert_eq!(
-            parse_err("%%%5%"),
-            "format conversion #2 cannot be combined with other format flags: %%"
-        );
+        assert_eq!(parse_err("%llllllllld"), "format conversion #1 is undefined: %lllllld");
+        assert_eq!(parse_err("abc%"), "format conversion #1 name expected before end of format string");
+        assert_eq!(parse_err("%-5"), "format conversion #1 name expected before end of format string");
+        assert_eq!(parse_err("%**d"), "format conversion #1 has more than one '*' specified for the output precision");
+        assert_eq!(parse_err("%*5*d"), "format conversion #1 has more than one '*' specified for the output precision");
+        assert_eq!(parse_err("%1.2.3d"), "format conversion #1 has more than one '.' specified");
+        assert_eq!(parse_err("%1$d"), "format conversion #1 uses unsupported positional format (%n$)");
+        assert_eq!(parse_err("%%%5%"), "format conversion #2 cannot be combined with other format flags: %%");
     }
 
     #[test]
     fn argument_checks_and_prototypes() {
         let f = parse_format(b"%d %s %a %c %f %Y %ld %hx %k %p %A %S %llx %lu").unwrap();
         let c: Vec<_> = f.conversions().collect();
-        let int4 = ArgClass::Integer {
-            size: 4,
-            signed: true,
-        };
-        let int8 = ArgClass::Integer {
-            size: 8,
-            signed: true,
-        };
-        let uint8 = ArgClass::Integer {
-            size: 8,
-            signed: false,
-        };
-        let short = ArgClass::Integer {
-            size: 2,
-            signed: false,
-        };
-        assert!(
-            c[0].accepts(&int4)
-                && !c[0].accepts(&ArgClass::String)
-                && !c[0].accepts(&ArgClass::Pointer)
-        );
+        let int4 = ArgClass::Integer { size: 4, signed: true };
+        let int8 = ArgClass::Integer { size: 8, signed: true };
+        let uint8 = ArgClass::Integer { size: 8, signed: false };
+        let short = ArgClass::Integer { size: 2, signed: false };
+        assert!(c[0].accepts(&int4) && !c[0].accepts(&ArgClass::String) && !c[0].accepts(&ArgClass::Pointer));
         assert_eq!(c[0].prototype(), "char, short, int, long, or long long");
         assert!(c[1].accepts(&ArgClass::String) && !c[1].accepts(&int4));
         assert_eq!(c[1].prototype(), "char [] or string (or use stringof)");
-        assert!(
-            c[2].accepts(&ArgClass::Pointer)
-                && c[2].accepts(&int8)
-                && !c[2].accepts(&ArgClass::String)
-        );
+        assert!(c[2].accepts(&ArgClass::Pointer) && c[2].accepts(&int8) && !c[2].accepts(&ArgClass::String));
         assert_eq!(c[2].prototype(), "pointer or integer");
         assert!(c[3].accepts(&int4) && !c[3].accepts(&int8));
         assert_eq!(c[3].prototype(), "char, short, or int");
@@ -2144,10 +1693,7 @@ mod tests {
         assert!(c[8].accepts(&ArgClass::Other) && !c[8].accepts(&int8));
         assert_eq!(c[8].prototype(), "stack");
         assert!(c[9].accepts(&ArgClass::Pointer) && c[9].accepts(&int8));
-        assert_eq!(
-            c[10].prototype(),
-            "pointer or integer (with -p/-c) or _usymaddr (without -p/-c)"
-        );
+        assert_eq!(c[10].prototype(), "pointer or integer (with -p/-c) or _usymaddr (without -p/-c)");
         assert!(c[11].accepts(&ArgClass::String));
         assert!(c[12].accepts(&int8) && c[12].accepts(&uint8));
         assert!(c[13].accepts(&uint8) && !c[13].accepts(&int8));
@@ -2176,10 +1722,7 @@ mod tests {
             Format::extra_args_message("printf", 1),
             "printf( ) prototype mismatch: only 1 arguments required by this format string"
         );
-        assert_eq!(
-            Format::empty_message("printf"),
-            "printf( ) format string is empty"
-        );
+        assert_eq!(Format::empty_message("printf"), "printf( ) format string is empty");
         assert_eq!(
             Conversion::aggregation_only_message("printf"),
             "%@ conversion requires an aggregation and is not for use with printf( )"
@@ -2191,13 +1734,7 @@ mod tests {
         let f = parse_format(b"%s %@d %@8u|%@x\n").unwrap();
         assert_eq!(f.args_required(), 1);
         let mut out = Vec::new();
-        format_printa(
-            &f,
-            &[Value::Str(b"bash\0")],
-            &[i64v(-3), u64v(17)],
-            &Symbols,
-            &mut out,
-        );
+        format_printa(&f, &[Value::Str(b"bash\0")], &[i64v(-3), u64v(17)], &Symbols, &mut out);
         assert_eq!(String::from_utf8(out).unwrap(), "bash -3       17|11\n");
     }
 
@@ -2219,96 +1756,34 @@ mod tests {
         assert_eq!(run("%d", &[i32v(1), i32v(2), Value::Str(b"extra")]), "1");
         assert_eq!(run("%@d", &[]), "");
         assert_eq!(run("%*d", &[Value::Str(b"w"), i32v(1)]), "");
-        assert_eq!(
-            run(
-                "%d",
-                &[Value::Int {
-                    bits: 7,
-                    size: 0,
-                    signed: true
-                }]
-            ),
-            "7"
-        );
-        assert_eq!(
-            run(
-                "%d",
-                &[Value::Int {
-                    bits: 7,
-                    size: 200,
-                    signed: true
-                }]
-            ),
-            "7"
-        );
-        assert_eq!(
-            run(
-                "%d",
-                &[Value::Int {
-                    bits: 0xff_ffff,
-                    size: 3,
-                    signed: true
-                }]
-            ),
-            "-1"
-        );
+        assert_eq!(run("%d", &[Value::Int { bits: 7, size: 0, signed: true }]), "7");
+        assert_eq!(run("%d", &[Value::Int { bits: 7, size: 200, signed: true }]), "7");
+        assert_eq!(run("%d", &[Value::Int { bits: 0xff_ffff, size: 3, signed: true }]), "-1");
         assert!(!run("%Y", &[i64v(i64::MAX)]).is_empty());
         assert!(!run("%Y", &[i64v(i64::MIN)]).is_empty());
-        assert_eq!(
-            run(
-                "%ls",
-                &[Value::Str(&[
-                    b'h', 0, 0, 0, 0xe9, 0, 0, 0, 0, 0, 0, 0, b'x'
-                ])]
-            ),
-            "hé"
-        );
-        assert_eq!(
-            run("%ls", &[Value::Str(&[0xff, 0xff, 0xff, 0xff])]),
-            "\u{fffd}"
-        );
+        assert_eq!(run("%ls", &[Value::Str(&[b'h', 0, 0, 0, 0xe9, 0, 0, 0, 0, 0, 0, 0, b'x'])]), "hé");
+        assert_eq!(run("%ls", &[Value::Str(&[0xff, 0xff, 0xff, 0xff])]), "\u{fffd}");
     }
 
     #[test]
     fn huge_widths_are_clamped() {
         let mut out = Vec::new();
-        format(
-            &parse_format(b"%99999999999d").unwrap(),
-            &[i32v(1)],
-            &Symbols,
-            &mut out,
-        );
+        format(&parse_format(b"%99999999999d").unwrap(), &[i32v(1)], &Symbols, &mut out);
         assert_eq!(out.len(), MAX_FIELD as usize);
         out.clear();
-        format(
-            &parse_format(b"%*d").unwrap(),
-            &[i32v(i32::MIN), i32v(1)],
-            &Symbols,
-            &mut out,
-        );
+        format(&parse_format(b"%*d").unwrap(), &[i32v(i32::MIN), i32v(1)], &Symbols, &mut out);
         assert_eq!(out.len(), MAX_FIELD as usize);
         out.clear();
-        format(
-            &parse_format(b"%.99999999999f").unwrap(),
-            &[i32v(1)],
-            &Symbols,
-            &mut out,
-        );
+        format(&parse_format(b"%.99999999999f").unwrap(), &[i32v(1)], &Symbols, &mut out);
         assert_eq!(out.len(), MAX_FIELD as usize + 2);
         // Past the exact digits C prints zeros; compare one such case.
         for fmt in ["%.1500f", "%.1500e", "%#.1500g", "%.1500g"] {
             let parsed = parse_format(fmt.as_bytes()).unwrap();
             for x in [0.1, 5e-324, 1.0 / 3.0] {
                 let mut out = Vec::new();
-                let Piece::Conv(c) = &parsed.pieces[0] else {
-                    panic!()
-                };
+                let Piece::Conv(c) = &parsed.pieces[0] else { panic!() };
                 format_float(x, c.spec.c_conv, &effective_spec(c, None, None), &mut out);
-                assert_eq!(
-                    String::from_utf8(out).unwrap(),
-                    c_printf(fmt, CArg::Double(x)),
-                    "{fmt} {x}"
-                );
+                assert_eq!(String::from_utf8(out).unwrap(), c_printf(fmt, CArg::Double(x)), "{fmt} {x}");
             }
         }
     }
@@ -2320,27 +1795,9 @@ mod tests {
         let alphabet: &[u8] = b"%-+ #0'@*.?$1hlLwdsaAcCSeEfgGkxXopuiYTIP\xff\0";
         let arg_lists: [&[Value]; 4] = [
             &[],
-            &[
-                i32v(-7),
-                i64v(3),
-                Value::Str(b"s\0"),
-                u64v(u64::MAX),
-                int(-1, 1, true),
-            ],
-            &[
-                Value::Str(b"x"),
-                Value::Str(b""),
-                i32v(i32::MIN),
-                i32v(i32::MAX),
-            ],
-            &[
-                i64v(i64::MIN),
-                i64v(-1),
-                i64v(0),
-                i64v(1),
-                i64v(i64::MAX),
-                i64v(5),
-            ],
+            &[i32v(-7), i64v(3), Value::Str(b"s\0"), u64v(u64::MAX), int(-1, 1, true)],
+            &[Value::Str(b"x"), Value::Str(b""), i32v(i32::MIN), i32v(i32::MAX)],
+            &[i64v(i64::MIN), i64v(-1), i64v(0), i64v(1), i64v(i64::MAX), i64v(5)],
         ];
         let mut fmt = Vec::new();
         let mut count = 0usize;

@@ -64,8 +64,7 @@ impl Registry {
 
     /// IDs of the probes matching `desc`, creating on-demand probes (profile-N) if needed.
     pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Vec<u32> {
-        let mut ids: Vec<u32> =
-            self.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect();
+        let mut ids: Vec<u32> = self.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect();
         if ids.is_empty() {
             if let Some(probe) = profile::create(desc, self.next_id()) {
                 ids.push(probe.id);

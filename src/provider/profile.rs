@@ -7,8 +7,19 @@ use crate::sema::probes::ProbeDesc;
 
 /// The probes `dtrace -l` lists, as illumos DTrace does.
 const LISTED: &[&str] = &[
-    "profile-97", "profile-199", "profile-499", "profile-997", "profile-1999", "profile-4001",
-    "profile-4999", "tick-1", "tick-10", "tick-100", "tick-500", "tick-1000", "tick-5000",
+    "profile-97",
+    "profile-199",
+    "profile-499",
+    "profile-997",
+    "profile-1999",
+    "profile-4001",
+    "profile-4999",
+    "tick-1",
+    "tick-10",
+    "tick-100",
+    "tick-500",
+    "tick-1000",
+    "tick-5000",
 ];
 
 pub(crate) fn provide(probes: &mut Vec<Probe>) {
@@ -21,14 +32,7 @@ pub(crate) fn provide(probes: &mut Vec<Probe>) {
 }
 
 fn new_probe(id: u32, name: &str, attach: Attach) -> Probe {
-    Probe {
-        id,
-        provider: "profile",
-        module: String::new(),
-        function: String::new(),
-        name: name.to_string(),
-        attach,
-    }
+    Probe { id, provider: "profile", module: String::new(), function: String::new(), name: name.to_string(), attach }
 }
 
 /// Creates the probe a description names exactly (`profile:::tick-250ms`,

@@ -10,7 +10,6 @@ pub(crate) const CTX_ARGS: usize = offset_of!(dt_probe_ctx, args);
 pub(crate) const CTX_PROBE_ID: usize = offset_of!(dt_probe_ctx, probe_id);
 pub(crate) const CTX_ERRNO: usize = offset_of!(dt_probe_ctx, errno_val);
 pub(crate) const CTX_PPID: usize = offset_of!(dt_probe_ctx, ppid);
-pub(crate) const CTX_NARGS: usize = size_of::<[u64; 10]>() / 8;
 
 pub(crate) const STATE_DRAINING: usize = offset_of!(dt_state, draining);
 
@@ -39,7 +38,8 @@ mod tests {
     fn layout_agrees_with_the_checker() {
         // The type checker lays out records after a header of this size.
         assert_eq!(HDR_SIZE, crate::sema::check::RECORD_HEADER);
-        assert_eq!(CTX_NARGS, 10);
+        // arg0..arg9 sit before the scalar fields the generated code reads.
+        assert!(CTX_ARGS + 10 * 8 <= CTX_PROBE_ID);
         assert_eq!(HDR_SIZE % 8, 0);
     }
 }

@@ -72,9 +72,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     }
 
     // Core object: BEGIN/END/ERROR and the shared maps.
-    let mut open_core = skel::dtrace::DtraceSkelBuilder::default()
-        .open(leak_storage())
-        .context("opening the dtrace entry programs")?;
+    let mut open_core =
+        skel::dtrace::DtraceSkelBuilder::default().open(leak_storage()).context("opening the dtrace entry programs")?;
     set_need_ppid(open_core.maps.rodata_data.as_deref_mut().map(|r| &mut r.dt_need_ppid), program.uses_ppid);
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
     let core = open_core.load().context("loading the dtrace entry programs")?;
@@ -167,18 +166,17 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         dispatch.push((d, id, clauses.clone()));
     }
 
+    // ERROR clauses run inline in the programs that fault (see emit::generate).
+    let error_clauses: Vec<usize> = clauses_of.get(&dtrace_provider::ERROR_ID).cloned().unwrap_or_default();
     let mut programs = Vec::new();
     let mut loaded: BTreeMap<(bool, Vec<usize>), i32> = BTreeMap::new();
     let mut load = |clauses: &Vec<usize>, perf: bool, programs: &mut Vec<OwnedFd>| -> Result<i32> {
         if let Some(fd) = loaded.get(&(perf, clauses.clone())) {
             return Ok(*fd);
         }
-        let insns = emit::generate(program, &env, clauses).map_err(|e| anyhow!("{}", e.0))?;
-        let prog_type = if perf {
-            libbpf_sys::BPF_PROG_TYPE_PERF_EVENT
-        } else {
-            libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT
-        };
+        let insns = emit::generate(program, &env, clauses, &error_clauses).map_err(|e| anyhow!("{}", e.0))?;
+        let prog_type =
+            if perf { libbpf_sys::BPF_PROG_TYPE_PERF_EVENT } else { libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT };
         let fd = load_program(prog_type, &insns)?;
         let raw = fd.as_raw_fd();
         programs.push(fd);
@@ -253,7 +251,13 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 let link = skel
                     .progs
                     .dt_profile
-                    .attach_perf_event_with_opts(pfd.into_raw_fd(), libbpf_rs::PerfEventOpts { cookie: (u64::from(*probe_id) << 32) | slot as u64, ..Default::default() })
+                    .attach_perf_event_with_opts(
+                        pfd.into_raw_fd(),
+                        libbpf_rs::PerfEventOpts {
+                            cookie: (u64::from(*probe_id) << 32) | slot as u64,
+                            ..Default::default()
+                        },
+                    )
                     .context("attaching a profile probe")?;
                 links.push(link);
             }
@@ -317,7 +321,9 @@ impl Session {
     /// Records lost because the ring buffer was full, per CPU.
     pub(crate) fn drops(&self) -> Vec<u64> {
         match self.core.maps.dt_drops.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
-            Ok(Some(values)) => values.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).collect(),
+            Ok(Some(values)) => {
+                values.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -413,7 +419,14 @@ fn open_cpu_clock(cpu: i32, period_ns: u64) -> Result<OwnedFd> {
     attr.__bindgen_anon_1.sample_period = period_ns;
     // SAFETY: attr is initialized; perf_event_open has no other memory effects.
     let fd = unsafe {
-        libc::syscall(libc::SYS_perf_event_open, &attr as *const _, -1i32, cpu, -1i32, 8u64 /* PERF_FLAG_FD_CLOEXEC */)
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const _,
+            -1i32,
+            cpu,
+            -1i32,
+            8u64, /* PERF_FLAG_FD_CLOEXEC */
+        )
     };
     if fd < 0 {
         return Err(std::io::Error::last_os_error()).context(format!("opening a cpu-clock event on CPU {cpu}"));

@@ -80,7 +80,11 @@ impl<'a> Checker<'a> {
                 ast::Item::Pragma { .. } => {} // options are applied by the caller
                 ast::Item::Decl(decl) => self.declaration(decl)?,
                 ast::Item::Inline(def) => {
-                    return Err(CompileError::new("D_UNSUPPORTED", &def.span, "inline definitions are not supported yet"))
+                    return Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        &def.span,
+                        "inline definitions are not supported yet",
+                    ))
                 }
                 ast::Item::Translator(def) => {
                     return Err(CompileError::new("D_UNSUPPORTED", &def.span, "translators are not supported yet"))
@@ -149,7 +153,6 @@ impl<'a> Checker<'a> {
             actions: std::mem::take(&mut self.layouts),
             record_size: self.record_offset,
             records,
-            span: clause.span.clone(),
         });
         Ok(())
     }
@@ -167,7 +170,11 @@ impl<'a> Checker<'a> {
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
             if !d.ops.is_empty() {
-                return Err(CompileError::new("D_UNSUPPORTED", &d.span, "pointer and array variables are not supported yet"));
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    &d.span,
+                    "pointer and array variables are not supported yet",
+                ));
             }
             if self.var_index.contains_key(&(scope, name.clone())) {
                 return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
@@ -201,7 +208,7 @@ impl<'a> Checker<'a> {
         } else {
             0
         };
-        list.push(Variable { name: name.to_string(), ty, offset });
+        list.push(Variable { ty, offset });
         let index = list.len() - 1;
         self.var_index.insert((scope, name.to_string()), index);
         make_var(scope, index)
@@ -237,7 +244,11 @@ impl<'a> Checker<'a> {
             StmtKind::If { cond, then, otherwise } => {
                 let c = self.expr(cond)?;
                 if !c.ty.is_int() {
-                    return Err(CompileError::new("D_IF_SCALAR", &cond.span, "if-statement condition must be of scalar type"));
+                    return Err(CompileError::new(
+                        "D_IF_SCALAR",
+                        &cond.span,
+                        "if-statement condition must be of scalar type",
+                    ));
                 }
                 let then = self.stmts(then)?;
                 let otherwise = match otherwise {
@@ -267,16 +278,28 @@ impl<'a> Checker<'a> {
                 self.arity(name, name_span, args, 1, 1)?;
                 let e = self.expr(&args[0])?;
                 if e.ty == Type::Void {
-                    return Err(CompileError::new("D_PROTO_ARG", &args[0].span, "trace( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: void"));
+                    return Err(CompileError::new(
+                        "D_PROTO_ARG",
+                        &args[0].span,
+                        "trace( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: void",
+                    ));
                 }
                 ActionKind::Trace(e)
             }
             "printf" => {
                 if args.is_empty() {
-                    return Err(CompileError::new("D_PRINTF_ARG_PROTO", name_span, "printf( ) prototype mismatch: 0 args passed, at least 1 expected"));
+                    return Err(CompileError::new(
+                        "D_PRINTF_ARG_PROTO",
+                        name_span,
+                        "printf( ) prototype mismatch: 0 args passed, at least 1 expected",
+                    ));
                 }
                 let ExprKind::Str(fmt) = &args[0].kind else {
-                    return Err(CompileError::new("D_PRINTF_ARG_FMT", &args[0].span, "printf( ) argument #1 must be a string constant"));
+                    return Err(CompileError::new(
+                        "D_PRINTF_ARG_FMT",
+                        &args[0].span,
+                        "printf( ) argument #1 must be a string constant",
+                    ));
                 };
                 let format = printf::parse_format(fmt)
                     .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, format!("printf( ) {e}")))?;
@@ -289,7 +312,14 @@ impl<'a> Checker<'a> {
                 self.arity(name, name_span, args, 1, 1)?;
                 let e = self.expr(&args[0])?;
                 if !e.ty.is_int() {
-                    return Err(CompileError::new("D_PROTO_ARG", &args[0].span, format!("exit( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: {}", e.ty.name())));
+                    return Err(CompileError::new(
+                        "D_PROTO_ARG",
+                        &args[0].span,
+                        format!(
+                            "exit( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: {}",
+                            e.ty.name()
+                        ),
+                    ));
                 }
                 ActionKind::Exit(e)
             }
@@ -302,7 +332,9 @@ impl<'a> Checker<'a> {
         self.actions_in_clause += 1;
         let (record_kind, values) = match &kind {
             ActionKind::Trace(e) => (RecordKind::Trace, vec![value_layout(&e.ty)]),
-            ActionKind::Printf { format, args } => (RecordKind::Printf(*format), args.iter().map(|a| value_layout(&a.ty)).collect()),
+            ActionKind::Printf { format, args } => {
+                (RecordKind::Printf(*format), args.iter().map(|a| value_layout(&a.ty)).collect())
+            }
             ActionKind::Exit(_) => (RecordKind::Exit, vec![ValueLayout::Int { size: 4, signed: true }]),
         };
         let offset = self.record_offset;
@@ -317,7 +349,11 @@ impl<'a> Checker<'a> {
             return Err(CompileError::new(
                 "D_PROTO_LEN",
                 span,
-                format!("{name}( ) prototype mismatch: {} arg{} passed, {expected} expected", args.len(), if args.len() == 1 { "" } else { "s" }),
+                format!(
+                    "{name}( ) prototype mismatch: {} arg{} passed, {expected} expected",
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" }
+                ),
             ));
         }
         Ok(())
@@ -327,7 +363,9 @@ impl<'a> Checker<'a> {
         let span = e.span.clone();
         let typed = |kind, ty| TExpr { kind, ty, span: e.span.clone() };
         Ok(match &e.kind {
-            ExprKind::Int { value, suffix, decimal } => typed(TKind::Int(*value), int_constant_type(*value, *suffix, *decimal)),
+            ExprKind::Int { value, suffix, decimal } => {
+                typed(TKind::Int(*value), int_constant_type(*value, *suffix, *decimal))
+            }
             ExprKind::Char(c) => typed(TKind::Int(*c as u64), Type::INT),
             ExprKind::Str(bytes) => {
                 if bytes.len() >= self.opts.strsize {
@@ -376,7 +414,13 @@ impl<'a> Checker<'a> {
             ExprKind::MacroArg(n) => self.macro_arg(*n, &span)?,
             ExprKind::MacroStr(n) => match self.opts.macro_args.get(*n as usize) {
                 Some(s) => return self.expr(&ast::Expr { kind: ExprKind::Str(s.as_bytes().to_vec()), span }),
-                None => return Err(CompileError::new("D_MACRO_UNDEF", &span, format!("macro argument $${n} is not defined"))),
+                None => {
+                    return Err(CompileError::new(
+                        "D_MACRO_UNDEF",
+                        &span,
+                        format!("macro argument $${n} is not defined"),
+                    ))
+                }
             },
             ExprKind::MacroVar(name) => {
                 let value = match name.as_str() {
@@ -388,7 +432,13 @@ impl<'a> Checker<'a> {
                 };
                 match value {
                     Some(v) => typed(TKind::Int(v as u64), Type::INT),
-                    None => return Err(CompileError::new("D_MACRO_UNDEF", &span, format!("failed to resolve ${name}: Unknown variable name"))),
+                    None => {
+                        return Err(CompileError::new(
+                            "D_MACRO_UNDEF",
+                            &span,
+                            format!("failed to resolve ${name}: Unknown variable name"),
+                        ))
+                    }
                 }
             }
             ExprKind::Unary(op, inner) => self.unary(*op, inner, &span)?,
@@ -396,7 +446,11 @@ impl<'a> Checker<'a> {
             ExprKind::Ternary(c, a, b) => {
                 let c = self.expr(c)?;
                 if !c.ty.is_int() {
-                    return Err(CompileError::new("D_OP_SCALAR", &span, "operator ?: must be applied to a scalar condition"));
+                    return Err(CompileError::new(
+                        "D_OP_SCALAR",
+                        &span,
+                        "operator ?: must be applied to a scalar condition",
+                    ));
                 }
                 let a = self.expr(a)?;
                 let b = self.expr(b)?;
@@ -404,7 +458,15 @@ impl<'a> Checker<'a> {
                     (Type::String, Type::String) => Type::String,
                     (x, y) if x.is_int() && y.is_int() => arith_result(x, y),
                     (x, y) => {
-                        return Err(CompileError::new("D_OP_INCOMPAT", &span, format!("operator ?: operands must have compatible types: \"{}\" and \"{}\"", x.name(), y.name())))
+                        return Err(CompileError::new(
+                            "D_OP_INCOMPAT",
+                            &span,
+                            format!(
+                                "operator ?: operands must have compatible types: \"{}\" and \"{}\"",
+                                x.name(),
+                                y.name()
+                            ),
+                        ))
                     }
                 };
                 typed(TKind::Ternary(Box::new(c), Box::new(a), Box::new(b)), ty)
@@ -421,28 +483,40 @@ impl<'a> Checker<'a> {
                     (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
                     (Type::String, Type::String) => inner,
                     _ => {
-                        return Err(CompileError::new("D_CAST_INVAL", &span, format!("invalid cast expression: \"{}\" to \"{}\"", inner.ty.name(), ty.name())))
+                        return Err(CompileError::new(
+                            "D_CAST_INVAL",
+                            &span,
+                            format!("invalid cast expression: \"{}\" to \"{}\"", inner.ty.name(), ty.name()),
+                        ))
                     }
                 }
             }
             ExprKind::SizeofType(tn) => {
                 let ty = self.type_spec(&tn.spec, &tn.span)?;
-                typed(TKind::Int(var_bytes(&ty, self.opts.strsize) as u64), Type::Int { size: 8, signed: false, name: "size_t" })
+                typed(
+                    TKind::Int(var_bytes(&ty, self.opts.strsize) as u64),
+                    Type::Int { size: 8, signed: false, name: "size_t" },
+                )
             }
             ExprKind::SizeofExpr(inner) => {
                 let inner = self.expr(inner)?;
-                typed(TKind::Int(var_bytes(&inner.ty, self.opts.strsize) as u64), Type::Int { size: 8, signed: false, name: "size_t" })
+                typed(
+                    TKind::Int(var_bytes(&inner.ty, self.opts.strsize) as u64),
+                    Type::Int { size: 8, signed: false, name: "size_t" },
+                )
             }
             ExprKind::Stringof(inner) => {
                 let inner = self.expr(inner)?;
                 if inner.ty != Type::String {
-                    return Err(CompileError::new("D_UNSUPPORTED", &span, "stringof of a non-string is not supported yet"));
+                    return Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        &span,
+                        "stringof of a non-string is not supported yet",
+                    ));
                 }
                 inner
             }
-            _ => {
-                return Err(CompileError::new("D_UNSUPPORTED", &span, "this expression is not supported yet"))
-            }
+            _ => return Err(CompileError::new("D_UNSUPPORTED", &span, "this expression is not supported yet")),
         })
     }
 
@@ -461,7 +535,11 @@ impl<'a> Checker<'a> {
         };
         match parsed {
             Some(v) => {
-                let ty = if (v as i64) >= i32::MIN as i64 && (v as i64) <= i32::MAX as i64 { Type::INT } else { Type::INT64 };
+                let ty = if (v as i64) >= i32::MIN as i64 && (v as i64) <= i32::MAX as i64 {
+                    Type::INT
+                } else {
+                    Type::INT64
+                };
                 Ok(TExpr { kind: TKind::Int(v), ty, span: span.clone() })
             }
             None => self.expr(&ast::Expr { kind: ExprKind::Str(text.as_bytes().to_vec()), span: span.clone() }),
@@ -473,7 +551,11 @@ impl<'a> Checker<'a> {
             UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
                 let (var, ty) = self.lvalue(inner, Type::INT)?;
                 if !ty.is_int() {
-                    return Err(CompileError::new("D_OP_SCALAR", span, format!("operator {} requires an operand of scalar type", unop_text(op))));
+                    return Err(CompileError::new(
+                        "D_OP_SCALAR",
+                        span,
+                        format!("operator {} requires an operand of scalar type", unop_text(op)),
+                    ));
                 }
                 let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) { 1 } else { -1 };
                 let post = matches!(op, UnOp::PostInc | UnOp::PostDec);
@@ -520,7 +602,11 @@ impl<'a> Checker<'a> {
         }
         if matches!(op, BinOp::LogAnd | BinOp::LogOr | BinOp::LogXor) {
             if !l.ty.is_int() || !r.ty.is_int() {
-                return Err(CompileError::new("D_OP_SCALAR", span, format!("operator {text} requires operands of scalar type")));
+                return Err(CompileError::new(
+                    "D_OP_SCALAR",
+                    span,
+                    format!("operator {text} requires operands of scalar type"),
+                ));
             }
             return Ok(typed(TKind::Logical { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
         }
@@ -536,7 +622,11 @@ impl<'a> Checker<'a> {
             ));
         }
         if !l.ty.is_int() || !r.ty.is_int() {
-            return Err(CompileError::new("D_OP_INT", span, format!("operator {text} requires operands of integral type")));
+            return Err(CompileError::new(
+                "D_OP_INT",
+                span,
+                format!("operator {text} requires operands of integral type"),
+            ));
         }
         if matches!(op, BinOp::Div | BinOp::Mod) && matches!(r.kind, TKind::Int(0)) {
             return Err(CompileError::new("D_DIV_ZERO", span, "expression contains division by zero"));
@@ -561,16 +651,30 @@ impl<'a> Checker<'a> {
         let (scope, name) = match &target.kind {
             ExprKind::Ident(name) => {
                 if builtin(name).is_some() {
-                    return Err(CompileError::new("D_OP_WRITE", &target.span, format!("operator = cannot be applied to a built-in variable: {name}")));
+                    return Err(CompileError::new(
+                        "D_OP_WRITE",
+                        &target.span,
+                        format!("operator = cannot be applied to a built-in variable: {name}"),
+                    ));
                 }
                 (Scope::Global, name)
             }
             ExprKind::SelfVar(name) => (Scope::Thread, name),
             ExprKind::ThisVar(name) => (Scope::Clause, name),
             ExprKind::Aggregation(_) | ExprKind::Index(..) => {
-                return Err(CompileError::new("D_UNSUPPORTED", &target.span, "aggregations and associative arrays are not supported yet"))
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    &target.span,
+                    "aggregations and associative arrays are not supported yet",
+                ))
             }
-            _ => return Err(CompileError::new("D_OP_LVAL", &target.span, "operator = requires modifiable lvalue as an operand")),
+            _ => {
+                return Err(CompileError::new(
+                    "D_OP_LVAL",
+                    &target.span,
+                    "operator = requires modifiable lvalue as an operand",
+                ))
+            }
         };
         if let Some(found) = self.lookup_var(scope, name) {
             return Ok(found);
@@ -582,7 +686,11 @@ impl<'a> Checker<'a> {
     fn assign(&mut self, op: Option<BinOp>, target: &ast::Expr, value: &ast::Expr, span: &Span) -> Result<TExpr> {
         let value = self.expr(value)?;
         if value.ty == Type::Void {
-            return Err(CompileError::new("D_OP_VOID", span, "operator = cannot be applied to an operand of type void"));
+            return Err(CompileError::new(
+                "D_OP_VOID",
+                span,
+                "operator = cannot be applied to an operand of type void",
+            ));
         }
         // A self-> variable first read (and so created as int64_t) takes the type
         // of its first assignment instead.
@@ -630,11 +738,13 @@ impl<'a> Checker<'a> {
                 name_span,
                 format!("{name}( ) may not be used as an expression; it is an action"),
             )),
-            "count" | "sum" | "min" | "max" | "avg" | "stddev" | "quantize" | "lquantize" | "llquantize" => Err(CompileError::new(
-                "D_UNSUPPORTED",
-                name_span,
-                format!("aggregating function {name}( ) is not supported yet"),
-            )),
+            "count" | "sum" | "min" | "max" | "avg" | "stddev" | "quantize" | "lquantize" | "llquantize" => {
+                Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    name_span,
+                    format!("aggregating function {name}( ) is not supported yet"),
+                ))
+            }
             _ => Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action"))),
         }
     }
@@ -684,7 +794,11 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
     let mut next = 0;
     for conv in format.conversions() {
         if conv.takes_aggregation_value() {
-            return Err(CompileError::new("D_PRINTF_AGG_CONV", span, printf::Conversion::aggregation_only_message("printf")));
+            return Err(CompileError::new(
+                "D_PRINTF_AGG_CONV",
+                span,
+                printf::Conversion::aggregation_only_message("printf"),
+            ));
         }
         let stars = conv.star_args();
         for k in 0..conv.args_consumed() {
@@ -692,21 +806,37 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
             let is_star = k < stars;
             let precision = is_star && !(k == 0 && matches!(conv.width, printf::Count::FromArg));
             let Some(arg) = values.get(next) else {
-                let message = if is_star { conv.missing_star_message("printf", precision) } else { conv.missing_value_message("printf") };
+                let message = if is_star {
+                    conv.missing_star_message("printf", precision)
+                } else {
+                    conv.missing_value_message("printf")
+                };
                 return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, message));
             };
             let class = class_of(&arg.ty);
             if is_star && !printf::Conversion::star_accepts(&class) {
-                return Err(CompileError::new("D_PRINTF_ARG_TYPE", &arg.span, conv.incompatible_star_message("printf", next + 2, precision, &arg.ty.name())));
+                return Err(CompileError::new(
+                    "D_PRINTF_ARG_TYPE",
+                    &arg.span,
+                    conv.incompatible_star_message("printf", next + 2, precision, &arg.ty.name()),
+                ));
             }
             if !is_star && !conv.accepts(&class) {
-                return Err(CompileError::new("D_PRINTF_ARG_TYPE", &arg.span, conv.incompatible_message("printf", Some(next + 2), &arg.ty.name())));
+                return Err(CompileError::new(
+                    "D_PRINTF_ARG_TYPE",
+                    &arg.span,
+                    conv.incompatible_message("printf", Some(next + 2), &arg.ty.name()),
+                ));
             }
             next += 1;
         }
     }
     if next < values.len() {
-        return Err(CompileError::new("D_PRINTF_ARG_EXTRA", &values[next].span, printf::Format::extra_args_message("printf", next)));
+        return Err(CompileError::new(
+            "D_PRINTF_ARG_EXTRA",
+            &values[next].span,
+            printf::Format::extra_args_message("printf", next),
+        ));
     }
     Ok(())
 }

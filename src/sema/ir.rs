@@ -10,7 +10,11 @@ use crate::syntax::ast::{BinOp, Span};
 pub(crate) enum Type {
     Void,
     /// C integer; `name` is how D spells it in messages (`int`, `uint64_t`).
-    Int { size: u8, signed: bool, name: &'static str },
+    Int {
+        size: u8,
+        signed: bool,
+        name: &'static str,
+    },
     String,
 }
 
@@ -83,16 +87,38 @@ pub(crate) enum TKind {
     Not(Box<TExpr>),
     /// Integer arithmetic, bitwise and comparison operators; `signed` says
     /// how division, shifts and comparisons treat the operands.
-    Binary { op: BinOp, signed: bool, lhs: Box<TExpr>, rhs: Box<TExpr> },
+    Binary {
+        op: BinOp,
+        signed: bool,
+        lhs: Box<TExpr>,
+        rhs: Box<TExpr>,
+    },
     /// `&&`, `||`, `^^` with short-circuit evaluation.
-    Logical { op: BinOp, lhs: Box<TExpr>, rhs: Box<TExpr> },
+    Logical {
+        op: BinOp,
+        lhs: Box<TExpr>,
+        rhs: Box<TExpr>,
+    },
     /// String comparison with ==, !=, <, <=, >, >=.
-    StrCmp { op: BinOp, lhs: Box<TExpr>, rhs: Box<TExpr> },
+    StrCmp {
+        op: BinOp,
+        lhs: Box<TExpr>,
+        rhs: Box<TExpr>,
+    },
     Ternary(Box<TExpr>, Box<TExpr>, Box<TExpr>),
     /// `var = value` or `var op= value`; the value of the expression is the new value.
-    Assign { var: Var, op: Option<BinOp>, signed: bool, value: Box<TExpr> },
+    Assign {
+        var: Var,
+        op: Option<BinOp>,
+        signed: bool,
+        value: Box<TExpr>,
+    },
     /// `++var`, `var--`, ...
-    IncDec { var: Var, delta: i32, post: bool },
+    IncDec {
+        var: Var,
+        delta: i32,
+        post: bool,
+    },
     /// Integer conversion to `ty` (truncation and sign/zero extension).
     Cast(Box<TExpr>),
     CopyInStr(Box<TExpr>),
@@ -102,8 +128,15 @@ pub(crate) enum TKind {
 pub(crate) enum TStmt {
     Expr(TExpr),
     /// `action` numbers the clause's data-recording actions from 0.
-    Action { action: usize, kind: ActionKind },
-    If { cond: TExpr, then: Vec<TStmt>, otherwise: Vec<TStmt> },
+    Action {
+        action: usize,
+        kind: ActionKind,
+    },
+    If {
+        cond: TExpr,
+        then: Vec<TStmt>,
+        otherwise: Vec<TStmt>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -160,12 +193,10 @@ pub(crate) struct Clause {
     pub record_size: usize,
     /// True when the clause writes a record (it has data-recording actions or is empty).
     pub records: bool,
-    pub span: Span,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Variable {
-    pub name: String,
     pub ty: Type,
     /// Byte offset in the globals map value (globals only).
     pub offset: usize,

@@ -53,7 +53,11 @@ pub struct Stmt {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StmtKind {
     Expr(Expr),
-    If { cond: Expr, then: Vec<Stmt>, otherwise: Option<Vec<Stmt>> },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        otherwise: Option<Vec<Stmt>>,
+    },
     Block(Vec<Stmt>),
     /// A declaration inside a clause body (e.g. `this int x;`).
     Decl(Decl),
@@ -77,7 +81,11 @@ pub struct IntSuffix {
 pub enum ExprKind {
     /// Integer constant; `decimal` is false for hex and octal literals (C's
     /// typing rules differ).
-    Int { value: u64, suffix: IntSuffix, decimal: bool },
+    Int {
+        value: u64,
+        suffix: IntSuffix,
+        decimal: bool,
+    },
     /// Floating constant, kept as written (D has no floating arithmetic).
     Float(String),
     /// Character constant `'a'`, `'\n'`, multi-character constants packed as C does.
@@ -87,7 +95,10 @@ pub enum ExprKind {
     /// Identifier: variables, built-ins (`pid`, `execname`, `args`, `curthread`), enum constants.
     Ident(String),
     /// `` `name `` or `` module`name ``: a kernel symbol.
-    Backquote { module: Option<String>, name: String },
+    Backquote {
+        module: Option<String>,
+        name: String,
+    },
     /// `$1`, `$2`, ... (`$0` is the script name).
     MacroArg(u32),
     /// `$$1`, `$$2`, ...: the argument as a string.
@@ -106,7 +117,11 @@ pub enum ExprKind {
     Assign(Option<BinOp>, Box<Expr>, Box<Expr>),
     Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `name(args)`: subroutines, actions and aggregating functions.
-    Call { name: String, name_span: Span, args: Vec<Expr> },
+    Call {
+        name: String,
+        name_span: Span,
+        args: Vec<Expr>,
+    },
     /// `base[i, j, ...]`: arrays, associative arrays and aggregation keys.
     Index(Box<Expr>, Vec<Expr>),
     /// `base.member`
@@ -173,10 +188,16 @@ pub struct TypeName {
 pub enum TypeSpec {
     /// Built-in C keywords in the order written, e.g. `["unsigned", "long", "long"]`,
     /// `["char"]`, `["void"]`. `const`/`volatile` are dropped (recorded in `qualifiers`).
-    Builtin { words: Vec<String>, qualifiers: Vec<String> },
+    Builtin {
+        words: Vec<String>,
+        qualifiers: Vec<String>,
+    },
     /// A typedef name, including D's `string` and names like `uint64_t`,
     /// possibly scoped with a backquote (`` vmlinux`pid_t ``).
-    Named { name: String, qualifiers: Vec<String> },
+    Named {
+        name: String,
+        qualifiers: Vec<String>,
+    },
     Struct(RecordSpec),
     Union(RecordSpec),
     Enum(EnumSpec),
