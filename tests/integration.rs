@@ -325,6 +325,34 @@ mod profile_provider {
     }
 }
 
+mod drops {
+    use super::*;
+
+    #[test]
+    fn a_full_buffer_is_reported_not_silent() {
+        // A 4 KiB buffer holds about 15 string records; profile-997 on every
+        // CPU writes far more than that between two drains a second apart.
+        // Stopped by a signal: an exit() record could itself be dropped.
+        let mut t = Tracer::spawn(&[
+            "-q",
+            "-x",
+            "bufsize=4k",
+            "-x",
+            "switchrate=1s",
+            "-n",
+            r#"profile-997 { printf("%s\n", execname); }"#,
+        ]);
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        let out = t.stop();
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        assert!(
+            out.stderr.lines().any(|l| l.starts_with("dtrace: ") && l.contains(" drops on CPU ")),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
 mod errors {
     use super::*;
 
