@@ -74,7 +74,9 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     // Core object: BEGIN/END/ERROR and the shared maps.
     let mut open_core =
         skel::dtrace::DtraceSkelBuilder::default().open(leak_storage()).context("opening the dtrace entry programs")?;
-    set_need_ppid(open_core.maps.rodata_data.as_deref_mut().map(|r| &mut r.dt_need_ppid), program.uses_ppid);
+    if let Some(ro) = open_core.maps.rodata_data.as_deref_mut() {
+        ro.dt_need_ppid = program.uses_ppid;
+    }
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
     let core = open_core.load().context("loading the dtrace entry programs")?;
 
@@ -326,12 +328,6 @@ impl Session {
             }
             _ => Vec::new(),
         }
-    }
-}
-
-fn set_need_ppid(slot: Option<&mut bool>, value: bool) {
-    if let Some(s) = slot {
-        *s = value;
     }
 }
 
