@@ -29,6 +29,14 @@ struct {
 	__type(value, __u64);
 } dt_drops SEC(".maps");
 
+/* Aggregation updates lost because an aggregation's map was full, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dt_aggdrops SEC(".maps");
+
 /* Generated clause programs for BEGIN, END and ERROR (DT_SLOT_*). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);

@@ -42,12 +42,20 @@ pub(crate) fn compile(
             ProgramSource::Description(text) | ProgramSource::Probe(text) => text.clone(),
         };
         let ast = syntax::parse(&text, &|name| named_type(name).is_some()).map_err(|e| {
-            format_error(source, &text, &CompileError { tag: e.tag, message: e.message, span: Some(e.span) }, "")
+            format_error(
+                source,
+                &text,
+                &CompileError { tag: e.tag, message: e.message, span: Some(e.span) },
+                "",
+                options.errtags,
+            )
         })?;
         for item in &ast.items {
             if let ast::Item::Pragma { words, span } = item {
                 apply_pragma(words, options)
-                    .map_err(|m| format_error(source, &text, &CompileError::new("D_PRAGMA_INVAL", span, m), ""))?;
+                    .map_err(|m| {
+                        format_error(source, &text, &CompileError::new("D_PRAGMA_INVAL", span, m), "", options.errtags)
+                    })?;
             }
         }
         parsed.push(Parsed { text, ast, kind: source.clone() });
@@ -60,7 +68,8 @@ pub(crate) fn compile(
     let mut matches = Vec::new();
     for p in &parsed {
         let before = checker.matched;
-        checker.check_items(&p.ast).map_err(|e| format_error(&p.kind, &p.text, &e, checker.region))?;
+        let errtags = options.errtags;
+        checker.check_items(&p.ast, &p.text).map_err(|e| format_error(&p.kind, &p.text, &e, checker.region, errtags))?;
         matches.push((notice_name(&p.kind), checker.matched - before));
     }
     Ok(Compiled { program: checker.finish(), matches })
@@ -96,16 +105,21 @@ fn notice_name(source: &ProgramSource) -> String {
 }
 
 /// `dtrace: failed to compile script x.d: line N: ...` for scripts,
-/// `dtrace: invalid probe specifier TEXT: ...` for -n descriptions.
-fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &str) -> String {
+/// `dtrace: invalid probe specifier TEXT: in action list: ...` for -n
+/// descriptions. As in libdtrace, a message with a line number does not name
+/// the region, and -x errtags puts the error's tag first.
+fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &str, errtags: bool) -> String {
+    let tag = if errtags { format!("[{}] ", e.tag) } else { String::new() };
     match source {
         ProgramSource::Script(path) => {
-            let line =
-                e.span.as_ref().map(|s| format!("line {}: ", syntax::line_of(text, s.start))).unwrap_or_default();
-            format!("failed to compile script {path}: {line}{region}{}", e.message)
+            let place = match &e.span {
+                Some(s) => format!("line {}: ", syntax::line_of(text, s.start)),
+                None => region.to_string(),
+            };
+            format!("failed to compile script {path}: {tag}{place}{}", e.message)
         }
         ProgramSource::Description(desc) | ProgramSource::Probe(desc) => {
-            format!("invalid probe specifier {desc}: {region}{}", e.message)
+            format!("invalid probe specifier {desc}: {tag}{region}{}", e.message)
         }
     }
 }

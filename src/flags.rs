@@ -39,6 +39,51 @@ pub(crate) struct Options {
     pub dynvarsize: u64,
     pub destructive: bool,
     pub zdefs: bool,
+    /// Compile errors carry their D_* tag.
+    pub errtags: bool,
+    /// Bytes per CPU for each aggregation.
+    pub aggsize: u64,
+    /// How often the consumer reads aggregations for printa (aggrate).
+    pub aggrate: Duration,
+    pub aggsort: AggSortOptions,
+}
+
+/// How aggregations are sorted for printing: aggsortkey, aggsortkeypos,
+/// aggsortpos, aggsortrev. Also settable at run time with setopt().
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct AggSortOptions {
+    /// Sort by key first, then value.
+    pub by_key: bool,
+    /// Which key column sorts first.
+    pub key_position: usize,
+    /// With several aggregations in one printa(), which one's value sorts.
+    pub position: usize,
+    pub reverse: bool,
+}
+
+impl AggSortOptions {
+    /// Applies one option by name; false when `name` is not a sort option.
+    pub(crate) fn set(&mut self, name: &str, value: Option<&str>) -> Result<bool, String> {
+        let bad = || "Invalid value for specified option".to_string();
+        let number = |v: Option<&str>| -> Result<usize, String> { v.ok_or_else(bad)?.parse::<usize>().map_err(|_| bad()) };
+        match name {
+            "aggsortkey" => self.by_key = flag_value(value).ok_or_else(bad)?,
+            "aggsortrev" => self.reverse = flag_value(value).ok_or_else(bad)?,
+            "aggsortkeypos" => self.key_position = number(value)?,
+            "aggsortpos" => self.position = number(value)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// A boolean option: set by its bare name; "unset" clears it (as setopt does).
+fn flag_value(value: Option<&str>) -> Option<bool> {
+    match value {
+        None | Some("") | Some("set") => Some(true),
+        Some("unset") => Some(false),
+        Some(_) => None,
+    }
 }
 
 impl Default for Options {
@@ -53,6 +98,10 @@ impl Default for Options {
             dynvarsize: 1 << 20,
             destructive: false,
             zdefs: false,
+            errtags: false,
+            aggsize: 4 << 20,
+            aggrate: Duration::from_secs(1),
+            aggsort: AggSortOptions::default(),
         }
     }
 }
@@ -142,6 +191,7 @@ impl Options {
             "quiet" => self.quiet = true,
             "destructive" => self.destructive = true,
             "zdefs" => self.zdefs = true,
+            "errtags" => self.errtags = true,
             "strsize" => {
                 let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
                 if !(2..=65536).contains(&v) {
@@ -156,6 +206,11 @@ impl Options {
             }
             "dynvarsize" => self.dynvarsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "switchrate" => self.switchrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
+            "aggrate" => self.aggrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
+            "aggsize" => self.aggsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?.max(4096),
+            "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
+                self.aggsort.set(name, value)?;
+            }
             // Accepted and not yet acting, as DTrace accepts options a
             // platform does not use.
             _ => {}

@@ -95,8 +95,11 @@ fn run(mut flags: Flags) -> Result<i32, String> {
             eprintln!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });
         }
     }
-    let runtime_opts =
-        runtime::RuntimeOptions { bufsize: flags.options.bufsize, dynvar_entries: flags.options.dynvar_entries() };
+    let runtime_opts = runtime::RuntimeOptions {
+        bufsize: flags.options.bufsize,
+        dynvar_entries: flags.options.dynvar_entries(),
+        aggsize: flags.options.aggsize,
+    };
     let session = runtime::start(&compiled.program, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
     let out: Box<dyn Write> = match &flags.output {
@@ -110,7 +113,11 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
     consume::install_signal_handlers();
-    let opts = consume::ConsumeOptions { quiet, switchrate: flags.options.switchrate };
+    let opts = consume::ConsumeOptions {
+        quiet,
+        switchrate: flags.options.switchrate,
+        aggsort: flags.options.aggsort.clone(),
+    };
     let status = consume::run(&session, &compiled.program, &registry, &opts, out).map_err(|e| format!("{e:#}"))?;
     drop(session);
     Ok(status)

@@ -3,6 +3,8 @@
 //! prints it exactly as DTrace does: the `CPU ID FUNCTION:NAME` prefix
 //! unless quiet, trace() and printf() output, runtime errors and drops.
 
+mod aggregate;
+pub(crate) mod aggfmt;
 pub(crate) mod printf;
 
 use std::cell::RefCell;
@@ -34,6 +36,7 @@ pub(crate) fn install_signal_handlers() {
 pub(crate) struct ConsumeOptions {
     pub quiet: bool,
     pub switchrate: Duration,
+    pub aggsort: crate::flags::AggSortOptions,
 }
 
 struct State<'a> {
@@ -48,11 +51,12 @@ struct State<'a> {
     ending: bool,
     /// DTrace prints the column heading before the first record, not at start.
     heading_printed: bool,
+    aggs: aggregate::Aggregations<'a>,
 }
 
 /// Symbolization for %a/%A arrives with stack() support; until then
 /// addresses print in hex, which is DTrace's fallback too.
-struct NoSymbols;
+pub(crate) struct NoSymbols;
 impl printf::FormatContext for NoSymbols {
     fn kernel_symbol(&self, _addr: u64) -> Option<(String, u64)> {
         None
@@ -80,6 +84,7 @@ pub(crate) fn run(
         symbols: NoSymbols,
         heading_printed: false,
         ending: false,
+        aggs: aggregate::Aggregations::new(program, session, opts.aggsort.clone()),
     }));
     let mut builder = libbpf_rs::RingBufferBuilder::new();
     let cb_state = Rc::clone(&state);
@@ -89,19 +94,19 @@ pub(crate) fn run(
     })?;
     let ring = builder.build()?;
     let mut drops_seen: Vec<u64> = Vec::new();
+    let mut agg_drops_seen: Vec<u64> = Vec::new();
     let mut report_drops = |session: &Session| {
-        let now = session.drops();
-        for (cpu, &n) in now.iter().enumerate() {
-            let before = drops_seen.get(cpu).copied().unwrap_or(0);
-            if n > before {
-                eprintln!("dtrace: {} drop{} on CPU {cpu}", n - before, if n - before == 1 { "" } else { "s" });
-            }
-        }
-        drops_seen = now;
+        report_new_drops(&session.drops(), &mut drops_seen, "drop");
+        report_new_drops(&session.aggregation_drops(), &mut agg_drops_seen, "aggregation drop");
     };
 
     session.fire_begin()?;
     loop {
+        // Like dtrace(1), answer an interrupt with a newline (even when quiet),
+        // which ends the terminal's "^C" line.
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            state.borrow_mut().out.write_all(b"\n").ok();
+        }
         ring.consume()?;
         state.borrow_mut().out.flush().ok();
         report_drops(session);
@@ -115,8 +120,23 @@ pub(crate) fn run(
     ring.consume()?;
     report_drops(session);
     let mut st = state.borrow_mut();
+    // dtrace(1) ends with a newline, even when quiet, then the aggregations.
+    let mut text = vec![b'\n'];
+    st.aggs.print_unprinted(&mut text);
+    st.out.write_all(&text).ok();
     st.out.flush().ok();
     Ok(st.exit_status.unwrap_or(0))
+}
+
+/// `dtrace: N drops on CPU C` for what was lost since the last report.
+fn report_new_drops(now: &[u64], seen: &mut Vec<u64>, what: &str) {
+    for (cpu, &n) in now.iter().enumerate() {
+        let before = seen.get(cpu).copied().unwrap_or(0);
+        if n > before {
+            eprintln!("dtrace: {} {what}{} on CPU {cpu}", n - before, if n - before == 1 { "" } else { "s" });
+        }
+    }
+    *seen = now.to_vec();
 }
 
 impl State<'_> {
@@ -183,6 +203,31 @@ impl State<'_> {
                     self.exit_status = Some(bits as i32);
                 }
             }
+            RecordKind::Printa { format, aggs } => {
+                match format {
+                    Some(f) => self.aggs.print_formatted(&self.program.formats[*f], aggs, line),
+                    None => self.aggs.print_default(aggs, line),
+                }
+            }
+            RecordKind::Trunc(agg) => {
+                let keep = values.first().and_then(|v| match v {
+                    printf::Value::Int { bits, .. } => Some(*bits as i64),
+                    _ => None,
+                });
+                self.aggs.trunc(*agg, keep);
+            }
+            RecordKind::Clear(agg) => self.aggs.clear(*agg),
+            RecordKind::Normalize(agg) => {
+                if let Some(printf::Value::Int { bits, .. }) = values.first() {
+                    self.aggs.normalize(*agg, *bits);
+                }
+            }
+            RecordKind::Denormalize(agg) => self.aggs.denormalize(*agg),
+            RecordKind::Setopt { name, value } => {
+                // Unknown or non-sort options are ignored at run time, as DTrace ignores
+                // options it cannot change while tracing.
+                let _ = self.aggs.sort.set(name, value.as_deref());
+            }
         }
     }
 
@@ -228,6 +273,7 @@ fn trace_value(value: &printf::Value, quiet: bool, line: &mut Vec<u8>) {
                 line.extend(std::iter::repeat_n(b' ', 33usize.saturating_sub(s.len())));
             }
         }
+        printf::Value::Text(t) => line.extend_from_slice(t),
     }
 }
 

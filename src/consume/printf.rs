@@ -164,6 +164,9 @@ pub enum Value<'a> {
     /// at the first NUL. For `%k` it is the stack record handed to
     /// [`FormatContext::stack`].
     Str(&'a [u8]),
+    /// Text rendered elsewhere (an aggregation's distribution for a printa()
+    /// `%@` conversion): written as it is, whatever the conversion.
+    Text(&'a [u8]),
 }
 
 /// Symbol and stack services the consumer provides.
@@ -726,7 +729,7 @@ pub fn try_format_printa(
 fn star_value(v: &Value) -> Option<i32> {
     match *v {
         Value::Int { bits, size, .. } => Some(sign_extend(bits, size) as i32),
-        Value::Str(_) => None,
+        Value::Str(_) | Value::Text(_) => None,
     }
 }
 
@@ -783,6 +786,10 @@ fn render(
     out: &mut Vec<u8>,
 ) -> Option<()> {
     let c_conv = conv.spec.c_conv;
+    if let Value::Text(text) = value {
+        out.extend_from_slice(text);
+        return Some(());
+    }
     match conv.spec.render {
         Render::SignedInt => {
             let (bits, size, _) = int_of(value)?;
@@ -878,14 +885,14 @@ fn spec_width_for_indent(conv: &Conversion, dynamic_width: Option<i32>) -> usize
 fn int_of(v: &Value) -> Option<(u64, u8, bool)> {
     match *v {
         Value::Int { bits, size, signed } => Some((bits, size, signed)),
-        Value::Str(_) => None,
+        Value::Str(_) | Value::Text(_) => None,
     }
 }
 
 fn str_of<'a>(v: &Value<'a>) -> Option<&'a [u8]> {
     match *v {
         Value::Str(s) => Some(s),
-        Value::Int { .. } => None,
+        Value::Int { .. } | Value::Text(_) => None,
     }
 }
 

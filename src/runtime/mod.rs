@@ -28,6 +28,8 @@ use crate::sema::ir::Program;
 pub(crate) struct RuntimeOptions {
     pub bufsize: u32,
     pub dynvar_entries: u32,
+    /// Bytes per CPU for each aggregation (the aggsize option).
+    pub aggsize: u64,
 }
 
 /// Everything loaded and attached for one run.
@@ -38,6 +40,8 @@ pub(crate) struct Session {
     _links: Vec<Link>,
     _programs: Vec<OwnedFd>,
     _maps: Vec<MapHandle>,
+    /// One per aggregation, in `Program::aggregations` order.
+    aggregations: Vec<MapHandle>,
     has_begin: bool,
     has_end: bool,
 }
@@ -131,6 +135,40 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         thread_local_fds.push(m.as_fd().as_raw_fd());
         maps.push(m);
     }
+    // Aggregations: one per-CPU hash map each, sized by aggsize.
+    let used_by_perf_events = aggregations_updated_by_profile(program, registry, &clauses_of);
+    let mut aggregations = Vec::new();
+    for (i, agg) in program.aggregations.iter().enumerate() {
+        let value_size = agg.value_words() * 8;
+        if value_size > MAX_PERCPU_VALUE {
+            bail!(
+                "aggregation @{} needs {value_size} bytes per key and CPU; the kernel allows {MAX_PERCPU_VALUE} \
+                 (use fewer lquantize levels)",
+                agg.name
+            );
+        }
+        let entries = (opts.aggsize / (agg.key_size() + value_size) as u64).clamp(64, 1 << 20) as u32;
+        let mut create = map_opts();
+        // perf_event programs may only use preallocated hash maps on older kernels.
+        if !used_by_perf_events.contains(&i) {
+            create.map_flags = libbpf_sys::BPF_F_NO_PREALLOC;
+        }
+        let map = MapHandle::create(
+            MapType::PercpuHash,
+            Some("dt_agg"),
+            agg.key_size() as u32,
+            value_size as u32,
+            entries,
+            &create,
+        )
+        .with_context(|| format!("creating the map of aggregation @{}", agg.name))?;
+        aggregations.push(map);
+    }
+    let max_key = program.aggregations.iter().map(|a| a.key_size()).max().unwrap_or(8);
+    let max_value = program.aggregations.iter().map(|a| a.value_words() * 8).max().unwrap_or(8);
+    let agg_key = MapHandle::create(MapType::PercpuArray, Some("dt_aggkey"), 4, max_key as u32, 1, &map_opts())?;
+    let agg_zero = array_map("dt_aggzero", max_value)?;
+
     let env = CodegenEnv {
         ctx_fd: core.maps.dt_ctx.as_fd().as_raw_fd(),
         events_fd: core.maps.dt_events.as_fd().as_raw_fd(),
@@ -143,8 +181,12 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         probenames_fd: probenames.as_fd().as_raw_fd(),
         thread_local_fds,
         wall_offset_ns: wall_offset_ns(),
+        agg_fds: aggregations.iter().map(|m| m.as_fd().as_raw_fd()).collect(),
+        agg_key_fd: agg_key.as_fd().as_raw_fd(),
+        agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
+        agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
     };
-    maps.extend([globals, strings, scratch, probenames]);
+    maps.extend([globals, strings, scratch, probenames, agg_key, agg_zero]);
 
     // Group probes by entry program and clause list: probes with the same
     // clauses share one generated program.
@@ -276,6 +318,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         _links: links,
         _programs: programs,
         _maps: maps,
+        aggregations,
         has_begin,
         has_end,
     })
@@ -322,13 +365,46 @@ impl Session {
 
     /// Records lost because the ring buffer was full, per CPU.
     pub(crate) fn drops(&self) -> Vec<u64> {
-        match self.core.maps.dt_drops.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
-            Ok(Some(values)) => {
-                values.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).collect()
-            }
-            _ => Vec::new(),
+        percpu_counter(&self.core.maps.dt_drops)
+    }
+
+    /// Aggregation updates lost because an aggregation's map was full, per CPU.
+    pub(crate) fn aggregation_drops(&self) -> Vec<u64> {
+        percpu_counter(&self.core.maps.dt_aggdrops)
+    }
+
+    /// The map of aggregation `index` (per-CPU hash: key → function state).
+    pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
+        &self.aggregations[index]
+    }
+}
+
+/// The kernel's limit on one per-CPU map value (PCPU_MIN_UNIT_SIZE).
+const MAX_PERCPU_VALUE: usize = 32768;
+
+fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
+    match map.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
+        Ok(Some(values)) => values.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Aggregations updated from profile probes: their maps must be preallocated.
+fn aggregations_updated_by_profile(
+    program: &Program,
+    registry: &Registry,
+    clauses_of: &BTreeMap<u32, Vec<usize>>,
+) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (id, clauses) in clauses_of {
+        if !matches!(registry.get(*id).map(|p| &p.attach), Some(Attach::Profile { .. })) {
+            continue;
+        }
+        for &c in clauses {
+            program.clauses[c].visit_aggregations(&mut |agg| found.push(agg));
         }
     }
+    found
 }
 
 fn map_opts() -> libbpf_sys::bpf_map_create_opts {

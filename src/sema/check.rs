@@ -40,6 +40,10 @@ pub(crate) struct Checker<'a> {
     pub region: &'static str,
     /// Number of probes each description matched (for "matched N probes").
     pub matched: usize,
+    /// The source being checked (for line numbers inside messages).
+    text: String,
+    /// Line of each aggregation's first use.
+    agg_lines: Vec<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -66,11 +70,14 @@ impl<'a> Checker<'a> {
             record_offset: 0,
             region: "",
             matched: 0,
+            text: String::new(),
+            agg_lines: Vec::new(),
         }
     }
 
     /// Checks the items of one parsed source; call once per -n/-s, in order.
-    pub(crate) fn check_items(&mut self, ast: &ast::Program) -> Result<()> {
+    pub(crate) fn check_items(&mut self, ast: &ast::Program, text: &str) -> Result<()> {
+        self.text = text.to_string();
         if ast.items.is_empty() {
             return Err(CompileError::nowhere("D_EMPTY", "empty D program translation unit"));
         }
@@ -258,6 +265,15 @@ impl<'a> Checker<'a> {
                 out.push(TStmt::If { cond: c, then, otherwise });
             }
             StmtKind::Expr(e) => {
+                if let ExprKind::Assign(op, target, value) = &e.kind {
+                    if let Some((name, keys)) = aggregation_target(target) {
+                        out.push(self.aggregate(*op, name, keys, value, &e.span)?);
+                        return Ok(());
+                    }
+                }
+                if let Some((name, _)) = aggregation_target(e) {
+                    return Err(CompileError::new("D_AGG_NULL", &e.span, format!("expression has null effect: @{name}")));
+                }
                 if let ExprKind::Call { name, name_span, args } = &e.kind {
                     if let Some(stmt) = self.action(name, name_span, args, &e.span)? {
                         out.push(stmt);
@@ -276,6 +292,13 @@ impl<'a> Checker<'a> {
         let kind = match name {
             "trace" => {
                 self.arity(name, name_span, args, 1, 1)?;
+                if aggregation_target(&args[0]).is_some() {
+                    return Err(CompileError::new(
+                        "D_TRACE_AGG",
+                        &args[0].span,
+                        "trace( ) may not be applied to an aggregation",
+                    ));
+                }
                 let e = self.expr(&args[0])?;
                 if e.ty == Type::Void {
                     return Err(CompileError::new(
@@ -284,7 +307,7 @@ impl<'a> Checker<'a> {
                         "trace( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: void",
                     ));
                 }
-                ActionKind::Trace(e)
+                (RecordKind::Trace, ActionKind::Record(vec![e]))
             }
             "printf" => {
                 if args.is_empty() {
@@ -306,7 +329,69 @@ impl<'a> Checker<'a> {
                 let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
                 check_printf_args(&format, &values, span)?;
                 self.program.formats.push(format);
-                ActionKind::Printf { format: self.program.formats.len() - 1, args: values }
+                (RecordKind::Printf(self.program.formats.len() - 1), ActionKind::Record(values))
+            }
+            "printa" => self.printa(name_span, args, span)?,
+            "trunc" => {
+                if args.is_empty() || args.len() > 2 {
+                    let bound = if args.is_empty() { "at least 1" } else { "no more than 2" };
+                    return Err(CompileError::new(
+                        "D_TRUNC_PROTO",
+                        name_span,
+                        format!("trunc( ) prototype mismatch: {} args passed, {bound} expected", args.len()),
+                    ));
+                }
+                let agg = self.aggregation_arg(name, "D_TRUNC", &args[0], 1)?;
+                let values = match args.get(1) {
+                    Some(n) => vec![self.scalar_arg(name, "D_TRUNC_SCALAR", n)?],
+                    None => Vec::new(),
+                };
+                (RecordKind::Trunc(agg), ActionKind::Record(values))
+            }
+            "clear" | "denormalize" => {
+                let tag = if name == "clear" { "D_CLEAR" } else { "D_NORMALIZE" };
+                if args.len() != 1 {
+                    return Err(CompileError::new(
+                        if name == "clear" { "D_CLEAR_PROTO" } else { "D_NORMALIZE_PROTO" },
+                        name_span,
+                        format!("{name}( ) prototype mismatch: {} args passed, 1 expected", args.len()),
+                    ));
+                }
+                let agg = self.aggregation_arg(name, tag, &args[0], 1)?;
+                let kind = if name == "clear" { RecordKind::Clear(agg) } else { RecordKind::Denormalize(agg) };
+                (kind, ActionKind::Record(Vec::new()))
+            }
+            "normalize" => {
+                if args.len() != 2 {
+                    return Err(CompileError::new(
+                        "D_NORMALIZE_PROTO",
+                        name_span,
+                        format!("normalize( ) prototype mismatch: {} args passed, 2 expected", args.len()),
+                    ));
+                }
+                let agg = self.aggregation_arg(name, "D_NORMALIZE", &args[0], 1)?;
+                let factor = self.scalar_arg(name, "D_NORMALIZE_SCALAR", &args[1])?;
+                (RecordKind::Normalize(agg), ActionKind::Record(vec![factor]))
+            }
+            "setopt" => {
+                self.arity(name, name_span, args, 1, 2)?;
+                let mut strings = Vec::new();
+                for (i, a) in args.iter().enumerate() {
+                    let ExprKind::Str(text) = &a.kind else {
+                        return Err(CompileError::new(
+                            "D_PROTO_ARG",
+                            &a.span,
+                            format!(
+                                "setopt( ) argument #{} is incompatible with prototype:\n\tprototype: string\n\t argument: {}",
+                                i + 1,
+                                self.expr(a)?.ty.name()
+                            ),
+                        ));
+                    };
+                    strings.push(String::from_utf8_lossy(text).into_owned());
+                }
+                let value = strings.get(1).cloned();
+                (RecordKind::Setopt { name: strings.swap_remove(0), value }, ActionKind::Record(Vec::new()))
             }
             "exit" => {
                 self.arity(name, name_span, args, 1, 1)?;
@@ -321,26 +406,355 @@ impl<'a> Checker<'a> {
                         ),
                     ));
                 }
-                ActionKind::Exit(e)
+                (RecordKind::Exit, ActionKind::Exit(e))
             }
             _ => return Ok(None),
         };
+        let (record_kind, kind) = kind;
         let action = self.actions_in_clause;
         if action >= 32 {
             return Err(CompileError::new("D_ACT_MAX", span, "too many actions in one clause (the limit is 32)"));
         }
         self.actions_in_clause += 1;
-        let (record_kind, values) = match &kind {
-            ActionKind::Trace(e) => (RecordKind::Trace, vec![value_layout(&e.ty)]),
-            ActionKind::Printf { format, args } => {
-                (RecordKind::Printf(*format), args.iter().map(|a| value_layout(&a.ty)).collect())
-            }
-            ActionKind::Exit(_) => (RecordKind::Exit, vec![ValueLayout::Int { size: 4, signed: true }]),
+        let values = match &kind {
+            ActionKind::Record(args) => args.iter().map(|a| value_layout(&a.ty)).collect(),
+            ActionKind::Exit(_) => vec![ValueLayout::Int { size: 4, signed: true }],
         };
         let offset = self.record_offset;
         self.record_offset += values.iter().map(|v| v.bytes(self.opts.strsize)).sum::<usize>();
         self.layouts.push(ActionLayout { kind: record_kind, offset, values });
         Ok(Some(TStmt::Action { action, kind }))
+    }
+
+    /// printa([format,] @a, ...).
+    fn printa(&mut self, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<(RecordKind, ActionKind)> {
+        let (format, aggs) = match args.first().map(|a| &a.kind) {
+            None => {
+                return Err(CompileError::new(
+                    "D_PRINTA_PROTO",
+                    name_span,
+                    "printa( ) prototype mismatch: 0 args passed, 1 expected",
+                ))
+            }
+            Some(ExprKind::Str(fmt)) => {
+                let format = printf::parse_format(fmt)
+                    .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, format!("printa( ) {e}")))?;
+                (Some(format), &args[1..])
+            }
+            Some(_) => (None, args),
+        };
+        if aggs.is_empty() {
+            return Err(CompileError::new(
+                "D_PRINTA_PROTO",
+                name_span,
+                format!("printa( ) prototype mismatch: {} args passed, 2 expected", args.len()),
+            ));
+        }
+        // DTrace numbers every bad aggregation argument as the first one that may be one.
+        let position = if format.is_some() { 2 } else { 1 };
+        let mut indices = Vec::new();
+        for a in aggs {
+            indices.push(self.aggregation_arg("printa", "D_PRINTA", a, position)?);
+        }
+        let first = &self.program.aggregations[indices[0]];
+        for &agg in &indices[1..] {
+            let other = &self.program.aggregations[agg];
+            if other.keys.len() != first.keys.len() {
+                let keys = |n: usize| format!("{n} key{}", if n == 1 { "" } else { "s" });
+                return Err(CompileError::new(
+                    "D_PRINTA_AGGKEY",
+                    span,
+                    format!(
+                        "printa( ): @{} and @{} do not have matching key signatures: @{} has {}, @{} has {}",
+                        first.name,
+                        other.name,
+                        first.name,
+                        keys(first.keys.len()),
+                        other.name,
+                        keys(other.keys.len())
+                    ),
+                ));
+            }
+            for (k, (a, b)) in first.keys.iter().zip(&other.keys).enumerate() {
+                if a.ty.is_int() != b.ty.is_int() {
+                    return Err(CompileError::new(
+                        "D_PRINTA_AGGPROTO",
+                        span,
+                        format!(
+                            "printa( ): @{}[ ] key #{} is incompatible with @{}:\n{:>9} key #{}: {}\n{:>9} key #{}: {}",
+                            other.name,
+                            k + 1,
+                            first.name,
+                            format!("@{}", first.name),
+                            k + 1,
+                            a.ty.name(),
+                            format!("@{}", other.name),
+                            k + 1,
+                            b.ty.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        let keys = first.keys.clone();
+        let format = match format {
+            Some(format) => {
+                check_printa_format(&format, &keys, span)?;
+                self.program.formats.push(format);
+                Some(self.program.formats.len() - 1)
+            }
+            None => None,
+        };
+        Ok((RecordKind::Printa { format, aggs: indices }, ActionKind::Record(Vec::new())))
+    }
+
+    /// An argument that must name an aggregation declared earlier; `tag` is
+    /// the action's error-tag prefix (D_PRINTA, D_TRUNC, ...).
+    fn aggregation_arg(&mut self, func: &str, tag: &str, arg: &ast::Expr, position: usize) -> Result<usize> {
+        let tag_of = |suffix: &str| -> &'static str {
+            match (tag, suffix) {
+                ("D_PRINTA", "AGGBAD") => "D_PRINTA_AGGBAD",
+                ("D_PRINTA", _) => "D_PRINTA_AGGARG",
+                ("D_TRUNC", "AGGBAD") => "D_TRUNC_AGGBAD",
+                ("D_TRUNC", _) => "D_TRUNC_AGGARG",
+                ("D_CLEAR", "AGGBAD") => "D_CLEAR_AGGBAD",
+                ("D_CLEAR", _) => "D_CLEAR_AGGARG",
+                (_, "AGGBAD") => "D_NORMALIZE_AGGBAD",
+                _ => "D_NORMALIZE_AGGARG",
+            }
+        };
+        match &arg.kind {
+            ExprKind::Aggregation(name) => self.aggregation_index(name).ok_or_else(|| {
+                CompileError::new(tag_of("AGGBAD"), &arg.span, format!("undefined aggregation: @{name}"))
+            }),
+            _ => {
+                let ty = self.expr(arg).map(|e| e.ty.name()).unwrap_or_else(|_| "void".into());
+                Err(CompileError::new(
+                    tag_of("AGGARG"),
+                    &arg.span,
+                    format!(
+                        "{func}( ) argument #{position} is incompatible with prototype:\n\tprototype: aggregation\n\t argument: {ty}"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// An integer argument #2 of trunc() or normalize().
+    fn scalar_arg(&mut self, func: &str, tag: &'static str, arg: &ast::Expr) -> Result<TExpr> {
+        let e = self.expr(arg)?;
+        if !e.ty.is_int() {
+            return Err(CompileError::new(tag, &arg.span, format!("{func}( ) argument #2 must be of scalar type")));
+        }
+        Ok(e)
+    }
+
+    fn aggregation_index(&self, name: &str) -> Option<usize> {
+        self.program.aggregations.iter().position(|a| a.name == name)
+    }
+
+    /// `@name[keys] = func(args)`.
+    fn aggregate(
+        &mut self,
+        op: Option<BinOp>,
+        name: &str,
+        keys: &[ast::Expr],
+        value: &ast::Expr,
+        span: &Span,
+    ) -> Result<TStmt> {
+        let call = match (&value.kind, op) {
+            (ExprKind::Call { name, name_span, args }, None) if is_aggregating_function(name) => {
+                Some((name.as_str(), name_span, args))
+            }
+            _ => None,
+        };
+        let Some((func_name, func_span, args)) = call else {
+            return Err(CompileError::new(
+                "D_AGG_FUNC",
+                span,
+                format!("@{name} must be assigned the result of an aggregating function"),
+            ));
+        };
+        let (func, value, incr) = self.aggregating_call(func_name, func_span, args)?;
+        let keys: Vec<TExpr> = keys.iter().map(|k| self.expr(k)).collect::<Result<_>>()?;
+        for k in &keys {
+            if k.ty == Type::Void {
+                return Err(CompileError::new("D_KEY_TYPE", &k.span, "aggregation key may not be of type void"));
+            }
+        }
+        let columns: Vec<KeyColumn> = keys
+            .iter()
+            .map(|k| KeyColumn {
+                ty: k.ty.clone(),
+                bytes: match k.ty {
+                    Type::String if is_execname(k) => COMM_KEY_BYTES,
+                    Type::String => var_bytes(&Type::String, self.opts.strsize),
+                    _ => 8,
+                },
+            })
+            .collect();
+        let line = self.line_of(span);
+        let agg = match self.aggregation_index(name) {
+            Some(i) => {
+                let previous_line = self.agg_lines[i];
+                let existing = &mut self.program.aggregations[i];
+                check_same_function(name, &existing.func, &func, previous_line, span)?;
+                if existing.keys.len() != columns.len() {
+                    return Err(CompileError::new(
+                        "D_PROTO_LEN",
+                        span,
+                        format!(
+                            "@{name}[ ] prototype mismatch: {} arg{} passed, {} expected",
+                            columns.len(),
+                            if columns.len() == 1 { "" } else { "s" },
+                            existing.keys.len()
+                        ),
+                    ));
+                }
+                for (k, (have, new)) in existing.keys.iter().zip(&columns).enumerate() {
+                    if have.ty.is_int() != new.ty.is_int() {
+                        return Err(CompileError::new(
+                            "D_PROTO_ARG",
+                            &keys[k].span,
+                            format!(
+                                "@{name}[ ] argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
+                                k + 1,
+                                have.ty.name(),
+                                new.ty.name()
+                            ),
+                        ));
+                    }
+                }
+                // A string column is as wide as its widest update.
+                for (have, new) in existing.keys.iter_mut().zip(&columns) {
+                    have.bytes = have.bytes.max(new.bytes);
+                }
+                i
+            }
+            None => {
+                self.program.aggregations.push(Aggregation { name: name.to_string(), func, keys: columns });
+                self.agg_lines.push(line);
+                self.program.aggregations.len() - 1
+            }
+        };
+        Ok(TStmt::Aggregate { agg, keys, value, incr })
+    }
+
+    /// The script line of a span, for messages that cite an earlier line.
+    fn line_of(&self, span: &Span) -> usize {
+        crate::syntax::line_of(&self.text, span.start)
+    }
+
+    /// Checks an aggregating function's arguments; returns the function with
+    /// its constant parameters, the value and the increment.
+    fn aggregating_call(
+        &mut self,
+        name: &str,
+        span: &Span,
+        args: &[ast::Expr],
+    ) -> Result<(AggFunc, Option<TExpr>, Option<TExpr>)> {
+        // DTrace's prototypes: count(void), sum..stddev(@), quantize(@, ...),
+        // lquantize(@, int32_t, int32_t, ...), llquantize(@, int32_t x4, ...).
+        let (min, max, varargs) = match name {
+            "count" => (0, 0, false),
+            "quantize" => (1, 2, true),
+            "lquantize" => (3, 5, true),
+            "llquantize" => (5, 6, true),
+            _ => (1, 1, false),
+        };
+        let n = args.len();
+        let plural = if n == 1 { "" } else { "s" };
+        if n < min || n > max {
+            let expected = match (varargs, n < min) {
+                (false, _) => format!("{min}"),
+                (true, true) => format!("at least {min}"),
+                (true, false) => format!("at most {max}"),
+            };
+            return Err(CompileError::new(
+                "D_PROTO_LEN",
+                span,
+                format!("{name}( ) prototype mismatch: {n} arg{plural} passed, {expected} expected"),
+            ));
+        }
+        let value = match args.first() {
+            Some(a) => {
+                let e = self.expr(a)?;
+                if !e.ty.is_int() {
+                    return Err(CompileError::new(
+                        "D_AGG_SCALAR",
+                        &a.span,
+                        format!("{name}( ) argument #1 must be of scalar type"),
+                    ));
+                }
+                Some(e)
+            }
+            None => None,
+        };
+        // Parameters are numbered from the one after the value, as DTrace does.
+        let constant = |i: usize, tag: &'static str, what: &str| -> Result<i64> {
+            const_int(&args[i])
+                .ok_or_else(|| CompileError::new(tag, &args[i].span, format!("{name}( ) argument #{i} must be {what}")))
+        };
+        let (func, incr_at) = match name {
+            "count" => (AggFunc::Count, usize::MAX),
+            "sum" => (AggFunc::Sum, usize::MAX),
+            "min" => (AggFunc::Min, usize::MAX),
+            "max" => (AggFunc::Max, usize::MAX),
+            "avg" => (AggFunc::Avg, usize::MAX),
+            "stddev" => (AggFunc::Stddev, usize::MAX),
+            "quantize" => (AggFunc::Quantize, 1),
+            "lquantize" => {
+                let base = constant(1, "D_LQUANT_BASETYPE", "an integer constant")?;
+                let limit = constant(2, "D_LQUANT_LIMTYPE", "an integer constant")?;
+                let step = match args.get(3) {
+                    Some(a) => const_int(a).filter(|s| *s > 0).ok_or_else(|| {
+                        CompileError::new(
+                            "D_LQUANT_STEPTYPE",
+                            &a.span,
+                            "lquantize( ) argument #3 must be a non-zero positive integer constant",
+                        )
+                    })?,
+                    None => 1,
+                };
+                check_lquantize(base, limit, step, &args[1].span)?;
+                (AggFunc::Lquantize { base, limit, step }, 4)
+            }
+            _ => {
+                let factor = constant(1, "D_LLQUANT_FACTORTYPE", "an integer constant")?;
+                let low = constant(2, "D_LLQUANT_LMAGTYPE", "an integer constant")?;
+                let high = constant(3, "D_LLQUANT_HMAGTYPE", "an integer constant")?;
+                let nsteps = const_int(&args[4]).filter(|s| *s > 0).ok_or_else(|| {
+                    CompileError::new(
+                        "D_LLQUANT_STEPTYPE",
+                        &args[4].span,
+                        "llquantize( ) argument #4 must be a non-zero positive integer constant",
+                    )
+                })?;
+                check_llquantize(factor, low, high, nsteps, &args[1].span)?;
+                let func = AggFunc::Llquantize {
+                    factor: factor as u64,
+                    low: low as u64,
+                    high: high as u64,
+                    nsteps: nsteps as u64,
+                };
+                (func, 5)
+            }
+        };
+        let incr = match args.get(incr_at) {
+            Some(a) => {
+                let e = self.expr(a)?;
+                if !e.ty.is_int() {
+                    return Err(CompileError::new(
+                        "D_PROTO_ARG",
+                        &a.span,
+                        format!("{name}( ) increment value (argument #{}) must be of scalar type", incr_at + 1),
+                    ));
+                }
+                Some(e)
+            }
+            None => None,
+        };
+        Ok((func, value, incr))
     }
 
     fn arity(&self, name: &str, span: &Span, args: &[ast::Expr], min: usize, max: usize) -> Result<()> {
@@ -515,6 +929,20 @@ impl<'a> Checker<'a> {
                     ));
                 }
                 inner
+            }
+            ExprKind::Aggregation(name) => {
+                return Err(CompileError::new(
+                    "D_AGG_SCALAR",
+                    &span,
+                    format!("aggregation @{name} may not be used in an expression"),
+                ))
+            }
+            ExprKind::Index(base, _) if matches!(base.kind, ExprKind::Aggregation(_)) => {
+                return Err(CompileError::new(
+                    "D_AGG_SCALAR",
+                    &span,
+                    "an aggregation's value may not be used in an expression",
+                ))
             }
             _ => return Err(CompileError::new("D_UNSUPPORTED", &span, "this expression is not supported yet")),
         })
@@ -738,16 +1166,251 @@ impl<'a> Checker<'a> {
                 name_span,
                 format!("{name}( ) may not be used as an expression; it is an action"),
             )),
-            "count" | "sum" | "min" | "max" | "avg" | "stddev" | "quantize" | "lquantize" | "llquantize" => {
-                Err(CompileError::new(
-                    "D_UNSUPPORTED",
-                    name_span,
-                    format!("aggregating function {name}( ) is not supported yet"),
-                ))
-            }
+            _ if is_aggregating_function(name) => Err(CompileError::new(
+                "D_CG_EXPR",
+                name_span,
+                format!("aggregating function {name}( ) may not be called from a D expression (D program context required)"),
+            )),
+            "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt" => Err(CompileError::new(
+                "D_PROTO_ARG",
+                name_span,
+                format!("{name}( ) may not be used as an expression; it is an action"),
+            )),
             _ => Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action"))),
         }
     }
+}
+
+/// Width of a string key column fed only by execname: the kernel's comm is 16 bytes.
+const COMM_KEY_BYTES: usize = 16;
+
+fn is_aggregating_function(name: &str) -> bool {
+    matches!(name, "count" | "sum" | "min" | "max" | "avg" | "stddev" | "quantize" | "lquantize" | "llquantize")
+}
+
+/// `@name` or `@name[keys]` as an assignment target.
+fn aggregation_target(target: &ast::Expr) -> Option<(&str, &[ast::Expr])> {
+    match &target.kind {
+        ExprKind::Aggregation(name) => Some((name, &[])),
+        ExprKind::Index(base, keys) => match &base.kind {
+            ExprKind::Aggregation(name) => Some((name, keys)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn is_execname(e: &TExpr) -> bool {
+    matches!(e.kind, TKind::Builtin(Builtin::Execname))
+}
+
+fn func_text(f: &AggFunc) -> &'static str {
+    match f {
+        AggFunc::Count => "count",
+        AggFunc::Sum => "sum",
+        AggFunc::Min => "min",
+        AggFunc::Max => "max",
+        AggFunc::Avg => "avg",
+        AggFunc::Stddev => "stddev",
+        AggFunc::Quantize => "quantize",
+        AggFunc::Lquantize { .. } => "lquantize",
+        AggFunc::Llquantize { .. } => "llquantize",
+    }
+}
+
+/// The value of an integer constant expression (literals, negation, and
+/// simple arithmetic on them), as aggregating-function parameters need.
+fn const_int(e: &ast::Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int { value, .. } => Some(*value as i64),
+        ExprKind::Char(c) => Some(*c as i64),
+        ExprKind::Unary(UnOp::Neg, inner) => const_int(inner).map(i64::wrapping_neg),
+        ExprKind::Unary(UnOp::Plus, inner) => const_int(inner),
+        ExprKind::Binary(op, l, r) => {
+            let (l, r) = (const_int(l)?, const_int(r)?);
+            match op {
+                BinOp::Add => Some(l.wrapping_add(r)),
+                BinOp::Sub => Some(l.wrapping_sub(r)),
+                BinOp::Mul => Some(l.wrapping_mul(r)),
+                BinOp::Div if r != 0 => Some(l / r),
+                BinOp::Shl => Some(l.wrapping_shl(r as u32)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn check_lquantize(base: i64, limit: i64, step: i64, span: &Span) -> Result<()> {
+    let err = |tag: &'static str, m: &str| Err(CompileError::new(tag, span, m.to_string()));
+    if base < i32::MIN as i64 || base > i32::MAX as i64 {
+        return err("D_LQUANT_BASEVAL", "lquantize( ) argument #1 must be a 32-bit quantity");
+    }
+    if limit < i32::MIN as i64 || limit > i32::MAX as i64 {
+        return err("D_LQUANT_LIMVAL", "lquantize( ) argument #2 must be a 32-bit quantity");
+    }
+    if limit <= base {
+        return err("D_LQUANT_MISMATCH", "lquantize( ) base (argument #1) must be less than limit (argument #2)");
+    }
+    if step > u16::MAX as i64 {
+        return err("D_LQUANT_STEPVAL", "lquantize( ) argument #3 must be a 16-bit quantity");
+    }
+    let levels = (limit - base) / step;
+    if levels == 0 {
+        return err(
+            "D_LQUANT_STEPLARGE",
+            "lquantize( ) step (argument #3) too large: must have at least one quantization level",
+        );
+    }
+    if levels > u16::MAX as i64 {
+        return err(
+            "D_LQUANT_STEPSMALL",
+            "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity",
+        );
+    }
+    Ok(())
+}
+
+/// dtrace-utils' llquantize parameter rules.
+fn check_llquantize(factor: i64, low: i64, high: i64, nsteps: i64, span: &Span) -> Result<()> {
+    let err = |tag: &'static str, m: &str| Err(CompileError::new(tag, span, m.to_string()));
+    let u16_range = 0..=u16::MAX as i64;
+    if !(2..=u16::MAX as i64).contains(&factor) {
+        return err(
+            "D_LLQUANT_FACTORVAL",
+            "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2",
+        );
+    }
+    if !u16_range.contains(&low) {
+        return err("D_LLQUANT_LMAGVAL", "llquantize( ) argument #2 must be an unsigned 16-bit quantity");
+    }
+    if !u16_range.contains(&high) {
+        return err("D_LLQUANT_HMAGVAL", "llquantize( ) argument #3 must be an unsigned 16-bit quantity");
+    }
+    if high < low {
+        return err(
+            "D_LLQUANT_HMAGVAL",
+            "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)",
+        );
+    }
+    if (factor as u64).checked_pow(high as u32 + 1).is_none() {
+        return err("D_LLQUANT_HMAGVAL", "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits");
+    }
+    if !u16_range.contains(&nsteps) {
+        return err("D_LLQUANT_STEPVAL", "llquantize( ) argument #4 must be an unsigned 16-bit quantity");
+    }
+    let (factor, nsteps) = (factor as u64, nsteps as u64);
+    if nsteps < factor && factor % nsteps != 0 {
+        return err(
+            "D_LLQUANT_STEPVAL",
+            "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor",
+        );
+    }
+    if nsteps > factor {
+        if nsteps % factor != 0 {
+            return err(
+                "D_LLQUANT_STEPVAL",
+                "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor",
+            );
+        }
+        if low == 0 && (factor * factor) % nsteps != 0 {
+            return err(
+                "D_LLQUANT_STEPVAL",
+                "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0",
+            );
+        }
+        if low > 0 && factor.checked_pow(low as u32 + 1).is_some_and(|p| p % nsteps != 0) {
+            return err(
+                "D_LLQUANT_STEPVAL",
+                "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag>0",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A later `@name = f(...)` must use the function (and parameters) of the first.
+fn check_same_function(name: &str, previous: &AggFunc, current: &AggFunc, previous_line: usize, span: &Span) -> Result<()> {
+    if previous == current {
+        return Ok(());
+    }
+    let mismatch = |tag: &'static str, what: &str, expected: i64, found: i64| {
+        Err(CompileError::new(
+            tag,
+            span,
+            format!("{what} doesn't match previous declaration: expected {expected}, found {found}"),
+        ))
+    };
+    match (previous, current) {
+        (
+            AggFunc::Lquantize { base: b0, limit: l0, step: s0 },
+            AggFunc::Lquantize { base: b1, limit: l1, step: s1 },
+        ) => {
+            if b0 != b1 {
+                return mismatch("D_LQUANT_MATCHBASE", "lquantize( ) base (argument #1)", *b0, *b1);
+            }
+            let top = |b: i64, l: i64, s: i64| b + (l - b) / s * s;
+            if top(*b0, *l0, *s0) != top(*b1, *l1, *s1) {
+                return mismatch("D_LQUANT_MATCHLIM", "lquantize( ) limit (argument #2)", *l0, *l1);
+            }
+            mismatch("D_LQUANT_MATCHSTEP", "lquantize( ) step (argument #3)", *s0, *s1)
+        }
+        (
+            AggFunc::Llquantize { factor: f0, low: a0, high: h0, nsteps: n0 },
+            AggFunc::Llquantize { factor: f1, low: a1, high: h1, nsteps: n1 },
+        ) => {
+            let pairs = [
+                ("D_LLQUANT_MATCHFACTOR", "llquantize() factor (argument #1)", f0, f1),
+                ("D_LLQUANT_MATCHLMAG", "llquantize() lmag (argument #2)", a0, a1),
+                ("D_LLQUANT_MATCHHMAG", "llquantize() hmag (argument #3)", h0, h1),
+                ("D_LLQUANT_MATCHSTEPS", "llquantize() steps (argument #4)", n0, n1),
+            ];
+            let (tag, what, e, f) = pairs.into_iter().find(|(_, _, e, f)| e != f).unwrap_or(pairs[3]);
+            mismatch(tag, what, *e as i64, *f as i64)
+        }
+        _ => Err(CompileError::new(
+            "D_AGG_REDEF",
+            span,
+            format!(
+                "aggregation redefined: @{name}\n\t current: @{name} = {}( )\n\tprevious: @{name} = {}( ) : line {previous_line}",
+                func_text(current),
+                func_text(previous)
+            ),
+        )),
+    }
+}
+
+/// printa() formats: conversions before the first `%@` take the keys in
+/// order; `%@` conversions take the aggregation values.
+fn check_printa_format(format: &printf::Format, keys: &[KeyColumn], span: &Span) -> Result<()> {
+    if format.is_empty() {
+        return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message("printa")));
+    }
+    let mut next = 0;
+    for conv in format.conversions() {
+        if conv.takes_aggregation_value() {
+            continue;
+        }
+        for _ in 0..conv.args_consumed() {
+            let Some(key) = keys.get(next) else {
+                return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, conv.missing_value_message("printa")));
+            };
+            let class = match key.ty {
+                Type::String => ArgClass::String,
+                Type::Int { size, signed, .. } => ArgClass::Integer { size, signed },
+                Type::Void => ArgClass::Other,
+            };
+            if !conv.accepts(&class) {
+                return Err(CompileError::new(
+                    "D_PRINTF_ARG_TYPE",
+                    span,
+                    conv.incompatible_message("printa", Some(next + 2), &key.ty.name()),
+                ));
+            }
+            next += 1;
+        }
+    }
+    Ok(())
 }
 
 fn undeclared(name: &str, span: &Span) -> CompileError {

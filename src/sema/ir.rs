@@ -137,12 +137,24 @@ pub(crate) enum TStmt {
         then: Vec<TStmt>,
         otherwise: Vec<TStmt>,
     },
+    /// `@name[keys] = func(args)`: updates the aggregation in the kernel;
+    /// nothing crosses to user space.
+    Aggregate {
+        /// Index into `Program::aggregations`.
+        agg: usize,
+        keys: Vec<TExpr>,
+        /// The value argument (absent for count()).
+        value: Option<TExpr>,
+        /// The optional increment of the quantize family (default 1).
+        incr: Option<TExpr>,
+    },
 }
 
 #[derive(Debug, Clone)]
 pub(crate) enum ActionKind {
-    Trace(TExpr),
-    Printf { format: usize, args: Vec<TExpr> },
+    /// Records the values; the record's `RecordKind` says what the consumer does with them.
+    Record(Vec<TExpr>),
+    /// Records the status and stops tracing.
     Exit(TExpr),
 }
 
@@ -161,6 +173,17 @@ pub(crate) enum RecordKind {
     /// Index into `Program::formats`.
     Printf(usize),
     Exit,
+    /// printa(): prints the aggregations (indices into `Program::aggregations`)
+    /// with a format, or in the default layout.
+    Printa { format: Option<usize>, aggs: Vec<usize> },
+    /// trunc(@, n): keeps the n highest (n < 0: lowest) entries; with no value, removes all.
+    Trunc(usize),
+    Clear(usize),
+    /// normalize(@, n): the value is the normalization factor.
+    Normalize(usize),
+    Denormalize(usize),
+    /// setopt("name"[, "value"]): changes a consumer option at run time.
+    Setopt { name: String, value: Option<String> },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +218,84 @@ pub(crate) struct Clause {
     pub records: bool,
 }
 
+pub(crate) use crate::consume::aggfmt::AggFunc;
+
+/// An aggregation (`@name`): a per-CPU hash map in the kernel from key tuple
+/// to the function's running state, merged by the consumer.
+#[derive(Debug, Clone)]
+pub(crate) struct Aggregation {
+    /// Without the `@`; empty for the anonymous aggregation.
+    pub name: String,
+    pub func: AggFunc,
+    /// One per key column, in order.
+    pub keys: Vec<KeyColumn>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyColumn {
+    pub ty: Type,
+    /// Bytes the column occupies in the map key (8 for integers; for strings
+    /// the longest any update can store, NUL included, rounded to 8).
+    pub bytes: usize,
+}
+
+impl Aggregation {
+    /// Bytes of the map key; a keyless aggregation uses one zero word.
+    pub(crate) fn key_size(&self) -> usize {
+        self.keys.iter().map(|k| k.bytes).sum::<usize>().max(8)
+    }
+
+    /// Byte offset of each key column in the map key.
+    pub(crate) fn key_offsets(&self) -> Vec<usize> {
+        let mut at = 0;
+        self.keys
+            .iter()
+            .map(|k| {
+                let o = at;
+                at += k.bytes;
+                o
+            })
+            .collect()
+    }
+
+    /// 64-bit words of the map value: the state each function keeps per CPU.
+    pub(crate) fn value_words(&self) -> usize {
+        use crate::consume::aggfmt;
+        match &self.func {
+            AggFunc::Count | AggFunc::Sum => 1,
+            // [number of values, extremum]: the count tells an unset CPU from a zero.
+            AggFunc::Min | AggFunc::Max => 2,
+            AggFunc::Avg => 2,
+            // [count, sum, sum of squares (128 bits, low word first)]
+            AggFunc::Stddev => 4,
+            AggFunc::Quantize => aggfmt::quantize_bucket_count(),
+            AggFunc::Lquantize { base, limit, step } => aggfmt::lquantize_bucket_count(*base, *limit, *step),
+            AggFunc::Llquantize { factor, low, high, nsteps } => {
+                aggfmt::llquantize_bucket_count(*factor, *low, *high, *nsteps)
+            }
+        }
+    }
+}
+
+impl Clause {
+    /// Calls `f` with every aggregation the clause updates.
+    pub(crate) fn visit_aggregations(&self, f: &mut dyn FnMut(usize)) {
+        fn walk(stmts: &[TStmt], f: &mut dyn FnMut(usize)) {
+            for s in stmts {
+                match s {
+                    TStmt::Aggregate { agg, .. } => f(*agg),
+                    TStmt::If { then, otherwise, .. } => {
+                        walk(then, f);
+                        walk(otherwise, f);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        walk(&self.body, f);
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Variable {
     pub ty: Type,
@@ -211,6 +312,7 @@ pub(crate) struct Program {
     /// String constants, without their terminating NUL.
     pub strings: Vec<Vec<u8>>,
     pub formats: Vec<crate::consume::printf::Format>,
+    pub aggregations: Vec<Aggregation>,
     pub strsize: usize,
     pub uses_ppid: bool,
     pub uses_probe_names: bool,

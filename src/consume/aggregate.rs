@@ -1,0 +1,280 @@
+//! The consumer's side of aggregations: reads the kernel's per-CPU maps,
+//! merges the CPUs' partial results (DTrace's "apply the function to the
+//! parts, then to the partial results"), sorts, and carries out printa(),
+//! trunc(), clear(), normalize() and the printing at exit.
+//!
+//! The text itself comes from `aggfmt`, which reproduces DTrace's layouts.
+
+use libbpf_rs::{MapCore, MapFlags};
+
+use super::aggfmt::{self, AggData, AggFunc, PrintaValue};
+use super::printf::{self, Value};
+use crate::flags::AggSortOptions;
+use crate::runtime::Session;
+use crate::sema::ir::{Aggregation, Program, Type};
+
+/// One key of one aggregation, with its CPUs merged.
+struct Entry {
+    key: Vec<u8>,
+    data: AggData,
+}
+
+/// A printa() row: the raw key and each aggregation's data.
+type Row = (Vec<u8>, Vec<AggData>);
+
+/// What the consumer keeps per aggregation between records.
+pub(crate) struct Aggregations<'a> {
+    program: &'a Program,
+    session: &'a Session,
+    /// normalize()'s factor, 1 when not normalized.
+    normal: Vec<u64>,
+    /// Printed by printa(): not printed again at exit, as in DTrace.
+    printed: Vec<bool>,
+    pub sort: AggSortOptions,
+}
+
+impl<'a> Aggregations<'a> {
+    pub(crate) fn new(program: &'a Program, session: &'a Session, sort: AggSortOptions) -> Aggregations<'a> {
+        let n = program.aggregations.len();
+        Aggregations { program, session, normal: vec![1; n], printed: vec![false; n], sort }
+    }
+
+    /// Reads aggregation `index` from the kernel, all CPUs merged.
+    fn snapshot(&self, index: usize) -> Vec<Entry> {
+        let agg = &self.program.aggregations[index];
+        let map = self.session.aggregation_map(index);
+        let mut entries = Vec::new();
+        for key in map.keys() {
+            // A key deleted since the walk saw it is simply gone.
+            let Ok(Some(per_cpu)) = map.lookup_percpu(&key, MapFlags::ANY) else { continue };
+            entries.push(Entry { data: merge(&agg.func, &per_cpu), key });
+        }
+        entries
+    }
+
+    /// printa(@a, ...) without a format: a newline, then the rows.
+    pub(crate) fn print_default(&mut self, aggs: &[usize], out: &mut Vec<u8>) {
+        out.push(b'\n');
+        let rows = self.joined(aggs);
+        self.write_rows(aggs, &rows, out);
+        self.mark_printed(aggs, &rows);
+    }
+
+    fn write_rows(&self, aggs: &[usize], rows: &[Row], out: &mut Vec<u8>) {
+        let first = &self.program.aggregations[aggs[0]];
+        for (key, datas) in rows {
+            let values: Vec<(&AggFunc, &AggData, u64)> = aggs
+                .iter()
+                .zip(datas)
+                .map(|(&agg, data)| (&self.program.aggregations[agg].func, data, self.normal[agg]))
+                .collect();
+            aggfmt::write_row(&key_values(first, key), &values, out);
+        }
+    }
+
+    /// printa("format", @a, ...): the format once per row.
+    pub(crate) fn print_formatted(&mut self, format: &printf::Format, aggs: &[usize], out: &mut Vec<u8>) {
+        let rows = self.joined(aggs);
+        let first = &self.program.aggregations[aggs[0]];
+        for (key, datas) in &rows {
+            let values: Vec<PrintaValue> = aggs
+                .iter()
+                .zip(datas)
+                .map(|(&agg, data)| aggfmt::printa_value(&self.program.aggregations[agg].func, data, self.normal[agg]))
+                .collect();
+            let agg_values: Vec<Value> = values
+                .iter()
+                .map(|v| match v {
+                    PrintaValue::Int(n) => Value::Int { bits: *n as u64, size: 8, signed: true },
+                    PrintaValue::Text(t) => Value::Text(t),
+                })
+                .collect();
+            printf::format_printa(format, &key_values(first, key), &agg_values, &super::NoSymbols, out);
+        }
+        self.mark_printed(aggs, &rows);
+    }
+
+    /// An aggregation printa() printed rows of is not printed again at exit.
+    fn mark_printed(&mut self, aggs: &[usize], rows: &[Row]) {
+        if !rows.is_empty() {
+            for &a in aggs {
+                self.printed[a] = true;
+            }
+        }
+    }
+
+    /// At exit: every aggregation printa() never printed, in order of
+    /// definition (reversed by aggsortrev), one after the other.
+    pub(crate) fn print_unprinted(&mut self, out: &mut Vec<u8>) {
+        let mut order: Vec<usize> = (0..self.program.aggregations.len()).filter(|&i| !self.printed[i]).collect();
+        if self.sort.reverse {
+            order.reverse();
+        }
+        for index in order {
+            let rows = self.joined(&[index]);
+            self.write_rows(&[index], &rows, out);
+        }
+    }
+
+    /// The rows of a printa(): every key of any of `aggs`, each with every
+    /// aggregation's data (zero where an aggregation lacks the key), sorted.
+    fn joined(&self, aggs: &[usize]) -> Vec<Row> {
+        let mut rows: Vec<Row> = Vec::new();
+        let mut row_of: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+        for (i, &agg) in aggs.iter().enumerate() {
+            for e in self.snapshot(agg) {
+                let row = *row_of.entry(e.key.clone()).or_insert_with(|| {
+                    let empty = aggs.iter().map(|&a| empty_data(&self.program.aggregations[a].func)).collect();
+                    rows.push((e.key, empty));
+                    rows.len() - 1
+                });
+                rows[row].1[i] = e.data;
+            }
+        }
+        let first = &self.program.aggregations[aggs[0]];
+        let funcs: Vec<&AggFunc> = aggs.iter().map(|&a| &self.program.aggregations[a].func).collect();
+        rows.sort_by(|a, b| {
+            aggfmt::compare_rows(
+                &funcs,
+                (&key_values(first, &a.0), &a.1),
+                (&key_values(first, &b.0), &b.1),
+                &self.sort,
+            )
+        });
+        rows
+    }
+
+    /// trunc(@, n): keeps the n entries with the highest values (n < 0: the
+    /// lowest); trunc(@) removes every entry.
+    pub(crate) fn trunc(&mut self, index: usize, keep: Option<i64>) {
+        let agg = &self.program.aggregations[index];
+        let mut entries = self.snapshot(index);
+        entries.sort_by(|a, b| {
+            aggfmt::compare_values(&agg.func, &a.data, &b.data)
+                .then_with(|| aggfmt::compare_keys(&key_values(agg, &a.key), &key_values(agg, &b.key)))
+        });
+        let n = entries.len();
+        let doomed: Vec<&Entry> = match keep {
+            None => entries.iter().collect(),
+            Some(k) if k >= 0 => entries.iter().take(n.saturating_sub(k as usize)).collect(),
+            Some(k) => entries.iter().skip(k.unsigned_abs().min(n as u64) as usize).collect(),
+        };
+        let map = self.session.aggregation_map(index);
+        for e in doomed {
+            let _ = map.delete(&e.key);
+        }
+    }
+
+    /// clear(@): zeroes every value; the keys stay, as in DTrace.
+    pub(crate) fn clear(&mut self, index: usize) {
+        let agg = &self.program.aggregations[index];
+        let map = self.session.aggregation_map(index);
+        let zero = vec![0u8; agg.value_words() * 8];
+        let cpus = libbpf_rs::num_possible_cpus().unwrap_or(1);
+        let zeros: Vec<Vec<u8>> = vec![zero; cpus];
+        for key in map.keys() {
+            let _ = map.update_percpu(&key, &zeros, MapFlags::EXIST);
+        }
+    }
+
+    pub(crate) fn normalize(&mut self, index: usize, factor: u64) {
+        // DTrace refuses a zero factor at run time; treat it as no normalization.
+        self.normal[index] = factor.max(1);
+    }
+
+    pub(crate) fn denormalize(&mut self, index: usize) {
+        self.normal[index] = 1;
+    }
+}
+
+/// The key columns of a raw map key, as printf values (strings as their
+/// whole NUL-padded column, which DTrace's key printing looks at).
+fn key_values<'k>(agg: &Aggregation, key: &'k [u8]) -> Vec<Value<'k>> {
+    let mut values = Vec::new();
+    for (column, off) in agg.keys.iter().zip(agg.key_offsets()) {
+        let bytes = key.get(off..off + column.bytes).unwrap_or(&[]);
+        values.push(match column.ty {
+            Type::Int { size, signed, .. } => {
+                let bits = bytes.get(..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])));
+                Value::Int { bits, size, signed }
+            }
+            _ => Value::Str(bytes),
+        });
+    }
+    values
+}
+
+fn word(cpu: &[u8], i: usize) -> u64 {
+    cpu.get(i * 8..i * 8 + 8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+}
+
+/// Combines the CPUs' partial results (see `Aggregation::value_words` for the layout).
+fn merge(func: &AggFunc, per_cpu: &[Vec<u8>]) -> AggData {
+    let sum_word = |i: usize| per_cpu.iter().fold(0u64, |acc, c| acc.wrapping_add(word(c, i)));
+    match func {
+        AggFunc::Count | AggFunc::Sum => AggData::Scalar(sum_word(0) as i64),
+        AggFunc::Min | AggFunc::Max => {
+            let set = per_cpu.iter().filter(|c| word(c, 0) != 0).map(|c| word(c, 1) as i64);
+            let value = if *func == AggFunc::Min { set.min() } else { set.max() };
+            AggData::Scalar(value.unwrap_or_else(|| empty_scalar(func)))
+        }
+        AggFunc::Avg => AggData::Avg { count: sum_word(0), sum: sum_word(1) as i64 },
+        AggFunc::Stddev => {
+            let squares = per_cpu.iter().fold(0u128, |acc, c| {
+                acc.wrapping_add((u128::from(word(c, 3)) << 64) | u128::from(word(c, 2)))
+            });
+            AggData::Stddev { count: sum_word(0), sum: sum_word(1) as i64, sum_of_squares: squares }
+        }
+        AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
+            let n = per_cpu.first().map_or(0, |c| c.len() / 8);
+            AggData::Buckets((0..n).map(sum_word).collect())
+        }
+    }
+}
+
+/// min() and max() with no value yet print as DTrace's initial values.
+fn empty_scalar(func: &AggFunc) -> i64 {
+    match func {
+        AggFunc::Min => i64::MAX,
+        AggFunc::Max => i64::MIN,
+        _ => 0,
+    }
+}
+
+/// The data of a key an aggregation does not have (in a joined printa()).
+fn empty_data(func: &AggFunc) -> AggData {
+    match func {
+        AggFunc::Avg => AggData::Avg { count: 0, sum: 0 },
+        AggFunc::Stddev => AggData::Stddev { count: 0, sum: 0, sum_of_squares: 0 },
+        AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
+            AggData::Buckets(vec![0; Aggregation { name: String::new(), func: func.clone(), keys: vec![] }.value_words()])
+        }
+        _ => AggData::Scalar(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(words: &[u64]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_ne_bytes()).collect()
+    }
+
+    #[test]
+    fn merging_combines_cpus_per_function() {
+        let two = |a: &[u64], b: &[u64]| vec![cpu(a), cpu(b)];
+        assert_eq!(merge(&AggFunc::Count, &two(&[3], &[4])), AggData::Scalar(7));
+        assert_eq!(merge(&AggFunc::Sum, &two(&[(-5i64) as u64], &[2])), AggData::Scalar(-3));
+        // A CPU that never saw the key (count 0) does not take part in min/max.
+        assert_eq!(merge(&AggFunc::Max, &two(&[1, (-7i64) as u64], &[0, 0])), AggData::Scalar(-7));
+        assert_eq!(merge(&AggFunc::Min, &two(&[2, 9], &[1, 4])), AggData::Scalar(4));
+        assert_eq!(merge(&AggFunc::Min, &two(&[0, 0], &[0, 0])), AggData::Scalar(i64::MAX));
+        assert_eq!(merge(&AggFunc::Avg, &two(&[2, 10], &[1, 5])), AggData::Avg { count: 3, sum: 15 });
+        assert_eq!(
+            merge(&AggFunc::Stddev, &two(&[1, 1, u64::MAX, 0], &[1, 1, 1, 0])),
+            AggData::Stddev { count: 2, sum: 2, sum_of_squares: 1u128 << 64 }
+        );
+        assert_eq!(merge(&AggFunc::Quantize, &two(&[1, 2, 3], &[1, 0, 1])), AggData::Buckets(vec![2, 2, 4]));
+    }
+}
