@@ -207,7 +207,7 @@ impl Options {
             "dynvarsize" => self.dynvarsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "switchrate" => self.switchrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "aggrate" => self.aggrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
-            "aggsize" => self.aggsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?.max(4096),
+            "aggsize" => self.aggsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
                 self.aggsort.set(name, value)?;
             }
