@@ -18,6 +18,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 dt_sys_id_base = 0;
 /* Bit 0: entry enabled, bit 1: return enabled. */
 const volatile __u8 dt_sys_enabled[DT_MAX_SYSCALLS] = {};
+/* Set before load when the script reads arguments: copying them from the
+ * user registers is most of an entry probe's cost. */
+const volatile bool dt_need_args = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -35,19 +38,21 @@ int dt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	struct dt_probe_ctx *pc = dt_begin_probe();
 	if (!pc)
 		return 0;
-	struct pt_regs regs;
-	/* One read of the user registers instead of six. pt_regs is ABI. */
-	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]))
-		return 0;
 	pc->probe_id = dt_sys_id_base + 2 * nr;
-	pc->args[0] = PT_REGS_PARM1_SYSCALL(&regs);
-	pc->args[1] = PT_REGS_PARM2_SYSCALL(&regs);
-	pc->args[2] = PT_REGS_PARM3_SYSCALL(&regs);
-	pc->args[3] = PT_REGS_PARM4_SYSCALL(&regs);
-	pc->args[4] = PT_REGS_PARM5_SYSCALL(&regs);
-	pc->args[5] = PT_REGS_PARM6_SYSCALL(&regs);
-	for (int i = 6; i < DT_NARGS; i++)
-		pc->args[i] = 0;
+	if (dt_need_args) {
+		struct pt_regs regs;
+		/* One read of the user registers instead of six. pt_regs is ABI. */
+		if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]))
+			return 0;
+		pc->args[0] = PT_REGS_PARM1_SYSCALL(&regs);
+		pc->args[1] = PT_REGS_PARM2_SYSCALL(&regs);
+		pc->args[2] = PT_REGS_PARM3_SYSCALL(&regs);
+		pc->args[3] = PT_REGS_PARM4_SYSCALL(&regs);
+		pc->args[4] = PT_REGS_PARM5_SYSCALL(&regs);
+		pc->args[5] = PT_REGS_PARM6_SYSCALL(&regs);
+		for (int i = 6; i < DT_NARGS; i++)
+			pc->args[i] = 0;
+	}
 	bpf_tail_call(ctx, &dt_sys_progs, nr);
 	return 0;
 }

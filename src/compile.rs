@@ -52,10 +52,9 @@ pub(crate) fn compile(
         })?;
         for item in &ast.items {
             if let ast::Item::Pragma { words, span } = item {
-                apply_pragma(words, options)
-                    .map_err(|m| {
-                        format_error(source, &text, &CompileError::new("D_PRAGMA_INVAL", span, m), "", options.errtags)
-                    })?;
+                apply_pragma(words, options).map_err(|m| {
+                    format_error(source, &text, &CompileError::new("D_PRAGMA_INVAL", span, m), "", options.errtags)
+                })?;
             }
         }
         parsed.push(Parsed { text, ast, kind: source.clone() });
@@ -69,7 +68,9 @@ pub(crate) fn compile(
     for p in &parsed {
         let before = checker.matched;
         let errtags = options.errtags;
-        checker.check_items(&p.ast, &p.text).map_err(|e| format_error(&p.kind, &p.text, &e, checker.region, errtags))?;
+        checker
+            .check_items(&p.ast, &p.text)
+            .map_err(|e| format_error(&p.kind, &p.text, &e, checker.region, errtags))?;
         matches.push((notice_name(&p.kind), checker.matched - before));
     }
     Ok(Compiled { program: checker.finish(), matches })

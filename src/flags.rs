@@ -65,7 +65,8 @@ impl AggSortOptions {
     /// Applies one option by name; false when `name` is not a sort option.
     pub(crate) fn set(&mut self, name: &str, value: Option<&str>) -> Result<bool, String> {
         let bad = || "Invalid value for specified option".to_string();
-        let number = |v: Option<&str>| -> Result<usize, String> { v.ok_or_else(bad)?.parse::<usize>().map_err(|_| bad()) };
+        let number =
+            |v: Option<&str>| -> Result<usize, String> { v.ok_or_else(bad)?.parse::<usize>().map_err(|_| bad()) };
         match name {
             "aggsortkey" => self.by_key = flag_value(value).ok_or_else(bad)?,
             "aggsortrev" => self.reverse = flag_value(value).ok_or_else(bad)?,

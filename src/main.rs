@@ -113,11 +113,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
     consume::install_signal_handlers();
-    let opts = consume::ConsumeOptions {
-        quiet,
-        switchrate: flags.options.switchrate,
-        aggsort: flags.options.aggsort.clone(),
-    };
+    let opts =
+        consume::ConsumeOptions { quiet, switchrate: flags.options.switchrate, aggsort: flags.options.aggsort.clone() };
     let status = consume::run(&session, &compiled.program, &registry, &opts, out).map_err(|e| format!("{e:#}"))?;
     drop(session);
     Ok(status)

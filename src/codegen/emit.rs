@@ -50,7 +50,7 @@ pub(crate) struct CodegenError(pub String);
 const BPF_RB_NO_WAKEUP: i32 = 1;
 const BPF_NOEXIST: i32 = 1;
 const EEXIST: i32 = 17;
-/// Keys without strings up to this size are built on the stack.
+/// Keys up to this size (an execname key is 16 bytes) are built on the stack.
 const MAX_STACK_KEY: usize = 64;
 const STACK_KEY: i16 = -8;
 const STACK_FAULT_ADDR: i16 = -16;
@@ -73,6 +73,8 @@ struct Emitter<'a> {
     /// Stack slots of clause-local variables.
     clause_local_slots: Vec<i16>,
     scratch_next: usize,
+    /// Whether the prologue loads the scratch area into r8.
+    with_scratch: bool,
     /// Set while emitting a clause's statements.
     clause: Option<ClauseState>,
     error_clauses: &'a [usize],
@@ -103,7 +105,24 @@ pub(crate) fn generate(
     clauses: &[usize],
     error_clauses: &[usize],
 ) -> Result<Vec<Insn>, CodegenError> {
+    // Most programs need no string scratch; generating twice (microseconds)
+    // spares them the lookup on every event.
+    let (insns, used_scratch) = generate_with(program, env, clauses, error_clauses, true)?;
+    if used_scratch {
+        return Ok(insns);
+    }
+    Ok(generate_with(program, env, clauses, error_clauses, false)?.0)
+}
+
+fn generate_with(
+    program: &Program,
+    env: &CodegenEnv,
+    clauses: &[usize],
+    error_clauses: &[usize],
+    with_scratch: bool,
+) -> Result<(Vec<Insn>, bool), CodegenError> {
     let mut e = Emitter {
+        with_scratch,
         error_clauses,
         in_error: false,
         program,
@@ -122,7 +141,8 @@ pub(crate) fn generate(
     }
     e.emit(mov_imm(R0, 0));
     e.emit(exit());
-    e.finish()
+    let used_scratch = e.scratch_next > 0;
+    Ok((e.finish()?, used_scratch))
 }
 
 impl<'a> Emitter<'a> {
@@ -161,7 +181,7 @@ impl<'a> Emitter<'a> {
     }
 
     fn scratch_slot(&mut self) -> Result<i32, CodegenError> {
-        if self.scratch_next >= self.env.scratch_slots {
+        if !self.with_scratch || self.scratch_next >= self.env.scratch_slots {
             return Err(CodegenError("too many string temporaries in one probe's clauses".into()));
         }
         let off = self.scratch_next * self.program.strsize;
@@ -183,7 +203,7 @@ impl<'a> Emitter<'a> {
         self.emit(call(Helper::MapLookupElem));
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
         self.emit(mov(R7, R0));
-        if self.env.scratch_slots > 0 {
+        if self.with_scratch && self.env.scratch_slots > 0 {
             self.emit2(ld_map_fd(R1, self.env.scratch_fd));
             self.emit(mov(R2, FP));
             self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
@@ -425,7 +445,7 @@ impl<'a> Emitter<'a> {
         // The key: on the stack when small and string-free, else in the key buffer.
         let key_size = agg.key_size();
         let key_ptr = self.alloc_slot(8)?;
-        if key_size <= MAX_STACK_KEY && agg.keys.iter().all(|k| k.ty.is_int()) {
+        if key_size <= MAX_STACK_KEY {
             let area = self.alloc_slot(key_size as i16)?;
             if keys.is_empty() {
                 self.emit(st_imm(Size::DW, FP, area, 0));

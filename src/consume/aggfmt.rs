@@ -1590,7 +1590,9 @@ mod tests {
         let mut rows: Vec<(&[Value], AggData)> = rows.iter().map(|(k, v)| (&k[..], AggData::Scalar(*v))).collect();
         let opts = AggSortOptions::default();
         let sum = [&AggFunc::Sum];
-        rows.sort_by(|a, b| compare_rows(&sum, (a.0, std::slice::from_ref(&a.1)), (b.0, std::slice::from_ref(&b.1)), &opts));
+        rows.sort_by(|a, b| {
+            compare_rows(&sum, (a.0, std::slice::from_ref(&a.1)), (b.0, std::slice::from_ref(&b.1)), &opts)
+        });
         let mut out = vec![b'\n'];
         for (keys, data) in &rows {
             write_row(keys, &[(&AggFunc::Sum, data, 1)], &mut out);
@@ -1972,7 +1974,9 @@ ghostbin (lmag==0 && steps>factor); check ghost-bin problem
 
     #[test]
     fn llquantize_plan_matches_the_reference_walk() {
-        for &(factor, low, high, nsteps) in &[(10, 0, 6, 20), (10, 1, 4, 10), (2, 0, 8, 2), (4, 2, 5, 16), (10, 0, 18, 10)] {
+        for &(factor, low, high, nsteps) in
+            &[(10, 0, 6, 20), (10, 1, 4, 10), (2, 0, 8, 2), (4, 2, 5, 16), (10, 0, 18, 10)]
+        {
             let plan = llquantize_plan(factor, low, high, nsteps);
             let mut values = vec![0i64, 1, -1, i64::MAX, i64::MIN, i64::MIN + 1];
             let mut p: i64 = 1;

@@ -5,6 +5,8 @@
 //!
 //! The text itself comes from `aggfmt`, which reproduces DTrace's layouts.
 
+use std::cell::RefCell;
+
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::aggfmt::{self, AggData, AggFunc, PrintaValue};
@@ -14,6 +16,7 @@ use crate::runtime::Session;
 use crate::sema::ir::{Aggregation, Program, Type};
 
 /// One key of one aggregation, with its CPUs merged.
+#[derive(Clone)]
 struct Entry {
     key: Vec<u8>,
     data: AggData,
@@ -30,17 +33,43 @@ pub(crate) struct Aggregations<'a> {
     normal: Vec<u64>,
     /// Printed by printa(): not printed again at exit, as in DTrace.
     printed: Vec<bool>,
+    /// What each aggregation held when this record's actions first looked:
+    /// trunc(), printa() and clear() of one clause see the same data, as
+    /// DTrace's consumer works on a snapshot.
+    cache: RefCell<Vec<Option<Vec<Entry>>>>,
     pub sort: AggSortOptions,
 }
 
 impl<'a> Aggregations<'a> {
     pub(crate) fn new(program: &'a Program, session: &'a Session, sort: AggSortOptions) -> Aggregations<'a> {
         let n = program.aggregations.len();
-        Aggregations { program, session, normal: vec![1; n], printed: vec![false; n], sort }
+        Aggregations {
+            program,
+            session,
+            normal: vec![1; n],
+            printed: vec![false; n],
+            cache: RefCell::new(vec![None; n]),
+            sort,
+        }
+    }
+
+    /// Forgets the snapshots: the next record's actions read the kernel again.
+    pub(crate) fn begin_record(&mut self) {
+        self.cache.get_mut().iter_mut().for_each(|c| *c = None);
+    }
+
+    /// Aggregation `index` as this record's actions see it.
+    fn snapshot(&self, index: usize) -> Vec<Entry> {
+        if let Some(entries) = &self.cache.borrow()[index] {
+            return entries.clone();
+        }
+        let entries = self.read(index);
+        self.cache.borrow_mut()[index] = Some(entries.clone());
+        entries
     }
 
     /// Reads aggregation `index` from the kernel, all CPUs merged.
-    fn snapshot(&self, index: usize) -> Vec<Entry> {
+    fn read(&self, index: usize) -> Vec<Entry> {
         let agg = &self.program.aggregations[index];
         let map = self.session.aggregation_map(index);
         let mut entries = Vec::new();
@@ -106,6 +135,7 @@ impl<'a> Aggregations<'a> {
     /// At exit: every aggregation printa() never printed, in order of
     /// definition (reversed by aggsortrev), one after the other.
     pub(crate) fn print_unprinted(&mut self, out: &mut Vec<u8>) {
+        self.begin_record();
         let mut order: Vec<usize> = (0..self.program.aggregations.len()).filter(|&i| !self.printed[i]).collect();
         if self.sort.reverse {
             order.reverse();
@@ -134,12 +164,7 @@ impl<'a> Aggregations<'a> {
         let first = &self.program.aggregations[aggs[0]];
         let funcs: Vec<&AggFunc> = aggs.iter().map(|&a| &self.program.aggregations[a].func).collect();
         rows.sort_by(|a, b| {
-            aggfmt::compare_rows(
-                &funcs,
-                (&key_values(first, &a.0), &a.1),
-                (&key_values(first, &b.0), &b.1),
-                &self.sort,
-            )
+            aggfmt::compare_rows(&funcs, (&key_values(first, &a.0), &a.1), (&key_values(first, &b.0), &b.1), &self.sort)
         });
         rows
     }
@@ -160,9 +185,12 @@ impl<'a> Aggregations<'a> {
             Some(k) => entries.iter().skip(k.unsigned_abs().min(n as u64) as usize).collect(),
         };
         let map = self.session.aggregation_map(index);
-        for e in doomed {
+        for e in &doomed {
             let _ = map.delete(&e.key);
         }
+        let doomed: std::collections::HashSet<Vec<u8>> = doomed.into_iter().map(|e| e.key.clone()).collect();
+        entries.retain(|e| !doomed.contains(&e.key));
+        self.cache.get_mut()[index] = Some(entries);
     }
 
     /// clear(@): zeroes every value; the keys stay, as in DTrace.
@@ -175,6 +203,13 @@ impl<'a> Aggregations<'a> {
         for key in map.keys() {
             let _ = map.update_percpu(&key, &zeros, MapFlags::EXIST);
         }
+        // What reading the zeroed map back would give (min() shows INT64_MAX...).
+        let cleared = merge(&agg.func, &zeros);
+        let mut entries = self.snapshot(index);
+        for e in &mut entries {
+            e.data = cleared.clone();
+        }
+        self.cache.get_mut()[index] = Some(entries);
     }
 
     pub(crate) fn normalize(&mut self, index: usize, factor: u64) {
@@ -220,9 +255,9 @@ fn merge(func: &AggFunc, per_cpu: &[Vec<u8>]) -> AggData {
         }
         AggFunc::Avg => AggData::Avg { count: sum_word(0), sum: sum_word(1) as i64 },
         AggFunc::Stddev => {
-            let squares = per_cpu.iter().fold(0u128, |acc, c| {
-                acc.wrapping_add((u128::from(word(c, 3)) << 64) | u128::from(word(c, 2)))
-            });
+            let squares = per_cpu
+                .iter()
+                .fold(0u128, |acc, c| acc.wrapping_add((u128::from(word(c, 3)) << 64) | u128::from(word(c, 2))));
             AggData::Stddev { count: sum_word(0), sum: sum_word(1) as i64, sum_of_squares: squares }
         }
         AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
@@ -247,7 +282,10 @@ fn empty_data(func: &AggFunc) -> AggData {
         AggFunc::Avg => AggData::Avg { count: 0, sum: 0 },
         AggFunc::Stddev => AggData::Stddev { count: 0, sum: 0, sum_of_squares: 0 },
         AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
-            AggData::Buckets(vec![0; Aggregation { name: String::new(), func: func.clone(), keys: vec![] }.value_words()])
+            AggData::Buckets(vec![
+                0;
+                Aggregation { name: String::new(), func: func.clone(), keys: vec![] }.value_words()
+            ])
         }
         _ => AggData::Scalar(0),
     }

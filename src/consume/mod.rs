@@ -3,8 +3,8 @@
 //! prints it exactly as DTrace does: the `CPU ID FUNCTION:NAME` prefix
 //! unless quiet, trace() and printf() output, runtime errors and drops.
 
-mod aggregate;
 pub(crate) mod aggfmt;
+mod aggregate;
 pub(crate) mod printf;
 
 use std::cell::RefCell;
@@ -18,6 +18,9 @@ use anyhow::Result;
 use crate::provider::Registry;
 use crate::runtime::{layout, Session};
 use crate::sema::ir::{ActionLayout, Program, RecordKind, ValueLayout};
+
+/// How often drop counters are read (DTrace's default statusrate).
+const STATUS_RATE: Duration = Duration::from_secs(1);
 
 /// Set by SIGINT/SIGTERM.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -101,6 +104,7 @@ pub(crate) fn run(
     };
 
     session.fire_begin()?;
+    let mut last_status = std::time::Instant::now();
     loop {
         // Like dtrace(1), answer an interrupt with a newline (even when quiet),
         // which ends the terminal's "^C" line.
@@ -109,7 +113,11 @@ pub(crate) fn run(
         }
         ring.consume()?;
         state.borrow_mut().out.flush().ok();
-        report_drops(session);
+        // Drop counters are read at DTrace's statusrate, not at every drain.
+        if last_status.elapsed() >= STATUS_RATE {
+            report_drops(session);
+            last_status = std::time::Instant::now();
+        }
         if state.borrow().exit_status.is_some() || INTERRUPTED.load(Ordering::SeqCst) {
             break;
         }
@@ -157,6 +165,7 @@ impl State<'_> {
             return;
         }
         let Some(clause) = self.program.clauses.get(epid as usize - 1) else { return };
+        self.aggs.begin_record();
         let mut line = Vec::new();
         if !self.quiet {
             if !self.heading_printed {
@@ -203,12 +212,10 @@ impl State<'_> {
                     self.exit_status = Some(bits as i32);
                 }
             }
-            RecordKind::Printa { format, aggs } => {
-                match format {
-                    Some(f) => self.aggs.print_formatted(&self.program.formats[*f], aggs, line),
-                    None => self.aggs.print_default(aggs, line),
-                }
-            }
+            RecordKind::Printa { format, aggs } => match format {
+                Some(f) => self.aggs.print_formatted(&self.program.formats[*f], aggs, line),
+                None => self.aggs.print_default(aggs, line),
+            },
             RecordKind::Trunc(agg) => {
                 let keep = values.first().and_then(|v| match v {
                     printf::Value::Int { bits, .. } => Some(*bits as i64),

@@ -245,6 +245,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.dt_need_ppid = program.uses_ppid;
             ro.dt_sys_id_base = syscall_provider::ID_BASE;
+            ro.dt_need_args = program.uses_args;
             ro.dt_sys_enabled.copy_from_slice(&sys_enabled);
         }
         open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;

@@ -272,7 +272,11 @@ impl<'a> Checker<'a> {
                     }
                 }
                 if let Some((name, _)) = aggregation_target(e) {
-                    return Err(CompileError::new("D_AGG_NULL", &e.span, format!("expression has null effect: @{name}")));
+                    return Err(CompileError::new(
+                        "D_AGG_NULL",
+                        &e.span,
+                        format!("expression has null effect: @{name}"),
+                    ));
                 }
                 if let ExprKind::Call { name, name_span, args } = &e.kind {
                     if let Some(stmt) = self.action(name, name_span, args, &e.span)? {
@@ -801,6 +805,7 @@ impl<'a> Checker<'a> {
                 Some((b, ty)) => {
                     match b {
                         Builtin::Ppid => self.program.uses_ppid = true,
+                        Builtin::Arg(_) => self.program.uses_args = true,
                         Builtin::ProbeProv | Builtin::ProbeMod | Builtin::ProbeFunc | Builtin::ProbeName => {
                             self.program.uses_probe_names = true
                         }
@@ -1169,7 +1174,9 @@ impl<'a> Checker<'a> {
             _ if is_aggregating_function(name) => Err(CompileError::new(
                 "D_CG_EXPR",
                 name_span,
-                format!("aggregating function {name}( ) may not be called from a D expression (D program context required)"),
+                format!(
+                    "aggregating function {name}( ) may not be called from a D expression (D program context required)"
+                ),
             )),
             "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt" => Err(CompileError::new(
                 "D_PROTO_ARG",
@@ -1330,7 +1337,13 @@ fn check_llquantize(factor: i64, low: i64, high: i64, nsteps: i64, span: &Span) 
 }
 
 /// A later `@name = f(...)` must use the function (and parameters) of the first.
-fn check_same_function(name: &str, previous: &AggFunc, current: &AggFunc, previous_line: usize, span: &Span) -> Result<()> {
+fn check_same_function(
+    name: &str,
+    previous: &AggFunc,
+    current: &AggFunc,
+    previous_line: usize,
+    span: &Span,
+) -> Result<()> {
     if previous == current {
         return Ok(());
     }

@@ -175,7 +175,10 @@ pub(crate) enum RecordKind {
     Exit,
     /// printa(): prints the aggregations (indices into `Program::aggregations`)
     /// with a format, or in the default layout.
-    Printa { format: Option<usize>, aggs: Vec<usize> },
+    Printa {
+        format: Option<usize>,
+        aggs: Vec<usize>,
+    },
     /// trunc(@, n): keeps the n highest (n < 0: lowest) entries; with no value, removes all.
     Trunc(usize),
     Clear(usize),
@@ -183,7 +186,10 @@ pub(crate) enum RecordKind {
     Normalize(usize),
     Denormalize(usize),
     /// setopt("name"[, "value"]): changes a consumer option at run time.
-    Setopt { name: String, value: Option<String> },
+    Setopt {
+        name: String,
+        value: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,5 +321,7 @@ pub(crate) struct Program {
     pub aggregations: Vec<Aggregation>,
     pub strsize: usize,
     pub uses_ppid: bool,
+    /// Some clause reads arg0..arg9: entry programs must copy the arguments.
+    pub uses_args: bool,
     pub uses_probe_names: bool,
 }

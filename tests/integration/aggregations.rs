@@ -86,7 +86,8 @@ fn scalar_functions_are_exact_over_200000_writes() {
 #[test]
 fn quantize_of_write_sizes_prints_dtraces_distribution() {
     let w = Workload::new("q");
-    let d = format!(r#"syscall::write:entry /execname == "{}" && arg0 == 1/ {{ @[execname] = quantize(arg2); }}"#, w.name);
+    let d =
+        format!(r#"syscall::write:entry /execname == "{}" && arg0 == 1/ {{ @[execname] = quantize(arg2); }}"#, w.name);
     let out = trace_around(&d, || {
         w.dd(512, 150_000);
         w.dd(4096, 50_000);
@@ -201,8 +202,12 @@ fn quantize_shows_negative_zero_and_large_buckets() {
 
 #[test]
 fn llquantize_uses_log_linear_buckets() {
-    let out = begin(&[], "@ = llquantize(5, 10, 0, 2, 10); @ = llquantize(55, 10, 0, 2, 10); @ = llquantize(5000, 10, 0, 2, 10);");
-    let mut expected = vec![String::new(), "           value  ------------- Distribution ------------- count    ".to_string()];
+    let out = begin(
+        &[],
+        "@ = llquantize(5, 10, 0, 2, 10); @ = llquantize(55, 10, 0, 2, 10); @ = llquantize(5000, 10, 0, 2, 10);",
+    );
+    let mut expected =
+        vec![String::new(), "           value  ------------- Distribution ------------- count    ".to_string()];
     let row = |label: &str, count: u64| {
         let bar = if count == 0 { String::new() } else { "@".repeat(13) };
         format!("{label:>16} |{bar:<40} {count:<9}")
