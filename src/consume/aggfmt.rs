@@ -1476,7 +1476,7 @@ mod tests {
     #[test]
     fn llquantize_normalized() {
         let func = llq(10, 0, 2, 20);
-        let calls: Vec<(i64, i64)> = (1..=10).flat_map(|i| std::iter::repeat((i, 1)).take(5)).collect();
+        let calls: Vec<(i64, i64)> = (1..=10).flat_map(|i| std::iter::repeat_n((i, 1), 5)).collect();
         let data = llq_data(&func, &calls);
         let four = "@@@@                                    ";
         let mut expected = format!("{HEADER}               0 |                                         0        \n");

@@ -281,12 +281,10 @@ fn empty_data(func: &AggFunc) -> AggData {
     match func {
         AggFunc::Avg => AggData::Avg { count: 0, sum: 0 },
         AggFunc::Stddev => AggData::Stddev { count: 0, sum: 0, sum_of_squares: 0 },
-        AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
-            AggData::Buckets(vec![
+        AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => AggData::Buckets(vec![
                 0;
                 Aggregation { name: String::new(), func: func.clone(), keys: vec![] }.value_words()
-            ])
-        }
+            ]),
         _ => AggData::Scalar(0),
     }
 }

@@ -1230,7 +1230,7 @@ fn func_text(f: &AggFunc) -> &'static str {
 fn const_int(e: &ast::Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Int { value, .. } => Some(*value as i64),
-        ExprKind::Char(c) => Some(*c as i64),
+        ExprKind::Char(c) => Some(i64::from(*c)),
         ExprKind::Unary(UnOp::Neg, inner) => const_int(inner).map(i64::wrapping_neg),
         ExprKind::Unary(UnOp::Plus, inner) => const_int(inner),
         ExprKind::Binary(op, l, r) => {
