@@ -9,14 +9,39 @@
 #include <time.h>
 #include <unistd.h>
 
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* COUNT calls at RATE per second, in 1 ms slices; prints the rate reached. */
+static int paced(long nr, long n, long rate)
+{
+	long per_ms = rate / 1000 > 0 ? rate / 1000 : 1;
+	double start = now();
+	long done = 0;
+	for (long slice = 1; done < n; slice++) {
+		for (long i = 0; i < per_ms && done < n; i++, done++)
+			syscall(nr);
+		while (now() - start < slice / 1000.0)
+			;
+	}
+	printf("%.0f\n", n / (now() - start));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: loop getppid|getuid COUNT\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: loop getppid|getuid COUNT [RATE]\n");
 		return 2;
 	}
 	long nr = strcmp(argv[1], "getppid") == 0 ? SYS_getppid : SYS_getuid;
 	long n = atol(argv[2]);
+	if (argc == 4)
+		return paced(nr, n, atol(argv[3]));
 	const int batches = 20;
 	long per_batch = n / batches;
 	double best = -1;

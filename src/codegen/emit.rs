@@ -442,74 +442,83 @@ impl<'a> Emitter<'a> {
             None => None,
         };
 
-        // The key: on the stack when small and string-free, else in the key buffer.
-        let key_size = agg.key_size();
-        let key_ptr = self.alloc_slot(8)?;
-        if key_size <= MAX_STACK_KEY {
-            let area = self.alloc_slot(key_size as i16)?;
-            if keys.is_empty() {
-                self.emit(st_imm(Size::DW, FP, area, 0));
-            }
-            self.emit(mov(R0, FP));
-            self.emit(alu_imm(Alu::Add, R0, area as i32));
-        } else {
-            self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-            self.emit2(ld_map_fd(R1, self.env.agg_key_fd));
+        let found = self.new_label();
+        if agg.is_array() {
+            // The one entry of a per-CPU array; mark it as updated.
+            let key = self.alloc_slot(8)?;
+            self.emit(st_imm(Size::DW, FP, key, 0));
+            self.emit2(ld_map_fd(R1, map_fd));
             self.emit(mov(R2, FP));
-            self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+            self.emit(alu_imm(Alu::Add, R2, key as i32));
+            self.emit(call(Helper::MapLookupElem));
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
+            self.emit(st_imm(Size::DW, R0, (agg.value_words() * 8) as i16, 1));
+        } else {
+            // The key: on the stack when it fits, else in the key buffer.
+            let key_size = agg.key_size();
+            let key_ptr = self.alloc_slot(8)?;
+            if key_size <= MAX_STACK_KEY {
+                let area = self.alloc_slot(key_size as i16)?;
+                self.emit(mov(R0, FP));
+                self.emit(alu_imm(Alu::Add, R0, area as i32));
+            } else {
+                self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
+                self.emit2(ld_map_fd(R1, self.env.agg_key_fd));
+                self.emit(mov(R2, FP));
+                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+                self.emit(call(Helper::MapLookupElem));
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
+            }
+            self.emit(stx(Size::DW, FP, key_ptr, R0));
+            let offsets = agg.key_offsets();
+            let columns = agg.keys.clone();
+            for ((key, column), off) in keys.iter().zip(&columns).zip(offsets) {
+                let off = off as i32;
+                if column.ty.is_int() {
+                    self.expr(key)?;
+                    self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                    self.emit(stx(Size::DW, R1, off as i16, R0));
+                } else if matches!(key.kind, TKind::Builtin(Builtin::Execname)) {
+                    // get_current_comm pads the rest of the column with NULs.
+                    self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                    self.emit(alu_imm(Alu::Add, R1, off));
+                    self.emit(mov_imm(R2, column.bytes as i32));
+                    self.emit(call(Helper::GetCurrentComm));
+                } else {
+                    // Keys compare as bytes: clear the column, then copy the string.
+                    self.expr(key)?;
+                    self.emit(mov(R3, R0));
+                    self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                    for word in 0..column.bytes / 8 {
+                        self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
+                    }
+                    self.emit(alu_imm(Alu::Add, R1, off));
+                    self.emit(mov_imm(R2, column.bytes as i32));
+                    self.emit(call(Helper::ProbeReadKernelStr));
+                }
+            }
+
+            // This CPU's value for the key; a new key starts from zeros.
+            let inserted = self.new_label();
+            self.emit2(ld_map_fd(R1, map_fd));
+            self.emit(ldx(Size::DW, R2, FP, key_ptr));
+            self.emit(call(Helper::MapLookupElem));
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
+            self.emit2(ld_map_fd(R1, map_fd));
+            self.emit(ldx(Size::DW, R2, FP, key_ptr));
+            self.emit2(ld_map_value(R3, self.env.agg_zero_fd, 0));
+            self.emit(mov_imm(R4, BPF_NOEXIST));
+            self.emit(call(Helper::MapUpdateElem));
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), inserted);
+            self.jump(jmp_imm(Cond::Eq, R0, -EEXIST, 0), inserted);
+            self.count_in(self.env.agg_drops_fd);
+            self.jump(ja(0), done);
+            self.bind(inserted);
+            self.emit2(ld_map_fd(R1, map_fd));
+            self.emit(ldx(Size::DW, R2, FP, key_ptr));
             self.emit(call(Helper::MapLookupElem));
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
         }
-        self.emit(stx(Size::DW, FP, key_ptr, R0));
-        let offsets = agg.key_offsets();
-        let columns = agg.keys.clone();
-        for ((key, column), off) in keys.iter().zip(&columns).zip(offsets) {
-            let off = off as i32;
-            if column.ty.is_int() {
-                self.expr(key)?;
-                self.emit(ldx(Size::DW, R1, FP, key_ptr));
-                self.emit(stx(Size::DW, R1, off as i16, R0));
-            } else if matches!(key.kind, TKind::Builtin(Builtin::Execname)) {
-                // get_current_comm pads the rest of the column with NULs.
-                self.emit(ldx(Size::DW, R1, FP, key_ptr));
-                self.emit(alu_imm(Alu::Add, R1, off));
-                self.emit(mov_imm(R2, column.bytes as i32));
-                self.emit(call(Helper::GetCurrentComm));
-            } else {
-                // Keys compare as bytes: clear the column, then copy the string.
-                self.expr(key)?;
-                self.emit(mov(R3, R0));
-                self.emit(ldx(Size::DW, R1, FP, key_ptr));
-                for word in 0..column.bytes / 8 {
-                    self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
-                }
-                self.emit(alu_imm(Alu::Add, R1, off));
-                self.emit(mov_imm(R2, column.bytes as i32));
-                self.emit(call(Helper::ProbeReadKernelStr));
-            }
-        }
-
-        // This CPU's value for the key; a new key starts from zeros.
-        let found = self.new_label();
-        let inserted = self.new_label();
-        self.emit2(ld_map_fd(R1, map_fd));
-        self.emit(ldx(Size::DW, R2, FP, key_ptr));
-        self.emit(call(Helper::MapLookupElem));
-        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
-        self.emit2(ld_map_fd(R1, map_fd));
-        self.emit(ldx(Size::DW, R2, FP, key_ptr));
-        self.emit2(ld_map_value(R3, self.env.agg_zero_fd, 0));
-        self.emit(mov_imm(R4, BPF_NOEXIST));
-        self.emit(call(Helper::MapUpdateElem));
-        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), inserted);
-        self.jump(jmp_imm(Cond::Eq, R0, -EEXIST, 0), inserted);
-        self.count_in(self.env.agg_drops_fd);
-        self.jump(ja(0), done);
-        self.bind(inserted);
-        self.emit2(ld_map_fd(R1, map_fd));
-        self.emit(ldx(Size::DW, R2, FP, key_ptr));
-        self.emit(call(Helper::MapLookupElem));
-        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
         self.bind(found);
 
         // r0: the value; r2: the aggregated value; r1, r3-r5 scratch.

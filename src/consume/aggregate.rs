@@ -72,13 +72,32 @@ impl<'a> Aggregations<'a> {
     fn read(&self, index: usize) -> Vec<Entry> {
         let agg = &self.program.aggregations[index];
         let map = self.session.aggregation_map(index);
+        let words = agg.value_words();
         let mut entries = Vec::new();
         for key in map.keys() {
             // A key deleted since the walk saw it is simply gone.
             let Ok(Some(per_cpu)) = map.lookup_percpu(&key, MapFlags::ANY) else { continue };
+            // An array's entry exists once some CPU updated it.
+            if agg.is_array() && per_cpu.iter().all(|cpu| word(cpu, words) == 0) {
+                continue;
+            }
             entries.push(Entry { data: merge(&agg.func, &per_cpu), key });
         }
         entries
+    }
+
+    /// Zeroes `key`'s value on every CPU; an array entry stays marked as
+    /// updated when `touched` (clear) and disappears otherwise (trunc).
+    fn write_all_cpus(&self, index: usize, key: &[u8], touched: bool) {
+        let agg = &self.program.aggregations[index];
+        let mut value = vec![0u8; agg.map_value_words() * 8];
+        if agg.is_array() && touched {
+            let at = agg.value_words() * 8;
+            value[at..at + 8].copy_from_slice(&1u64.to_ne_bytes());
+        }
+        let cpus = libbpf_rs::num_possible_cpus().unwrap_or(1);
+        let values = vec![value; cpus];
+        let _ = self.session.aggregation_map(index).update_percpu(key, &values, MapFlags::EXIST);
     }
 
     /// printa(@a, ...) without a format: a newline, then the rows.
@@ -186,7 +205,12 @@ impl<'a> Aggregations<'a> {
         };
         let map = self.session.aggregation_map(index);
         for e in &doomed {
-            let _ = map.delete(&e.key);
+            if agg.is_array() {
+                // Array entries cannot be deleted: zeroed and unmarked, they print as absent.
+                self.write_all_cpus(index, &e.key, false);
+            } else {
+                let _ = map.delete(&e.key);
+            }
         }
         let doomed: std::collections::HashSet<Vec<u8>> = doomed.into_iter().map(|e| e.key.clone()).collect();
         entries.retain(|e| !doomed.contains(&e.key));
@@ -196,16 +220,12 @@ impl<'a> Aggregations<'a> {
     /// clear(@): zeroes every value; the keys stay, as in DTrace.
     pub(crate) fn clear(&mut self, index: usize) {
         let agg = &self.program.aggregations[index];
-        let map = self.session.aggregation_map(index);
-        let zero = vec![0u8; agg.value_words() * 8];
-        let cpus = libbpf_rs::num_possible_cpus().unwrap_or(1);
-        let zeros: Vec<Vec<u8>> = vec![zero; cpus];
-        for key in map.keys() {
-            let _ = map.update_percpu(&key, &zeros, MapFlags::EXIST);
+        let mut entries = self.snapshot(index);
+        for e in &entries {
+            self.write_all_cpus(index, &e.key, true);
         }
         // What reading the zeroed map back would give (min() shows INT64_MAX...).
-        let cleared = merge(&agg.func, &zeros);
-        let mut entries = self.snapshot(index);
+        let cleared = merge(&agg.func, &[vec![0u8; agg.map_value_words() * 8]]);
         for e in &mut entries {
             e.data = cleared.clone();
         }
@@ -261,8 +281,8 @@ fn merge(func: &AggFunc, per_cpu: &[Vec<u8>]) -> AggData {
             AggData::Stddev { count: sum_word(0), sum: sum_word(1) as i64, sum_of_squares: squares }
         }
         AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
-            let n = per_cpu.first().map_or(0, |c| c.len() / 8);
-            AggData::Buckets((0..n).map(sum_word).collect())
+            let buckets = Aggregation { name: String::new(), func: func.clone(), keys: vec![] }.value_words();
+            AggData::Buckets((0..buckets).map(sum_word).collect())
         }
     }
 }
@@ -311,6 +331,13 @@ mod tests {
             merge(&AggFunc::Stddev, &two(&[1, 1, u64::MAX, 0], &[1, 1, 1, 0])),
             AggData::Stddev { count: 2, sum: 2, sum_of_squares: 1u128 << 64 }
         );
-        assert_eq!(merge(&AggFunc::Quantize, &two(&[1, 2, 3], &[1, 0, 1])), AggData::Buckets(vec![2, 2, 4]));
+        // Buckets are the function's words; an array's "updated" word after them is not one.
+        let mut a = vec![0u64; 128];
+        let mut b = vec![0u64; 128];
+        (a[0], a[63], a[127]) = (1, 2, 1);
+        (b[0], b[63], b[127]) = (1, 0, 1);
+        let AggData::Buckets(merged) = merge(&AggFunc::Quantize, &two(&a, &b)) else { panic!("not buckets") };
+        assert_eq!(merged.len(), 127);
+        assert_eq!((merged[0], merged[63], merged[126]), (2, 2, 0));
     }
 }

@@ -139,7 +139,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     let used_by_perf_events = aggregations_updated_by_profile(program, registry, &clauses_of);
     let mut aggregations = Vec::new();
     for (i, agg) in program.aggregations.iter().enumerate() {
-        let value_size = agg.value_words() * 8;
+        let value_size = agg.map_value_words() * 8;
         if value_size > MAX_PERCPU_VALUE {
             bail!(
                 "aggregation @{} needs {value_size} bytes per key and CPU; the kernel allows {MAX_PERCPU_VALUE} \
@@ -153,14 +153,18 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         if !used_by_perf_events.contains(&i) {
             create.map_flags = libbpf_sys::BPF_F_NO_PREALLOC;
         }
-        let map = MapHandle::create(
-            MapType::PercpuHash,
-            Some("dt_agg"),
-            agg.key_size() as u32,
-            value_size as u32,
-            entries,
-            &create,
-        )
+        let map = if agg.is_array() {
+            MapHandle::create(MapType::PercpuArray, Some("dt_agg"), 4, value_size as u32, 1, &map_opts())
+        } else {
+            MapHandle::create(
+                MapType::PercpuHash,
+                Some("dt_agg"),
+                agg.key_size() as u32,
+                value_size as u32,
+                entries,
+                &create,
+            )
+        }
         .with_context(|| format!("creating the map of aggregation @{}", agg.name))?;
         aggregations.push(map);
     }

@@ -264,7 +264,20 @@ impl Aggregation {
             .collect()
     }
 
-    /// 64-bit words of the map value: the state each function keeps per CPU.
+    /// A keyless aggregation (`@x = f()`) is a one-entry per-CPU array:
+    /// its lookup is inlined by the verifier and needs no insertion.
+    pub(crate) fn is_array(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// 64-bit words of the map value: the function's state, then for an
+    /// array one word that is 1 once updated (an array entry always exists,
+    /// and DTrace prints nothing for an aggregation never updated).
+    pub(crate) fn map_value_words(&self) -> usize {
+        self.value_words() + usize::from(self.is_array())
+    }
+
+    /// 64-bit words of the state each function keeps per CPU.
     pub(crate) fn value_words(&self) -> usize {
         use crate::consume::aggfmt;
         match &self.func {

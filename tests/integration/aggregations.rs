@@ -429,3 +429,12 @@ fn seed_count_syscalls_prints_ten_rows_per_tick() {
         }
     }
 }
+
+#[test]
+fn keyless_aggregations_truncate_clear_and_stay_silent_until_updated() {
+    // @k is removed by trunc(), @z cleared to 0, @late never updated: nothing.
+    let out = begin(&[], "@k = count(); @z = sum(5); trunc(@k); clear(@z);");
+    let out_with_late = run(&["-qn", "BEGIN { exit(0); } tick-10s { @late = count(); }"]);
+    assert_eq!(out, format!(" {:>16}\n", 0));
+    assert_eq!(out_with_late.stdout, "\n");
+}
