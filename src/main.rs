@@ -102,6 +102,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     };
     let session = runtime::start(&compiled.program, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
+    for warning in &session.warnings {
+        eprintln!("dtrace: {warning}");
+    }
     let out: Box<dyn Write> = match &flags.output {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::OpenOptions::new()

@@ -6,6 +6,8 @@ mod util;
 
 #[path = "integration/aggregations.rs"]
 mod aggregations;
+#[path = "integration/sysinfo.rs"]
+mod sysinfo_provider;
 
 use std::process::Command;
 

@@ -838,6 +838,8 @@ impl<'a> Emitter<'a> {
                 self.expr(inner)?;
                 self.normalize(&e.ty);
             }
+            TKind::Load(addr) => self.load(addr, &e.ty)?,
+            TKind::ClearVar(var) => self.clear_var(*var)?,
             TKind::CopyInStr(addr) => {
                 self.expr(addr)?;
                 let dst = self.scratch_slot()?;
@@ -856,6 +858,60 @@ impl<'a> Emitter<'a> {
                 self.emit(alu_imm(Alu::Add, R0, dst));
             }
         }
+        Ok(())
+    }
+
+    /// r0 = the integer of type `ty` at kernel address `addr`; a bad address
+    /// is a fault.
+    fn load(&mut self, addr: &TExpr, ty: &Type) -> Result<(), CodegenError> {
+        let Type::Int { size, .. } = ty else {
+            return Err(CodegenError("internal error: load of a non-integer".into()));
+        };
+        self.expr(addr)?;
+        let slot = self.alloc_slot(8)?;
+        let ok = self.new_label();
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+        self.emit(mov(R3, R0));
+        self.emit(mov(R1, FP));
+        self.emit(alu_imm(Alu::Add, R1, slot as i32));
+        self.emit(mov_imm(R2, *size as i32));
+        self.emit(call(Helper::ProbeReadKernel));
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), ok);
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(ok);
+        let width = match size {
+            1 => Size::B,
+            2 => Size::H,
+            4 => Size::W,
+            _ => Size::DW,
+        };
+        self.emit(ldx(width, R0, FP, slot));
+        self.normalize(ty);
+        self.stack_top += 8;
+        Ok(())
+    }
+
+    /// `str = NULL`: a thread-local is deleted, a global emptied; r0 = "".
+    fn clear_var(&mut self, var: Var) -> Result<(), CodegenError> {
+        match var {
+            Var::ThreadLocal(i) => {
+                self.emit(call(Helper::GetCurrentPidTgid));
+                self.emit(stx(Size::W, FP, STACK_KEY, R0));
+                self.emit2(ld_map_fd(R1, self.env.thread_local_fds[i]));
+                self.emit(mov(R2, FP));
+                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+                self.emit(call(Helper::MapDeleteElem));
+            }
+            Var::Global(i) => {
+                self.emit2(ld_map_value(R1, self.env.globals_fd, self.global_offset(i)));
+                self.emit(st_imm(Size::B, R1, 0, 0));
+            }
+            Var::ClauseLocal(_) => {
+                return Err(CodegenError("string clause-local variables are not supported yet".into()))
+            }
+        }
+        self.string_const(0);
         Ok(())
     }
 
@@ -1179,12 +1235,15 @@ impl<'a> Emitter<'a> {
                 }
                 self.emit(mov_imm(R4, 0));
                 self.emit(call(Helper::MapUpdateElem));
-                self.jump(ja(0), end);
-                self.bind(delete);
-                self.emit2(ld_map_fd(R1, fd));
-                self.emit(mov(R2, FP));
-                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-                self.emit(call(Helper::MapDeleteElem));
+                // Only integers jump to `delete` (the verifier rejects dead code).
+                if !is_string {
+                    self.jump(ja(0), end);
+                    self.bind(delete);
+                    self.emit2(ld_map_fd(R1, fd));
+                    self.emit(mov(R2, FP));
+                    self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+                    self.emit(call(Helper::MapDeleteElem));
+                }
                 self.bind(end);
                 self.emit(ldx(Size::DW, R0, FP, value));
                 self.stack_top += 8;

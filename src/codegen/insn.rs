@@ -45,6 +45,7 @@ const ATOMIC: u8 = 0xc0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Size {
     B = 0x10,
+    H = 0x08,
     W = 0x00,
     DW = 0x18,
 }
@@ -91,6 +92,7 @@ pub(crate) enum Helper {
     GetCurrentPidTgid = 14,
     GetCurrentUidGid = 15,
     GetCurrentComm = 16,
+    ProbeReadKernel = 113,
     ProbeReadUserStr = 114,
     ProbeReadKernelStr = 115,
     RingbufReserve = 131,

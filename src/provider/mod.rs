@@ -9,6 +9,7 @@
 pub(crate) mod dtrace;
 pub(crate) mod profile;
 pub(crate) mod syscall;
+pub(crate) mod sysinfo;
 
 use crate::sema::probes::ProbeDesc;
 
@@ -21,6 +22,8 @@ pub(crate) enum Attach {
     Syscall { nr: u32, ret: bool },
     /// A cpu-clock perf event every `period_ns`, on every CPU or only one (tick).
     Profile { period_ns: u64, every_cpu: bool },
+    /// sysinfo statistic number `stat` (providers/sysinfo/stats.h order).
+    Sysinfo { stat: u32 },
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +53,7 @@ impl Registry {
         dtrace::provide(&mut probes);
         syscall::provide(&mut probes);
         profile::provide(&mut probes);
+        sysinfo::provide(&mut probes);
         Registry { probes }
     }
 

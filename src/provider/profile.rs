@@ -31,6 +31,11 @@ pub(crate) fn provide(probes: &mut Vec<Probe>) {
     }
 }
 
+/// First ID after the listed profile probes.
+pub(crate) fn id_end() -> u32 {
+    super::syscall::id_end() + LISTED.len() as u32
+}
+
 fn new_probe(id: u32, name: &str, attach: Attach) -> Probe {
     Probe { id, provider: "profile", module: String::new(), function: String::new(), name: name.to_string(), attach }
 }

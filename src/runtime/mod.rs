@@ -15,12 +15,14 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 
 use anyhow::{anyhow, bail, Context, Result};
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::Insn;
-use crate::provider::{dtrace as dtrace_provider, syscall as syscall_provider, Attach, Registry};
+use crate::provider::{
+    dtrace as dtrace_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,
+};
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
 
@@ -37,6 +39,9 @@ pub(crate) struct Session {
     core: skel::dtrace::DtraceSkel<'static>,
     _syscall: Option<skel::syscall::SyscallSkel<'static>>,
     _profile: Option<skel::profile::ProfileSkel<'static>>,
+    _sysinfo: Option<skel::sysinfo::SysinfoSkel<'static>>,
+    /// Probes that are enabled but cannot fire on this kernel, and why.
+    pub warnings: Vec<String>,
     _links: Vec<Link>,
     _programs: Vec<OwnedFd>,
     _maps: Vec<MapHandle>,
@@ -52,6 +57,7 @@ enum Dispatch {
     Dtrace(u32),
     Syscall(u32),
     Profile(u32),
+    Sysinfo(u32),
 }
 
 fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
@@ -210,6 +216,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 profile_slots.push((id, *period_ns, *every_cpu));
                 Dispatch::Profile(slot)
             }
+            Attach::Sysinfo { stat } => Dispatch::Sysinfo(*stat),
         };
         dispatch.push((d, id, clauses.clone()));
     }
@@ -316,8 +323,80 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let mut warnings = Vec::new();
+    let sysinfo_stats: Vec<u32> =
+        dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Sysinfo(s) = d { Some(*s) } else { None }).collect();
+    let sysinfo_skel = if !sysinfo_stats.is_empty() {
+        let mut open = skel::sysinfo::SysinfoSkelBuilder::default().open(leak_storage())?;
+        // Only the entry programs of the enabled statistics are loaded.
+        let wanted: Vec<&str> = sysinfo_stats
+            .iter()
+            .filter_map(|s| sysinfo_provider::mapping(*s))
+            .flat_map(|m| m.hooks.iter().map(|h| h.program))
+            .collect();
+        for mut prog in open.open_object_mut().progs_mut() {
+            let name = prog.name().to_string_lossy().into_owned();
+            prog.set_autoload(wanted.contains(&name.as_str()));
+        }
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            ro.dt_si_id_base = sysinfo_provider::id_base();
+            ro.dt_si_o_direct = libc::O_DIRECT as u32;
+            for (nr, name) in syscall_provider::table() {
+                if let Some(class) = ro.dt_si_sysclass.get_mut(nr as usize) {
+                    *class = sysinfo_provider::syscall_class(name);
+                }
+            }
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the sysinfo entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Sysinfo(stat) = d {
+                let fd = load(clauses, false, &mut programs)?;
+                skel.maps.dt_si_progs.update(&stat.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        for &stat in &sysinfo_stats {
+            let Some(mapping) = sysinfo_provider::mapping(stat) else { continue };
+            let probe = format!("sysinfo:::{}", mapping.name);
+            if mapping.hooks.is_empty() {
+                let why = mapping.linux.strip_prefix("none: ").unwrap_or(mapping.linux);
+                warnings.push(format!("{probe} will not fire: {why}"));
+                continue;
+            }
+            // Hooks of one group are alternatives; each group must attach one.
+            let mut groups: Vec<u8> = mapping.hooks.iter().map(|h| h.group).collect();
+            groups.dedup();
+            for group in groups {
+                let mut attached = false;
+                let mut tracepoints = Vec::new();
+                for hook in mapping.hooks.iter().filter(|h| h.group == group) {
+                    tracepoints.push(hook.tracepoint);
+                    let prog = skel.object().progs_mut().find(|p| p.name() == hook.program);
+                    if let Some(link) = prog.and_then(|p| p.attach_raw_tracepoint(hook.tracepoint).ok()) {
+                        links.push(link);
+                        attached = true;
+                        break;
+                    }
+                }
+                if !attached {
+                    warnings.push(format!(
+                        "{probe} will not fire: this kernel has no usable {} tracepoint",
+                        tracepoints[0]
+                    ));
+                }
+            }
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
     Ok(Session {
         core,
+        _sysinfo: sysinfo_skel,
+        warnings,
         _syscall: syscall_skel,
         _profile: profile_skel,
         _links: links,

@@ -10,3 +10,6 @@ pub(crate) mod syscall {
 pub(crate) mod profile {
     include!(concat!(env!("OUT_DIR"), "/profile.skel.rs"));
 }
+pub(crate) mod sysinfo {
+    include!(concat!(env!("OUT_DIR"), "/sysinfo.skel.rs"));
+}

@@ -136,7 +136,7 @@ impl<'a> Checker<'a> {
         let predicate = match &clause.predicate {
             Some(p) => {
                 let e = self.expr(p)?;
-                if !e.ty.is_int() {
+                if !e.ty.is_scalar() {
                     return Err(CompileError::new("D_PRED_SCALAR", &p.span, "predicate result must be of scalar type"));
                 }
                 Some(e)
@@ -815,6 +815,8 @@ impl<'a> Checker<'a> {
                 }
                 None => match self.lookup_var(Scope::Global, name) {
                     Some((var, ty)) => typed(TKind::Var(var), ty),
+                    // D's NULL: a void pointer 0.
+                    None if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
                     None => return Err(undeclared(name, &span)),
                 },
             },
@@ -893,13 +895,26 @@ impl<'a> Checker<'a> {
             ExprKind::Assign(op, target, value) => self.assign(*op, target, value, &span)?,
             ExprKind::Call { name, name_span, args } => self.subroutine(name, name_span, args, &span)?,
             ExprKind::Cast(tn, inner) => {
-                let ty = self.type_spec(&tn.spec, &tn.span)?;
-                if !tn.ops.is_empty() {
-                    return Err(CompileError::new("D_UNSUPPORTED", &tn.span, "pointer casts are not supported yet"));
+                let mut ty = self.type_spec(&tn.spec, &tn.span)?;
+                for op in &tn.ops {
+                    match op {
+                        ast::DeclOp::Pointer => ty = Type::Pointer(Box::new(ty)),
+                        _ => {
+                            return Err(CompileError::new(
+                                "D_UNSUPPORTED",
+                                &tn.span,
+                                "casts to array or function types are not supported yet",
+                            ))
+                        }
+                    }
                 }
                 let inner = self.expr(inner)?;
                 match (&ty, &inner.ty) {
                     (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
+                    // Pointers and integers convert freely, as in C (both are 8 bytes here).
+                    (Type::Pointer(_), t) | (Type::Int { .. }, t @ Type::Pointer(_)) if t.is_scalar() => {
+                        typed(TKind::Cast(Box::new(inner)), ty)
+                    }
                     (Type::String, Type::String) => inner,
                     _ => {
                         return Err(CompileError::new(
@@ -1010,9 +1025,26 @@ impl<'a> Checker<'a> {
                 };
                 Ok(TExpr { kind, ty, span: span.clone() })
             }
-            UnOp::Deref | UnOp::AddrOf => {
-                Err(CompileError::new("D_UNSUPPORTED", span, "pointer operators are not supported yet"))
+            UnOp::Deref => {
+                let e = self.expr(inner)?;
+                match &e.ty {
+                    Type::Pointer(to) if to.is_int() => {
+                        let ty = (**to).clone();
+                        Ok(TExpr { kind: TKind::Load(Box::new(e)), ty, span: span.clone() })
+                    }
+                    Type::Pointer(_) => Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        span,
+                        "dereferencing pointers to non-integer types is not supported yet",
+                    )),
+                    other => Err(CompileError::new(
+                        "D_DEREF_NONPTR",
+                        span,
+                        format!("operator * requires an operand of pointer type: \"{}\"", other.name()),
+                    )),
+                }
             }
+            UnOp::AddrOf => Err(CompileError::new("D_UNSUPPORTED", span, "operator & is not supported yet")),
         }
     }
 
@@ -1129,8 +1161,14 @@ impl<'a> Checker<'a> {
         // of its first assignment instead.
         self.retype_unassigned(target, &value.ty);
         let (var, ty) = self.lvalue(target, value.ty.clone())?;
+        // `str = NULL` frees the variable, as DTrace frees dynamic variables set to 0.
+        let is_null = matches!(value.kind, TKind::Int(0)) && matches!(value.ty, Type::Pointer(_));
+        if ty == Type::String && is_null && op.is_none() {
+            return Ok(TExpr { kind: TKind::ClearVar(var), ty, span: span.clone() });
+        }
         let compatible = match (&ty, &value.ty) {
             (Type::String, Type::String) => op.is_none(),
+            (Type::Pointer(_), Type::Pointer(_)) => op.is_none(),
             (a, b) => a.is_int() && b.is_int(),
         };
         if !compatible {
@@ -1408,9 +1446,10 @@ fn check_printa_format(format: &printf::Format, keys: &[KeyColumn], span: &Span)
             let Some(key) = keys.get(next) else {
                 return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, conv.missing_value_message("printa")));
             };
-            let class = match key.ty {
+            let class = match &key.ty {
                 Type::String => ArgClass::String,
-                Type::Int { size, signed, .. } => ArgClass::Integer { size, signed },
+                Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
+                Type::Pointer(_) => ArgClass::Pointer,
                 Type::Void => ArgClass::Other,
             };
             if !conv.accepts(&class) {
@@ -1446,6 +1485,7 @@ fn value_layout(ty: &Type) -> ValueLayout {
     match ty {
         Type::String => ValueLayout::Str,
         Type::Int { size, signed, .. } => ValueLayout::Int { size: *size, signed: *signed },
+        Type::Pointer(_) => ValueLayout::Int { size: 8, signed: false },
         Type::Void => ValueLayout::Int { size: 8, signed: true },
     }
 }
@@ -1465,6 +1505,7 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
     let class_of = |ty: &Type| match ty {
         Type::String => ArgClass::String,
         Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
+        Type::Pointer(_) => ArgClass::Pointer,
         Type::Void => ArgClass::Other,
     };
     let mut next = 0;

@@ -16,6 +16,8 @@ pub(crate) enum Type {
         name: &'static str,
     },
     String,
+    /// A pointer (8 bytes); dereferencing reads kernel memory.
+    Pointer(Box<Type>),
 }
 
 impl Type {
@@ -27,11 +29,16 @@ impl Type {
     pub(crate) fn is_int(&self) -> bool {
         matches!(self, Type::Int { .. })
     }
+    /// Integers and pointers: what conditions and comparisons accept.
+    pub(crate) fn is_scalar(&self) -> bool {
+        matches!(self, Type::Int { .. } | Type::Pointer(_))
+    }
     pub(crate) fn name(&self) -> String {
         match self {
             Type::Void => "void".into(),
             Type::Int { name, .. } => (*name).into(),
             Type::String => "string".into(),
+            Type::Pointer(to) => format!("{} *", to.name()),
         }
     }
 }
@@ -121,6 +128,10 @@ pub(crate) enum TKind {
     },
     /// Integer conversion to `ty` (truncation and sign/zero extension).
     Cast(Box<TExpr>),
+    /// `*p`: reads an integer of the expression's type from kernel memory at p.
+    Load(Box<TExpr>),
+    /// Assigning NULL (or 0) to a string variable: frees a thread-local, empties a global.
+    ClearVar(Var),
     CopyInStr(Box<TExpr>),
 }
 

@@ -1,0 +1,116 @@
+//! The integration tests' workload: a process whose system calls, forks,
+//! execs and threads are known exactly. It waits for a line on stdin (so
+//! the test can start tracing its pid first), does one thing, and prints
+//! what it measured about itself.
+//!
+//!   workload read SIZE COUNT    COUNT read(2)s of SIZE bytes from /dev/zero
+//!   workload write SIZE COUNT   COUNT write(2)s of SIZE bytes to /dev/null
+//!   workload fork N             N fork(2)s; each child exits at once
+//!   workload exec N             N children that exec /bin/true
+//!   workload threads N          N threads, each joined
+//!   workload switch N           N 1 ms sleeps and some spinning; prints the
+//!                               voluntary and involuntary context switches
+//!                               /proc/self/status counted meanwhile
+//!   workload xcalls N           N mmap/touch/munmap rounds while a second
+//!                               thread runs, so TLB shootdowns cross CPUs
+
+use std::io::{BufRead, Read, Write};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let number = |i: usize| -> usize { args.get(i).and_then(|a| a.parse().ok()).expect("a number argument") };
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).expect("go line");
+    match args.get(1).map(String::as_str) {
+        Some("read") => {
+            let mut f = std::fs::File::open("/dev/zero").expect("open /dev/zero");
+            let mut buf = vec![0u8; number(2)];
+            for _ in 0..number(3) {
+                f.read_exact(&mut buf).expect("read");
+            }
+        }
+        Some("write") => {
+            let mut f = std::fs::OpenOptions::new().write(true).open("/dev/null").expect("open /dev/null");
+            let buf = vec![0u8; number(2)];
+            for _ in 0..number(3) {
+                f.write_all(&buf).expect("write");
+            }
+        }
+        Some("fork") => {
+            for _ in 0..number(2) {
+                // SAFETY: single-threaded here; the child only calls _exit.
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    unsafe { libc::_exit(0) };
+                }
+                wait(pid);
+            }
+        }
+        Some("exec") => {
+            for _ in 0..number(2) {
+                let status = std::process::Command::new("/bin/true").status().expect("run /bin/true");
+                assert!(status.success());
+            }
+        }
+        Some("threads") => {
+            let handles: Vec<_> = (0..number(2)).map(|_| std::thread::spawn(|| ())).collect();
+            for h in handles {
+                h.join().expect("join");
+            }
+        }
+        Some("switch") => {
+            let before = switches();
+            for _ in 0..number(2) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                let start = std::time::Instant::now();
+                while start.elapsed() < std::time::Duration::from_micros(200) {}
+            }
+            let after = switches();
+            println!("{} {}", after.0 - before.0, after.1 - before.1);
+        }
+        Some("xcalls") => {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let spinner = {
+                let stop = stop.clone();
+                std::thread::spawn(move || while !stop.load(std::sync::atomic::Ordering::Relaxed) {})
+            };
+            for _ in 0..number(2) {
+                // SAFETY: an anonymous private mapping, touched and unmapped here only.
+                unsafe {
+                    let p = libc::mmap(
+                        std::ptr::null_mut(),
+                        4096,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                        -1,
+                        0,
+                    );
+                    assert_ne!(p, libc::MAP_FAILED);
+                    *(p as *mut u8) = 1;
+                    libc::munmap(p, 4096);
+                }
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            spinner.join().expect("join");
+        }
+        _ => {
+            eprintln!("usage: workload read|write|fork|exec|threads|switch|xcalls ...");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn wait(pid: libc::pid_t) {
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+}
+
+/// (voluntary, involuntary) context switches of this process so far.
+fn switches() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    let field = |name: &str| -> u64 {
+        status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).expect("switch counts")
+    };
+    (field("voluntary_ctxt_switches:"), field("nonvoluntary_ctxt_switches:"))
+}
