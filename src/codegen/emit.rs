@@ -85,7 +85,13 @@ struct Emitter<'a> {
 #[derive(Clone, Copy)]
 struct ClauseState {
     epid: u32,
+    /// Fault handler once the record is reserved (it discards the record).
     fault: Label,
+    /// Fault handler in the predicate, before any record exists.
+    early_fault: Label,
+    early_fault_used: bool,
+    /// Whether r9 holds the clause's reserved record.
+    reserved: bool,
     /// Whether any code jumps to `fault` (the verifier rejects dead code).
     fault_used: bool,
     /// Number (from 1) of the action being emitted, for fault messages.
@@ -230,8 +236,17 @@ impl<'a> Emitter<'a> {
     fn clause(&mut self, clause: &Clause) -> Result<(), CodegenError> {
         let end = self.new_label();
         let fault = self.new_label();
+        let early_fault = self.new_label();
         let saved_stack = self.stack_top;
-        self.clause = Some(ClauseState { epid: clause.epid, fault, fault_used: false, action: 0 });
+        self.clause = Some(ClauseState {
+            epid: clause.epid,
+            fault,
+            early_fault,
+            early_fault_used: false,
+            reserved: false,
+            fault_used: false,
+            action: 0,
+        });
         if let Some(pred) = &clause.predicate {
             self.expr(pred)?;
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), end);
@@ -254,6 +269,9 @@ impl<'a> Emitter<'a> {
             self.emit(call(Helper::GetSmpProcessorId));
             self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
             self.emit(st_imm(Size::W, R9, layout::HDR_PRESENT as i16, 0));
+            if let Some(c) = self.clause.as_mut() {
+                c.reserved = true;
+            }
         }
         // DTrace numbers every statement of a clause as an action, from 1.
         for (i, stmt) in clause.body.iter().enumerate() {
@@ -268,13 +286,19 @@ impl<'a> Emitter<'a> {
             self.emit(call(Helper::RingbufSubmit));
         }
         // A fault abandons the clause's record and reports the fault.
-        if self.clause.is_some_and(|c| c.fault_used) {
+        let state = self.clause.ok_or_else(|| CodegenError("internal error: no clause".into()))?;
+        if state.fault_used || state.early_fault_used {
             self.jump(ja(0), end);
-            self.bind(fault);
-            if clause.records {
-                self.emit(mov(R1, R9));
-                self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
-                self.emit(call(Helper::RingbufDiscard));
+            if state.fault_used {
+                self.bind(fault);
+                if clause.records {
+                    self.emit(mov(R1, R9));
+                    self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+                    self.emit(call(Helper::RingbufDiscard));
+                }
+            }
+            if state.early_fault_used {
+                self.bind(early_fault);
             }
             self.fault_record(clause.epid, end);
             if !self.in_error && !self.error_clauses.is_empty() {
@@ -362,12 +386,18 @@ impl<'a> Emitter<'a> {
     fn raise_fault(&mut self, kind: u32) -> Result<(), CodegenError> {
         let state =
             self.clause.as_mut().ok_or_else(|| CodegenError("internal error: fault outside a clause".into()))?;
-        state.fault_used = true;
+        let target = if state.reserved {
+            state.fault_used = true;
+            state.fault
+        } else {
+            state.early_fault_used = true;
+            state.early_fault
+        };
         let state = *state;
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R1));
         self.emit(st_imm(Size::DW, FP, STACK_FAULT_ACTION, state.action as i32));
         self.emit(st_imm(Size::DW, FP, STACK_VALUE, kind as i32));
-        self.jump(ja(0), state.fault);
+        self.jump(ja(0), target);
         Ok(())
     }
 
@@ -839,6 +869,11 @@ impl<'a> Emitter<'a> {
                 self.normalize(&e.ty);
             }
             TKind::Load(addr) => self.load(addr, &e.ty)?,
+            TKind::LoadStr(addr, len) => self.load_str(addr, *len)?,
+            TKind::Offset(base, off) => {
+                self.expr(base)?;
+                self.emit(alu_imm(Alu::Add, R0, *off as i32));
+            }
             TKind::ClearVar(var) => self.clear_var(*var)?,
             TKind::CopyInStr(addr) => {
                 self.expr(addr)?;
@@ -864,8 +899,10 @@ impl<'a> Emitter<'a> {
     /// r0 = the integer of type `ty` at kernel address `addr`; a bad address
     /// is a fault.
     fn load(&mut self, addr: &TExpr, ty: &Type) -> Result<(), CodegenError> {
-        let Type::Int { size, .. } = ty else {
-            return Err(CodegenError("internal error: load of a non-integer".into()));
+        let size = match ty {
+            Type::Int { size, .. } => size,
+            Type::Pointer(_) => &8,
+            _ => return Err(CodegenError("internal error: load of a non-scalar".into())),
         };
         self.expr(addr)?;
         let slot = self.alloc_slot(8)?;
@@ -889,6 +926,27 @@ impl<'a> Emitter<'a> {
         self.emit(ldx(width, R0, FP, slot));
         self.normalize(ty);
         self.stack_top += 8;
+        Ok(())
+    }
+
+    /// r0 = a scratch string holding the char array of `len` bytes at `addr`.
+    fn load_str(&mut self, addr: &TExpr, len: usize) -> Result<(), CodegenError> {
+        self.expr(addr)?;
+        let dst = self.scratch_slot()?;
+        let ok = self.new_label();
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+        self.emit(mov(R3, R0));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        // The array may fill its bytes without a NUL; the string stops at strsize.
+        self.emit(mov_imm(R2, len.min(self.program.strsize) as i32));
+        self.emit(call(Helper::ProbeReadKernelStr));
+        self.jump(jmp_imm(Cond::Sge, R0, 0, 0), ok);
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(ok);
+        self.emit(mov(R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, dst));
         Ok(())
     }
 
@@ -1131,6 +1189,7 @@ impl<'a> Emitter<'a> {
                 self.normalize(&Type::INT);
             }
             Builtin::Id => self.emit(ldx(Size::W, R0, R7, layout::CTX_PROBE_ID as i16)),
+            Builtin::Curthread => self.emit(call(Helper::GetCurrentTask)),
             Builtin::Epid => {
                 let epid = self.clause.map_or(0, |c| c.epid);
                 self.emit(mov_imm(R0, epid as i32));

@@ -92,6 +92,7 @@ pub(crate) enum Helper {
     GetCurrentPidTgid = 14,
     GetCurrentUidGid = 15,
     GetCurrentComm = 16,
+    GetCurrentTask = 35,
     ProbeReadKernel = 113,
     ProbeReadUserStr = 114,
     ProbeReadKernelStr = 115,

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use super::ir::*;
+use super::ktypes::{KernelTypes, MemberKind};
 use super::probes::{expand_macros, ProbeDesc};
 use crate::consume::printf::{self, ArgClass};
 use crate::diag::{CompileError, Result};
@@ -44,6 +45,8 @@ pub(crate) struct Checker<'a> {
     text: String,
     /// Line of each aggregation's first use.
     agg_lines: Vec<usize>,
+    /// The running kernel's types, read only when a script names one.
+    ktypes: KernelTypes,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -72,6 +75,7 @@ impl<'a> Checker<'a> {
             matched: 0,
             text: String::new(),
             agg_lines: Vec::new(),
+            ktypes: KernelTypes::default(),
         }
     }
 
@@ -191,16 +195,69 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
-    fn type_spec(&self, spec: &ast::TypeSpec, span: &Span) -> Result<Type> {
+    fn type_spec(&mut self, spec: &ast::TypeSpec, span: &Span) -> Result<Type> {
         let ty = match spec {
             ast::TypeSpec::Builtin { words, .. } => {
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
                 int_type_from_words(&words)
             }
             ast::TypeSpec::Named { name, .. } => named_type(name),
+            ast::TypeSpec::Struct(ast::RecordSpec { name: Some(name), members: None })
+            | ast::TypeSpec::Union(ast::RecordSpec { name: Some(name), members: None }) => {
+                let union = matches!(spec, ast::TypeSpec::Union(_));
+                return Ok(Type::Struct(self.kernel_record(name, union, span)?));
+            }
             _ => None,
         };
         ty.ok_or_else(|| CompileError::new("D_UNSUPPORTED", span, "this type is not supported yet"))
+    }
+
+    /// A struct or union of the running kernel, by name.
+    fn kernel_record(&mut self, name: &str, union: bool, span: &Span) -> Result<std::rc::Rc<Record>> {
+        let kind = if union { "union" } else { "struct" };
+        match self.ktypes.record(name, union) {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(CompileError::new(
+                "D_TYPE_ERR",
+                span,
+                format!("failed to resolve type {kind} {name}: Unknown type name"),
+            )),
+            Err(why) => Err(CompileError::new("D_TYPE_ERR", span, why)),
+        }
+    }
+
+    /// `base->name` (arrow) or `base.name`: the member's value, read from the
+    /// kernel at the struct's address plus the member's offset.
+    fn member_access(&mut self, base: &ast::Expr, name: &str, arrow: bool, span: &Span) -> Result<TExpr> {
+        let base = self.expr(base)?;
+        let record = match (&base.ty, arrow) {
+            (Type::Pointer(to), true) => match &**to {
+                Type::Struct(r) => r.clone(),
+                _ => return Err(member_operand_error(arrow, &base.ty, span)),
+            },
+            (Type::Struct(r), false) => r.clone(),
+            _ => return Err(member_operand_error(arrow, &base.ty, span)),
+        };
+        let found = self.ktypes.member(&record, name).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
+        let Some(member) = found else {
+            if self.ktypes.is_bitfield(&record, name) {
+                return Err(CompileError::new("D_UNSUPPORTED", span, "bit-field members are not supported yet"));
+            }
+            let kind = if record.union { "union" } else { "struct" };
+            return Err(CompileError::new(
+                "D_MEMBER_NAME",
+                span,
+                format!("{name} is not a member of {kind} {}", record.name),
+            ));
+        };
+        let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
+        let addr_ty = Type::Pointer(Box::new(Type::Void));
+        let addr = typed(TKind::Offset(Box::new(base), member.offset as u64), addr_ty);
+        Ok(match member.kind {
+            MemberKind::CharArray { len } => typed(TKind::LoadStr(Box::new(addr), len), Type::String),
+            MemberKind::Value(ty @ Type::Struct(_)) => TExpr { ty, ..addr },
+            MemberKind::Value(ty) => typed(TKind::Load(Box::new(addr)), ty),
+        })
     }
 
     fn new_var(&mut self, scope: Scope, name: &str, ty: Type) -> Var {
@@ -309,6 +366,13 @@ impl<'a> Checker<'a> {
                         "D_PROTO_ARG",
                         &args[0].span,
                         "trace( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: void",
+                    ));
+                }
+                if let Type::Struct(_) = e.ty {
+                    return Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        &args[0].span,
+                        format!("tracing a whole {} is not supported yet", e.ty.name()),
                     ));
                 }
                 (RecordKind::Trace, ActionKind::Record(vec![e]))
@@ -585,6 +649,13 @@ impl<'a> Checker<'a> {
             if k.ty == Type::Void {
                 return Err(CompileError::new("D_KEY_TYPE", &k.span, "aggregation key may not be of type void"));
             }
+            if let Type::Struct(_) = k.ty {
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    &k.span,
+                    "struct aggregation keys are not supported yet",
+                ));
+            }
         }
         let columns: Vec<KeyColumn> = keys
             .iter()
@@ -801,6 +872,12 @@ impl<'a> Checker<'a> {
             ExprKind::Float(_) => {
                 return Err(CompileError::new("D_FLOAT", &span, "floating-point constants are not permitted"))
             }
+            ExprKind::Ident(name) if name == "curthread" => {
+                let task = self.kernel_record("task_struct", false, &span)?;
+                typed(TKind::Builtin(Builtin::Curthread), Type::Pointer(Box::new(Type::Struct(task))))
+            }
+            ExprKind::Arrow(base, member) => return self.member_access(base, member, true, &span),
+            ExprKind::Member(base, member) => return self.member_access(base, member, false, &span),
             ExprKind::Ident(name) => match builtin(name) {
                 Some((b, ty)) => {
                     match b {
@@ -1028,7 +1105,7 @@ impl<'a> Checker<'a> {
             UnOp::Deref => {
                 let e = self.expr(inner)?;
                 match &e.ty {
-                    Type::Pointer(to) if to.is_int() => {
+                    Type::Pointer(to) if to.is_int() || matches!(**to, Type::Pointer(_)) => {
                         let ty = (**to).clone();
                         Ok(TExpr { kind: TKind::Load(Box::new(e)), ty, span: span.clone() })
                     }
@@ -1450,7 +1527,7 @@ fn check_printa_format(format: &printf::Format, keys: &[KeyColumn], span: &Span)
                 Type::String => ArgClass::String,
                 Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
                 Type::Pointer(_) => ArgClass::Pointer,
-                Type::Void => ArgClass::Other,
+                Type::Void | Type::Struct(_) => ArgClass::Other,
             };
             if !conv.accepts(&class) {
                 return Err(CompileError::new(
@@ -1463,6 +1540,15 @@ fn check_printa_format(format: &printf::Format, keys: &[KeyColumn], span: &Span)
         }
     }
     Ok(())
+}
+
+fn member_operand_error(arrow: bool, ty: &Type, span: &Span) -> CompileError {
+    let (op, wants) = if arrow { ("->", "a pointer to a struct or union") } else { (".", "a struct or union") };
+    CompileError::new(
+        "D_OP_SOU",
+        span,
+        format!("operator {op} cannot be applied to type \"{}\": it needs {wants}", ty.name()),
+    )
 }
 
 fn undeclared(name: &str, span: &Span) -> CompileError {
@@ -1485,7 +1571,7 @@ fn value_layout(ty: &Type) -> ValueLayout {
     match ty {
         Type::String => ValueLayout::Str,
         Type::Int { size, signed, .. } => ValueLayout::Int { size: *size, signed: *signed },
-        Type::Pointer(_) => ValueLayout::Int { size: 8, signed: false },
+        Type::Pointer(_) | Type::Struct(_) => ValueLayout::Int { size: 8, signed: false },
         Type::Void => ValueLayout::Int { size: 8, signed: true },
     }
 }
@@ -1506,7 +1592,7 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
         Type::String => ArgClass::String,
         Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
         Type::Pointer(_) => ArgClass::Pointer,
-        Type::Void => ArgClass::Other,
+        Type::Void | Type::Struct(_) => ArgClass::Other,
     };
     let mut next = 0;
     for conv in format.conversions() {

@@ -18,6 +18,18 @@ pub(crate) enum Type {
     String,
     /// A pointer (8 bytes); dereferencing reads kernel memory.
     Pointer(Box<Type>),
+    /// A kernel struct or union (from BTF). An expression of this type
+    /// evaluates to the struct's address; members are read from there.
+    Struct(std::rc::Rc<Record>),
+}
+
+/// A kernel struct or union, as the running kernel's BTF describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Record {
+    pub name: String,
+    pub union: bool,
+    pub size: usize,
+    pub btf: btf_rs::Struct,
 }
 
 impl Type {
@@ -39,6 +51,7 @@ impl Type {
             Type::Int { name, .. } => (*name).into(),
             Type::String => "string".into(),
             Type::Pointer(to) => format!("{} *", to.name()),
+            Type::Struct(r) => format!("{} {}", if r.union { "union" } else { "struct" }, r.name),
         }
     }
 }
@@ -63,6 +76,8 @@ pub(crate) enum Builtin {
     Errno,
     Id,
     Epid,
+    /// The current thread: `struct task_struct *`.
+    Curthread,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +143,12 @@ pub(crate) enum TKind {
     },
     /// Integer conversion to `ty` (truncation and sign/zero extension).
     Cast(Box<TExpr>),
-    /// `*p`: reads an integer of the expression's type from kernel memory at p.
+    /// `*p`: reads an integer or pointer of the expression's type from kernel memory at p.
     Load(Box<TExpr>),
+    /// A char array member read as a string of at most `len` bytes.
+    LoadStr(Box<TExpr>, usize),
+    /// Address arithmetic: the value plus a constant (member offsets).
+    Offset(Box<TExpr>, u64),
     /// Assigning NULL (or 0) to a string variable: frees a thread-local, empties a global.
     ClearVar(Var),
     CopyInStr(Box<TExpr>),

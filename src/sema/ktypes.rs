@@ -1,0 +1,200 @@
+//! Kernel types from the running kernel's BTF, read on demand.
+//!
+//! Nothing is read until a script names a kernel type (`curthread`,
+//! `(struct file *)arg0`); then /sys/kernel/btf/vmlinux is memory-mapped,
+//! not parsed, and only the types the script reaches are decoded. Compiling
+//! `curthread->comm` costs one name lookup, not a walk of 100,000 types.
+
+use std::rc::Rc;
+
+use btf_rs::{Backend, Btf};
+
+use super::ir::{Record, Type};
+
+const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+
+/// What a member access resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MemberKind {
+    /// An integer, pointer, or (for `.`/`->` chains) an embedded struct.
+    Value(Type),
+    /// A `char` array: read as a string of at most `len` bytes.
+    CharArray { len: usize },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MemberRef {
+    /// Byte offset from the start of the struct.
+    pub offset: usize,
+    pub kind: MemberKind,
+}
+
+#[derive(Default)]
+pub(crate) struct KernelTypes {
+    btf: Option<Btf>,
+}
+
+impl KernelTypes {
+    fn btf(&mut self) -> Result<&Btf, String> {
+        if self.btf.is_none() {
+            let btf = Btf::from_file_with_backend(VMLINUX_BTF, Backend::Mmap)
+                .map_err(|e| format!("cannot read the kernel's types from {VMLINUX_BTF}: {e}"))?;
+            self.btf = Some(btf);
+        }
+        Ok(self.btf.as_ref().expect("just loaded"))
+    }
+
+    /// `struct name` (or `union name`) of the running kernel.
+    pub(crate) fn record(&mut self, name: &str, union: bool) -> Result<Option<Rc<Record>>, String> {
+        let btf = self.btf()?;
+        let types = btf.resolve_types_by_name(name).unwrap_or_default();
+        for t in types {
+            match (t, union) {
+                (btf_rs::Type::Struct(s), false) | (btf_rs::Type::Union(s), true) => {
+                    return Ok(Some(Rc::new(Record { name: name.to_string(), union, size: s.size(), btf: s })))
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// Member `name` of `record`, looking inside anonymous structs and unions.
+    pub(crate) fn member(&mut self, record: &Record, name: &str) -> Result<Option<MemberRef>, String> {
+        let btf = self.btf()?;
+        Ok(find_member(btf, &record.btf, name, 0).and_then(|(offset, t, bitfield)| {
+            if bitfield {
+                return None;
+            }
+            Some(MemberRef { offset, kind: member_kind(btf, &t)? })
+        }))
+    }
+
+    /// Whether `name` names a bitfield member of `record` (not supported yet).
+    pub(crate) fn is_bitfield(&mut self, record: &Record, name: &str) -> bool {
+        match self.btf() {
+            Ok(btf) => find_member(btf, &record.btf, name, 0).is_some_and(|(_, _, bitfield)| bitfield),
+            Err(_) => false,
+        }
+    }
+}
+
+/// (byte offset, type, is a bitfield) of member `name`.
+fn find_member(btf: &Btf, s: &btf_rs::Struct, name: &str, base: usize) -> Option<(usize, btf_rs::Type, bool)> {
+    for m in &s.members {
+        let offset = base + (m.bit_offset() / 8) as usize;
+        let member_name = btf.resolve_name(m).unwrap_or_default();
+        let t = btf.resolve_chained_type(m).ok()?;
+        if member_name == name {
+            let bitfield = m.bitfield_size().is_some_and(|b| b != 0) || m.bit_offset() % 8 != 0;
+            return Some((offset, t, bitfield));
+        }
+        if member_name.is_empty() {
+            if let Some(inner) = strip(btf, t) {
+                if let btf_rs::Type::Struct(inner) | btf_rs::Type::Union(inner) = &inner {
+                    if let Some(found) = find_member(btf, inner, name, offset) {
+                        return Some(found);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Skips typedefs and qualifiers; keeps the last typedef's name for integers.
+fn strip(btf: &Btf, mut t: btf_rs::Type) -> Option<btf_rs::Type> {
+    for _ in 0..32 {
+        match &t {
+            btf_rs::Type::Typedef(x) => t = btf.resolve_chained_type(x).ok()?,
+            btf_rs::Type::Const(x) | btf_rs::Type::Volatile(x) | btf_rs::Type::Restrict(x) => {
+                t = btf.resolve_chained_type(x).ok()?
+            }
+            btf_rs::Type::TypeTag(x) => t = btf.resolve_chained_type(x).ok()?,
+            _ => return Some(t),
+        }
+    }
+    None
+}
+
+/// The D view of a member's BTF type.
+fn member_kind(btf: &Btf, t: &btf_rs::Type) -> Option<MemberKind> {
+    let type_name = typedef_name(btf, t);
+    let t = strip(btf, t.clone())?;
+    Some(match &t {
+        btf_rs::Type::Int(i) => MemberKind::Value(int_type(i.size(), i.is_signed(), type_name)),
+        btf_rs::Type::Enum(_) => MemberKind::Value(Type::Int { size: 4, signed: false, name: "enum" }),
+        btf_rs::Type::Ptr(p) => MemberKind::Value(Type::Pointer(Box::new(pointee(btf, p)))),
+        btf_rs::Type::Struct(s) | btf_rs::Type::Union(s) => {
+            let union = matches!(t, btf_rs::Type::Union(_));
+            let name = btf.resolve_name(s).unwrap_or_default();
+            MemberKind::Value(Type::Struct(Rc::new(Record { name, union, size: s.size(), btf: s.clone() })))
+        }
+        btf_rs::Type::Array(a) => {
+            let elem = strip(btf, btf.resolve_chained_type(a).ok()?)?;
+            match elem {
+                btf_rs::Type::Int(i) if i.size() == 1 => MemberKind::CharArray { len: a.len() },
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// What a pointer points to, for D: integers, structs and unions, else void.
+fn pointee(btf: &Btf, p: &btf_rs::Ptr) -> Type {
+    let Ok(target) = btf.resolve_chained_type(p) else { return Type::Void };
+    match member_kind(btf, &target) {
+        Some(MemberKind::Value(t)) => t,
+        _ => Type::Void,
+    }
+}
+
+fn typedef_name(btf: &Btf, t: &btf_rs::Type) -> Option<String> {
+    match t {
+        btf_rs::Type::Typedef(td) => btf.resolve_name(td).ok(),
+        _ => None,
+    }
+}
+
+/// A D integer type for a kernel integer; the name is the typedef's when
+/// there is one (`pid_t`), else C's.
+fn int_type(size: usize, signed: bool, typedef: Option<String>) -> Type {
+    let size = size.clamp(1, 8) as u8;
+    let name: &'static str = match typedef {
+        // Type names live as long as the compilation; a script names few.
+        Some(n) => Box::leak(n.into_boxed_str()),
+        None => match (size, signed) {
+            (1, true) => "char",
+            (1, false) => "unsigned char",
+            (2, true) => "short",
+            (2, false) => "unsigned short",
+            (4, true) => "int",
+            (4, false) => "unsigned int",
+            (_, true) => "long",
+            (_, false) => "unsigned long",
+        },
+    };
+    Type::Int { size, signed, name }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_struct_members_resolve_when_the_kernel_has_btf() {
+        if !std::path::Path::new(VMLINUX_BTF).exists() {
+            return; // nothing to check against on a kernel without BTF
+        }
+        let mut k = KernelTypes::default();
+        let task = k.record("task_struct", false).expect("btf").expect("task_struct");
+        let comm = k.member(&task, "comm").expect("btf").expect("comm");
+        assert_eq!(comm.kind, MemberKind::CharArray { len: 16 });
+        let pid = k.member(&task, "pid").expect("btf").expect("pid");
+        assert_eq!(pid.kind, MemberKind::Value(Type::Int { size: 4, signed: true, name: "pid_t" }));
+        let parent = k.member(&task, "real_parent").expect("btf").expect("real_parent");
+        assert!(matches!(parent.kind, MemberKind::Value(Type::Pointer(ref to)) if matches!(**to, Type::Struct(_))));
+        assert_eq!(k.member(&task, "commm").expect("btf"), None);
+    }
+}

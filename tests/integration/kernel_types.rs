@@ -1,0 +1,75 @@
+//! Kernel structs from the running kernel's BTF: `curthread`, casts to
+//! kernel struct pointers, `->` and `.` chains, char arrays as strings,
+//! DTrace's messages for bad members, and faults on bad addresses.
+
+use super::*;
+
+#[test]
+fn curthread_members_read_the_current_task() {
+    // BEGIN fires in dtrace itself: its comm, and its pid/ppid seen two ways.
+    let out = run(&[
+        "-qn",
+        r#"BEGIN { printf("%s %d %d %d\n", curthread->comm, curthread->pid == pid, curthread->tgid == pid,
+                  curthread->real_parent->tgid == ppid); exit(0); }"#,
+    ]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "dtrace 1 1 1\n\n");
+}
+
+#[test]
+fn casts_to_kernel_struct_pointers_and_member_chains() {
+    let out = run(&[
+        "-qn",
+        r#"BEGIN { t = (struct task_struct *)curthread; printf("%s %d\n", t->comm, t->real_parent->real_parent->pid >= 0);
+                  exit(0); }"#,
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "dtrace 1\n\n");
+    // In a system call probe the task is the caller's.
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"syscall::openat:entry /curthread->comm == "cat"/ { printf("%s %d\n", curthread->comm, curthread->tgid == pid); }"#,
+    ]);
+    t.wait_for("ready");
+    Command::new("cat").arg("/etc/hostname").output().expect("cat");
+    let out = t.stop();
+    assert!(out.stdout.lines().any(|l| l == "cat 1"), "{}", out.stdout);
+}
+
+#[test]
+fn a_wrong_member_is_named_with_its_struct() {
+    let out = run(&["-n", "BEGIN { trace(curthread->commm); }"]);
+    assert_eq!(out.code(), 1);
+    assert_eq!(
+        out.stderr,
+        "dtrace: invalid probe specifier BEGIN { trace(curthread->commm); }: in action list: commm is not a member of struct task_struct\n"
+    );
+    let out = run(&["-n", "BEGIN { trace(((struct no_such_struct *)0)->x); }"]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("failed to resolve type struct no_such_struct"), "{}", out.stderr);
+}
+
+#[test]
+fn a_bad_kernel_address_is_a_runtime_error() {
+    let out =
+        run(&["-qn", r#"BEGIN { trace(((struct task_struct *)16)->pid); } BEGIN { printf("after\n"); exit(0); }"#]);
+    assert_eq!(out.code(), 0);
+    assert_eq!(out.stdout, "after\n\n");
+    assert!(out.stderr.contains("invalid address (0x"), "{}", out.stderr);
+    assert!(out.stderr.contains(") in action #1"), "{}", out.stderr);
+}
+
+#[test]
+fn a_fault_in_a_predicate_is_reported_there() {
+    let out = run(&["-qn", r#"BEGIN /((struct task_struct *)8)->pid == 1/ { trace(1); } BEGIN { exit(0); }"#]);
+    assert_eq!(out.code(), 0);
+    assert!(
+        out.stderr.contains("dtrace: error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): invalid address (0x"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.trim_end().ends_with(") in predicate"), "{}", out.stderr);
+}
