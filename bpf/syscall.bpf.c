@@ -5,6 +5,11 @@
  * than hundreds. A probe fires only for the system calls the script enabled
  * (dt_sys_enabled, fixed at load time), and tail-calls the generated program
  * in its slot: entry at nr, return at DT_MAX_SYSCALLS + nr.
+ *
+ * A script that enables only a few system calls uses the per-syscall
+ * tracepoints instead (syscalls/sys_enter_<name>, dt_sys_*_tp): then the
+ * other system calls run no BPF at all. Their generated programs are of
+ * tracepoint type and live in dt_sys_tp_progs.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -28,6 +33,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } dt_sys_progs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 2 * DT_MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u32);
+} dt_sys_tp_progs SEC(".maps");
 
 SEC("raw_tp/sys_enter")
 int dt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
@@ -81,5 +93,82 @@ int dt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	/* errno: the kernel returns -errno in [-4095, -1] */
 	pc->errno_val = (ret < 0 && ret >= -4095) ? -ret : 0;
 	bpf_tail_call(ctx, &dt_sys_progs, DT_MAX_SYSCALLS + nr);
+	return 0;
+}
+
+/* The per-syscall events' records (syscalls/sys_{enter,exit}_<name>/format):
+ * the common header, `int __syscall_nr`, then the arguments or the return
+ * value. An event has only its system call's arguments, and the kernel
+ * refuses to attach a program that reads past them: dt_sys_enter_tp<N>
+ * reads N arguments, and the runtime attaches the widest one the kernel
+ * accepts. */
+struct dt_syscall_enter_rec {
+	__u64 common;
+	int nr;
+	unsigned long args[6];
+};
+
+struct dt_syscall_exit_rec {
+	__u64 common;
+	int nr;
+	long ret;
+};
+
+static __always_inline int dt_sys_enter_tp(struct dt_syscall_enter_rec *ctx, int nargs)
+{
+	__u32 nr = ctx->nr;
+	if (nr >= DT_MAX_SYSCALLS)
+		return 0;
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	pc->probe_id = dt_sys_id_base + 2 * nr;
+	if (dt_need_args) {
+		/* Spelled out: the verifier wants constant offsets into ctx. */
+		pc->args[0] = nargs > 0 ? ctx->args[0] : 0;
+		pc->args[1] = nargs > 1 ? ctx->args[1] : 0;
+		pc->args[2] = nargs > 2 ? ctx->args[2] : 0;
+		pc->args[3] = nargs > 3 ? ctx->args[3] : 0;
+		pc->args[4] = nargs > 4 ? ctx->args[4] : 0;
+		pc->args[5] = nargs > 5 ? ctx->args[5] : 0;
+		for (int i = 6; i < DT_NARGS; i++)
+			pc->args[i] = 0;
+	}
+	bpf_tail_call(ctx, &dt_sys_tp_progs, nr);
+	return 0;
+}
+
+#define DT_SYS_ENTER_TP(n)                                                \
+	SEC("tracepoint")                                                 \
+	int dt_sys_enter_tp##n(struct dt_syscall_enter_rec *ctx)         \
+	{                                                                 \
+		return dt_sys_enter_tp(ctx, n);                           \
+	}
+
+DT_SYS_ENTER_TP(0)
+DT_SYS_ENTER_TP(1)
+DT_SYS_ENTER_TP(2)
+DT_SYS_ENTER_TP(3)
+DT_SYS_ENTER_TP(4)
+DT_SYS_ENTER_TP(5)
+DT_SYS_ENTER_TP(6)
+
+SEC("tracepoint")
+int dt_sys_exit_tp(struct dt_syscall_exit_rec *ctx)
+{
+	__u32 nr = ctx->nr;
+	long ret = ctx->ret;
+	if (nr >= DT_MAX_SYSCALLS)
+		return 0;
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	pc->probe_id = dt_sys_id_base + 2 * nr + 1;
+	pc->args[0] = ret;
+	pc->args[1] = ret;
+	for (int i = 2; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	pc->errno_val = (ret < 0 && ret >= -4095) ? -ret : 0;
+	bpf_tail_call(ctx, &dt_sys_tp_progs, DT_MAX_SYSCALLS + nr);
 	return 0;
 }

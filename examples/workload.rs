@@ -13,6 +13,7 @@
 //!                               /proc/self/status counted meanwhile
 //!   workload xcalls N           N mmap/touch/munmap rounds while a second
 //!                               thread runs, so TLB shootdowns cross CPUs
+//!   workload getppid N          N getppid(2)s
 
 use std::io::{BufRead, Read, Write};
 
@@ -93,8 +94,14 @@ fn main() {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
             spinner.join().expect("join");
         }
+        Some("getppid") => {
+            for _ in 0..number(2) {
+                // SAFETY: getppid has no preconditions.
+                unsafe { libc::getppid() };
+            }
+        }
         _ => {
-            eprintln!("usage: workload read|write|fork|exec|threads|switch|xcalls ...");
+            eprintln!("usage: workload read|write|fork|exec|threads|switch|xcalls|getppid ...");
             std::process::exit(2);
         }
     }

@@ -254,6 +254,29 @@ mod syscall_provider {
         assert!(out.stdout.lines().all(|l| l.is_empty() || l == "ready" || l.starts_with("cat /")), "{}", out.stdout);
     }
 
+    /// One or a few probes attach to their system calls' own tracepoints,
+    /// many to the raw sys_enter/sys_exit tracepoints: both count alike.
+    #[test]
+    fn few_and_many_probes_count_exactly() {
+        let many = "syscall::getppid:entry, syscall::getpid:entry, syscall::gettid:entry, \
+                    syscall::getuid:entry, syscall::getgid:entry";
+        for probes in ["syscall::getppid:entry", "syscall::getppid:entry, syscall::getppid:return", many] {
+            let w = util::Workload::spawn(&["getppid", "5000"]);
+            let pid = w.pid();
+            let program = format!(
+                "{probes} /pid == {pid}/ {{ @[probefunc, probename] = count(); }} END {{ printa(\"%s %s %@d\\n\", @); }}"
+            );
+            let mut t = Tracer::spawn(&["-qn", READY, "-n", &program]);
+            t.wait_for("ready");
+            w.go();
+            let out = t.stop();
+            assert!(out.stdout.lines().any(|l| l == "getppid entry 5000"), "{probes}: {}", out.stdout);
+            if probes.contains("return") {
+                assert!(out.stdout.lines().any(|l| l == "getppid return 5000"), "{probes}: {}", out.stdout);
+            }
+        }
+    }
+
     #[test]
     fn thread_locals_time_entry_to_return() {
         let mut t = Tracer::spawn(&[

@@ -2,7 +2,7 @@
 //! wait (bounded) for a line, drive a workload, stop it with a signal, and
 //! collect what it printed.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -138,4 +138,40 @@ pub fn script(name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write script");
     path.to_string_lossy().into_owned()
+}
+
+/// The workload, waiting for "go" on stdin so tracing can start first.
+pub struct Workload {
+    child: Child,
+}
+
+impl Workload {
+    pub fn spawn(args: &[&str]) -> Workload {
+        // target/<profile>/deps/integration-* -> target/<profile>/examples/workload
+        let exe = std::env::current_exe().expect("test binary");
+        let path = exe.parent().and_then(|d| d.parent()).expect("target dir").join("examples/workload");
+        let child = Command::new(&path)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e} (built by cargo test)", path.display()));
+        Workload { child }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Lets it run to the end; returns what it printed.
+    pub fn go(mut self) -> String {
+        self.child.stdin.take().expect("stdin").write_all(b"go\n").expect("go");
+        let mut out = String::new();
+        for line in BufReader::new(self.child.stdout.take().expect("stdout")).lines() {
+            out.push_str(&line.expect("line"));
+            out.push('\n');
+        }
+        assert!(self.child.wait().expect("wait").success());
+        out
+    }
 }

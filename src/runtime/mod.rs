@@ -8,6 +8,7 @@
 
 pub(crate) mod layout;
 pub(crate) mod skel;
+mod tracefs;
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -224,18 +225,18 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     // ERROR clauses run inline in the programs that fault (see emit::generate).
     let error_clauses: Vec<usize> = clauses_of.get(&dtrace_provider::ERROR_ID).cloned().unwrap_or_default();
     let mut programs = Vec::new();
-    let mut loaded: BTreeMap<(bool, Vec<usize>), i32> = BTreeMap::new();
-    let mut load = |clauses: &Vec<usize>, perf: bool, programs: &mut Vec<OwnedFd>| -> Result<i32> {
-        if let Some(fd) = loaded.get(&(perf, clauses.clone())) {
+    // A tail call needs caller and callee of one program type, so one clause
+    // list may be generated once per entry-program type.
+    let mut loaded: BTreeMap<(u32, Vec<usize>), i32> = BTreeMap::new();
+    let mut load = |clauses: &Vec<usize>, prog_type: u32, programs: &mut Vec<OwnedFd>| -> Result<i32> {
+        if let Some(fd) = loaded.get(&(prog_type, clauses.clone())) {
             return Ok(*fd);
         }
         let insns = emit::generate(program, &env, clauses, &error_clauses).map_err(|e| anyhow!("{}", e.0))?;
-        let prog_type =
-            if perf { libbpf_sys::BPF_PROG_TYPE_PERF_EVENT } else { libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT };
         let fd = load_program(prog_type, &insns)?;
         let raw = fd.as_raw_fd();
         programs.push(fd);
-        loaded.insert((perf, clauses.clone()), raw);
+        loaded.insert((prog_type, clauses.clone()), raw);
         Ok(raw)
     };
 
@@ -243,7 +244,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     let mut has_end = false;
     for (d, _, clauses) in &dispatch {
         if let Dispatch::Dtrace(slot) = d {
-            let fd = load(clauses, false, &mut programs)?;
+            let fd = load(clauses, RAW_TP, &mut programs)?;
             core.maps.dt_dtrace_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             has_begin |= *slot == 0;
             has_end |= *slot == 1;
@@ -262,19 +263,60 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
         open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
         let skel = open.load().context("loading the syscall entry programs")?;
+        // A few system calls: their own tracepoints, so that other system
+        // calls run no BPF at all. Many: the two raw tracepoints, attached in
+        // two steps however many calls are traced.
+        let tracepoints = per_syscall_tracepoints(&sys_enabled, registry);
+        let (prog_type, prog_array) = match tracepoints {
+            Some(_) => (libbpf_sys::BPF_PROG_TYPE_TRACEPOINT, &skel.maps.dt_sys_tp_progs),
+            None => (RAW_TP, &skel.maps.dt_sys_progs),
+        };
         for (d, _, clauses) in &dispatch {
             if let Dispatch::Syscall(slot) = d {
-                let fd = load(clauses, false, &mut programs)?;
-                skel.maps.dt_sys_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+                let fd = load(clauses, prog_type, &mut programs)?;
+                prog_array.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             }
         }
-        let enters = sys_enabled.iter().any(|b| b & 1 != 0);
-        let exits = sys_enabled.iter().any(|b| b & 2 != 0);
-        if enters {
-            links.push(skel.progs.dt_sys_enter.attach_raw_tracepoint("sys_enter").context("attaching to sys_enter")?);
-        }
-        if exits {
-            links.push(skel.progs.dt_sys_exit.attach_raw_tracepoint("sys_exit").context("attaching to sys_exit")?);
+        match tracepoints {
+            Some(events) => {
+                let p = &skel.progs;
+                // Widest first: the kernel refuses programs that read past the event.
+                let enters = [
+                    &p.dt_sys_enter_tp6,
+                    &p.dt_sys_enter_tp5,
+                    &p.dt_sys_enter_tp4,
+                    &p.dt_sys_enter_tp3,
+                    &p.dt_sys_enter_tp2,
+                    &p.dt_sys_enter_tp1,
+                    &p.dt_sys_enter_tp0,
+                ];
+                for (ret, id) in events {
+                    let candidates: &[&libbpf_rs::ProgramMut] = if ret { &[&p.dt_sys_exit_tp] } else { &enters };
+                    let mut link = None;
+                    for prog in candidates {
+                        let pfd = open_tracepoint(id)?;
+                        if let Ok(l) = prog.attach_perf_event(pfd.into_raw_fd()) {
+                            link = Some(l);
+                            break;
+                        }
+                    }
+                    links.push(link.ok_or_else(|| anyhow!("attaching to system call tracepoint {id} failed"))?);
+                }
+            }
+            None => {
+                let enters = sys_enabled.iter().any(|b| b & 1 != 0);
+                let exits = sys_enabled.iter().any(|b| b & 2 != 0);
+                if enters {
+                    links.push(
+                        skel.progs.dt_sys_enter.attach_raw_tracepoint("sys_enter").context("attaching to sys_enter")?,
+                    );
+                }
+                if exits {
+                    links.push(
+                        skel.progs.dt_sys_exit.attach_raw_tracepoint("sys_exit").context("attaching to sys_exit")?,
+                    );
+                }
+            }
         }
         Some(skel)
     } else {
@@ -294,7 +336,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         let skel = open.load().context("loading the profile entry programs")?;
         for (d, _, clauses) in &dispatch {
             if let Dispatch::Profile(slot) = d {
-                let fd = load(clauses, true, &mut programs)?;
+                let fd = load(clauses, libbpf_sys::BPF_PROG_TYPE_PERF_EVENT, &mut programs)?;
                 skel.maps.dt_prof_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             }
         }
@@ -353,7 +395,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         let skel = open.load().context("loading the sysinfo entry programs")?;
         for (d, _, clauses) in &dispatch {
             if let Dispatch::Sysinfo(stat) = d {
-                let fd = load(clauses, false, &mut programs)?;
+                let fd = load(clauses, RAW_TP, &mut programs)?;
                 skel.maps.dt_si_progs.update(&stat.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             }
         }
@@ -461,6 +503,54 @@ impl Session {
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
     }
+}
+
+const RAW_TP: u32 = libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT;
+
+/// Scripts enabling at most this many system-call probes attach them to
+/// their own tracepoints. Each costs ~50-90 ms when dtrace exits (the kernel
+/// waits for an RCU grace period per tracepoint detached, under a mutex), so
+/// beyond a few the raw tracepoints (~20 ns on every other system call, but
+/// a quick exit) are the better trade.
+const MAX_TRACEPOINT_SYSCALLS: usize = 4;
+
+/// (is return, tracepoint ID) of each enabled system-call probe, when there
+/// are few of them and tracefs can name them all; None for the raw path.
+fn per_syscall_tracepoints(sys_enabled: &[u8], registry: &Registry) -> Option<Vec<(bool, u64)>> {
+    let mut wanted = Vec::new();
+    for (nr, bits) in sys_enabled.iter().enumerate() {
+        for (bit, ret, dir) in [(1u8, false, "enter"), (2u8, true, "exit")] {
+            if bits & bit != 0 {
+                let id = syscall_provider::ID_BASE + 2 * nr as u32 + ret as u32;
+                let name = &registry.get(id)?.function;
+                wanted.push((ret, format!("syscalls/sys_{dir}_{name}")));
+            }
+        }
+    }
+    if wanted.is_empty() || wanted.len() > MAX_TRACEPOINT_SYSCALLS {
+        return None;
+    }
+    let names: Vec<String> = wanted.iter().map(|(_, n)| n.clone()).collect();
+    let ids = tracefs::tracepoint_ids(&names);
+    wanted.iter().zip(ids).map(|((ret, _), id)| Some((*ret, id?))).collect()
+}
+
+/// A perf event for tracepoint `id` (all CPUs: a BPF program attached to a
+/// tracepoint event runs wherever the tracepoint fires).
+fn open_tracepoint(id: u64) -> Result<OwnedFd> {
+    let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = libbpf_sys::PERF_TYPE_TRACEPOINT;
+    attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
+    attr.config = id;
+    // SAFETY: attr is initialized; perf_event_open has no other memory effects.
+    let fd = unsafe {
+        libc::syscall(libc::SYS_perf_event_open, &attr as *const _, -1i32, 0i32, -1i32, 8u64 /* CLOEXEC */)
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error()).context(format!("opening tracepoint {id}"));
+    }
+    // SAFETY: perf_event_open returned a new descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
 /// The kernel's limit on one per-CPU map value (PCPU_MIN_UNIT_SIZE).

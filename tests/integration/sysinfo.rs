@@ -1,46 +1,10 @@
 //! The sysinfo provider against a workload whose reads, writes, forks,
 //! execs, threads and context switches are known (examples/workload.rs).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 
 use super::*;
-
-/// The workload, waiting for "go" on stdin so tracing can start first.
-struct Workload {
-    child: Child,
-}
-
-impl Workload {
-    fn spawn(args: &[&str]) -> Workload {
-        // target/<profile>/deps/integration-* -> target/<profile>/examples/workload
-        let exe = std::env::current_exe().expect("test binary");
-        let path = exe.parent().and_then(|d| d.parent()).expect("target dir").join("examples/workload");
-        let child = Command::new(&path)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{}: {e} (built by cargo test)", path.display()));
-        Workload { child }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Lets it run to the end; returns what it printed.
-    fn go(mut self) -> String {
-        self.child.stdin.take().expect("stdin").write_all(b"go\n").expect("go");
-        let mut out = String::new();
-        for line in BufReader::new(self.child.stdout.take().expect("stdout")).lines() {
-            out.push_str(&line.expect("line"));
-            out.push('\n');
-        }
-        assert!(self.child.wait().expect("wait").success());
-        out
-    }
-}
+use util::Workload;
 
 /// Traces `program` (quiet) while the workload runs; returns dtrace's output.
 fn trace(program: &str, workload: Workload) -> (util::Output, String) {
