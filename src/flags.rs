@@ -41,8 +41,8 @@ pub(crate) struct Options {
     pub zdefs: bool,
     /// Compile errors carry their D_* tag.
     pub errtags: bool,
-    /// Bytes per CPU for each aggregation.
-    pub aggsize: u64,
+    /// Bytes per CPU for each aggregation, when set (-x aggsize).
+    pub aggsize: Option<u64>,
     /// How often the consumer reads aggregations for printa (aggrate).
     pub aggrate: Duration,
     pub aggsort: AggSortOptions,
@@ -100,7 +100,7 @@ impl Default for Options {
             destructive: false,
             zdefs: false,
             errtags: false,
-            aggsize: 4 << 20,
+            aggsize: None,
             aggrate: Duration::from_secs(1),
             aggsort: AggSortOptions::default(),
         }
@@ -208,7 +208,7 @@ impl Options {
             "dynvarsize" => self.dynvarsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "switchrate" => self.switchrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "aggrate" => self.aggrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
-            "aggsize" => self.aggsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
+            "aggsize" => self.aggsize = Some(parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?),
             "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
                 self.aggsort.set(name, value)?;
             }

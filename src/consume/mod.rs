@@ -104,6 +104,7 @@ pub(crate) fn run(
     };
 
     session.fire_begin()?;
+    session.start_timers()?;
     let mut last_status = std::time::Instant::now();
     loop {
         // Like dtrace(1), answer an interrupt with a newline (even when quiet),

@@ -31,8 +31,8 @@ use crate::sema::ir::Program;
 pub(crate) struct RuntimeOptions {
     pub bufsize: u32,
     pub dynvar_entries: u32,
-    /// Bytes per CPU for each aggregation (the aggsize option).
-    pub aggsize: u64,
+    /// Bytes per CPU for each aggregation (the aggsize option), when set.
+    pub aggsize: Option<u64>,
 }
 
 /// Everything loaded and attached for one run.
@@ -44,6 +44,8 @@ pub(crate) struct Session {
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
     _links: Vec<Link>,
+    /// The profile probes' perf events (owned by their links), started after BEGIN.
+    profile_fds: Vec<i32>,
     _programs: Vec<OwnedFd>,
     _maps: Vec<MapHandle>,
     /// One per aggregation, in `Program::aggregations` order.
@@ -142,10 +144,13 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         thread_local_fds.push(m.as_fd().as_raw_fd());
         maps.push(m);
     }
-    // Aggregations: one per-CPU hash map each, sized by aggsize.
-    let used_by_perf_events = aggregations_updated_by_profile(program, registry, &clauses_of);
+    // Aggregations: one per-CPU hash map each, sized by aggsize. The maps
+    // are preallocated: run-time allocation from tracing programs can fail
+    // transiently (and warns on kernels before 6.1). Preallocating costs
+    // start-up time (~10 ms per 16,384 keys), so without -x aggsize a map
+    // holds at most DEFAULT_AGG_KEYS keys; a full map is reported as drops.
     let mut aggregations = Vec::new();
-    for (i, agg) in program.aggregations.iter().enumerate() {
+    for agg in &program.aggregations {
         let value_size = agg.map_value_words() * 8;
         if value_size > MAX_PERCPU_VALUE {
             bail!(
@@ -154,12 +159,12 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 agg.name
             );
         }
-        let entries = (opts.aggsize / (agg.key_size() + value_size) as u64).clamp(64, 1 << 20) as u32;
-        let mut create = map_opts();
-        // perf_event programs may only use preallocated hash maps on older kernels.
-        if !used_by_perf_events.contains(&i) {
-            create.map_flags = libbpf_sys::BPF_F_NO_PREALLOC;
-        }
+        let per_key = (agg.key_size() + value_size) as u64;
+        let entries = match opts.aggsize {
+            Some(bytes) => (bytes / per_key).clamp(64, 1 << 20),
+            None => ((4 << 20) / per_key).clamp(64, DEFAULT_AGG_KEYS),
+        } as u32;
+        let create = map_opts();
         let map = if agg.is_array() {
             MapHandle::create(MapType::PercpuArray, Some("dt_agg"), 4, value_size as u32, 1, &map_opts())
         } else {
@@ -323,6 +328,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let mut profile_fds = Vec::new();
     let profile_skel = if !profile_slots.is_empty() {
         if profile_slots.len() > 64 {
             bail!("too many profile and tick probes (the limit is 64)");
@@ -345,6 +351,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             let targets: Vec<i32> = if *every_cpu { cpus.clone() } else { vec![cpus[0]] };
             for cpu in targets {
                 let pfd = open_cpu_clock(cpu, *period_ns)?;
+                profile_fds.push(pfd.as_raw_fd());
                 // The link takes ownership of the perf event fd and closes it.
                 let link = skel
                     .progs
@@ -410,6 +417,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             // Hooks of one group are alternatives; each group must attach one.
             let mut groups: Vec<u8> = mapping.hooks.iter().map(|h| h.group).collect();
             groups.dedup();
+            let mut missing = Vec::new();
             for group in groups {
                 let mut attached = false;
                 let mut tracepoints = Vec::new();
@@ -423,11 +431,18 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                     }
                 }
                 if !attached {
-                    warnings.push(format!(
-                        "{probe} will not fire: this kernel has no usable {} tracepoint",
-                        tracepoints[0]
-                    ));
+                    missing.push(tracepoints[0]);
                 }
+            }
+            if !missing.is_empty() {
+                let what = if missing.len() == 1 { "tracepoint" } else { "tracepoints" };
+                let verb = if missing.len() == mapping.hooks.iter().map(|h| h.group).max().map_or(0, |g| g as usize + 1)
+                {
+                    "will not fire"
+                } else {
+                    "will fire only in part"
+                };
+                warnings.push(format!("{probe} {verb}: this kernel has no usable {} {what}", missing.join(" or ")));
             }
         }
         Some(skel)
@@ -442,6 +457,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         _syscall: syscall_skel,
         _profile: profile_skel,
         _links: links,
+        profile_fds,
         _programs: programs,
         _maps: maps,
         aggregations,
@@ -459,6 +475,17 @@ impl Session {
     pub(crate) fn fire_begin(&self) -> Result<()> {
         if self.has_begin {
             self.fire(0, dtrace_provider::BEGIN_ID)?;
+        }
+        Ok(())
+    }
+
+    /// Starts the profile and tick timers; called once BEGIN has fired.
+    pub(crate) fn start_timers(&self) -> Result<()> {
+        for &fd in &self.profile_fds {
+            // SAFETY: fd is a perf event descriptor our links keep open.
+            if unsafe { libc::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) } != 0 {
+                return Err(std::io::Error::last_os_error()).context("starting a profile probe's timer");
+            }
         }
         Ok(())
     }
@@ -507,6 +534,9 @@ impl Session {
 
 const RAW_TP: u32 = libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT;
 
+/// _IO('$', 0) from linux/perf_event.h.
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+
 /// Scripts enabling at most this many system-call probes attach them to
 /// their own tracepoints. Each costs ~50-90 ms when dtrace exits (the kernel
 /// waits for an RCU grace period per tracepoint detached, under a mutex), so
@@ -553,6 +583,9 @@ fn open_tracepoint(id: u64) -> Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// Keys per aggregation without -x aggsize.
+const DEFAULT_AGG_KEYS: u64 = 8192;
+
 /// The kernel's limit on one per-CPU map value (PCPU_MIN_UNIT_SIZE).
 const MAX_PERCPU_VALUE: usize = 32768;
 
@@ -561,24 +594,6 @@ fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
         Ok(Some(values)) => values.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).collect(),
         _ => Vec::new(),
     }
-}
-
-/// Aggregations updated from profile probes: their maps must be preallocated.
-fn aggregations_updated_by_profile(
-    program: &Program,
-    registry: &Registry,
-    clauses_of: &BTreeMap<u32, Vec<usize>>,
-) -> Vec<usize> {
-    let mut found = Vec::new();
-    for (id, clauses) in clauses_of {
-        if !matches!(registry.get(*id).map(|p| &p.attach), Some(Attach::Profile { .. })) {
-            continue;
-        }
-        for &c in clauses {
-            program.clauses[c].visit_aggregations(&mut |agg| found.push(agg));
-        }
-    }
-    found
 }
 
 fn map_opts() -> libbpf_sys::bpf_map_create_opts {
@@ -663,6 +678,9 @@ fn open_cpu_clock(cpu: i32, period_ns: u64) -> Result<OwnedFd> {
     attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
     attr.config = libbpf_sys::PERF_COUNT_SW_CPU_CLOCK as u64;
     attr.__bindgen_anon_1.sample_period = period_ns;
+    // Enabled after BEGIN has fired (Session::start_timers): no profile or
+    // tick probe may fire before BEGIN, however long attaching takes.
+    attr.set_disabled(1);
     // SAFETY: attr is initialized; perf_event_open has no other memory effects.
     let fd = unsafe {
         libc::syscall(

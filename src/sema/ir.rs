@@ -326,25 +326,6 @@ impl Aggregation {
     }
 }
 
-impl Clause {
-    /// Calls `f` with every aggregation the clause updates.
-    pub(crate) fn visit_aggregations(&self, f: &mut dyn FnMut(usize)) {
-        fn walk(stmts: &[TStmt], f: &mut dyn FnMut(usize)) {
-            for s in stmts {
-                match s {
-                    TStmt::Aggregate { agg, .. } => f(*agg),
-                    TStmt::If { then, otherwise, .. } => {
-                        walk(then, f);
-                        walk(otherwise, f);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        walk(&self.body, f);
-    }
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct Variable {
     pub ty: Type,

@@ -32,13 +32,23 @@ pub(crate) struct MemberRef {
 #[derive(Default)]
 pub(crate) struct KernelTypes {
     btf: Option<Btf>,
+    /// The in-memory copy mapped when sysfs cannot be mapped directly.
+    _copy: Option<std::fs::File>,
 }
 
 impl KernelTypes {
     fn btf(&mut self) -> Result<&Btf, String> {
         if self.btf.is_none() {
-            let btf = Btf::from_file_with_backend(VMLINUX_BTF, Backend::Mmap)
-                .map_err(|e| format!("cannot read the kernel's types from {VMLINUX_BTF}: {e}"))?;
+            let btf = match Btf::from_file_with_backend(VMLINUX_BTF, Backend::Mmap) {
+                Ok(btf) => btf,
+                // sysfs can map the BTF only since Linux 6.16: before, map a copy.
+                Err(_) => {
+                    let (btf, copy) =
+                        map_a_copy().map_err(|e| format!("cannot read the kernel's types from {VMLINUX_BTF}: {e}"))?;
+                    self._copy = Some(copy);
+                    btf
+                }
+            };
             self.btf = Some(btf);
         }
         Ok(self.btf.as_ref().expect("just loaded"))
@@ -77,6 +87,25 @@ impl KernelTypes {
             Err(_) => false,
         }
     }
+}
+
+/// Copies the BTF into an anonymous memory file and maps that (a few ms for
+/// a few MB; still no parsing of all types).
+fn map_a_copy() -> Result<(Btf, std::fs::File), String> {
+    use std::io::Write;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let bytes = std::fs::read(VMLINUX_BTF).map_err(|e| e.to_string())?;
+    // SAFETY: memfd_create with a valid name; the descriptor is ours.
+    let fd = unsafe { libc::memfd_create(c"dtrace-btf".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    // SAFETY: a new descriptor we own.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(&bytes).map_err(|e| e.to_string())?;
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let btf = Btf::from_file_with_backend(path, Backend::Mmap).map_err(|e| e.to_string())?;
+    Ok((btf, file))
 }
 
 /// (byte offset, type, is a bitfield) of member `name`.
@@ -196,5 +225,17 @@ mod tests {
         let parent = k.member(&task, "real_parent").expect("btf").expect("real_parent");
         assert!(matches!(parent.kind, MemberKind::Value(Type::Pointer(ref to)) if matches!(**to, Type::Struct(_))));
         assert_eq!(k.member(&task, "commm").expect("btf"), None);
+    }
+
+    /// The path kernels before 6.16 take, where sysfs cannot map the BTF.
+    #[test]
+    fn a_mapped_copy_resolves_the_same_types() {
+        if !std::path::Path::new(VMLINUX_BTF).exists() {
+            return;
+        }
+        let (btf, _file) = map_a_copy().expect("copy");
+        let mut k = KernelTypes { btf: Some(btf), _copy: None };
+        let task = k.record("task_struct", false).expect("btf").expect("task_struct");
+        assert_eq!(k.member(&task, "comm").expect("btf").map(|m| m.kind), Some(MemberKind::CharArray { len: 16 }));
     }
 }

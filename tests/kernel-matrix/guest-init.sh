@@ -1,0 +1,103 @@
+#!/bin/busybox sh
+# /init of the kernel-matrix guests (tests/kernel-matrix/run.sh): runs the dtrace smoke tests,
+# prints "RESULT <n> <name> PASS|FAIL ..." per test, then powers off.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+up() { cut -d' ' -f1 /proc/uptime; }
+echo "=== guest up: $(uname -r) uptime=$(up)s"
+for m in $(cat /lib/modules/order); do insmod /lib/modules/$m.ko || echo "insmod $m failed"; done
+echo "=== btf: $(ls -l /sys/kernel/btf/vmlinux 2>&1) memlock=$(ulimit -l) disk=$(ls /dev/vda 2>&1)"
+
+# t <id> <name> <dtrace args...>: run dtrace bounded, show its output, leave rc in $RC
+t() {
+  ID=$1; NAME=$2; shift 2
+  echo "=== TEST $ID $NAME (uptime $(up)s): dtrace $*"
+  S=$(up)
+  timeout -s ${SIG:-TERM} ${TMO:-60} /bin/dtrace "$@" > /tmp/out.$ID 2> /tmp/err.$ID
+  RC=$?
+  E=$(up)
+  TIME=$(awk "BEGIN{printf \"%.1f\", $E - $S}")
+  echo "--- stdout ($(wc -l < /tmp/out.$ID) lines)"
+  head -n 60 /tmp/out.$ID
+  n=$(wc -l < /tmp/err.$ID)
+  echo "--- stderr ($n lines)"
+  if [ "$n" -gt 150 ]; then head -n 40 /tmp/err.$ID; echo "[... $((n - 120)) lines ...]"; tail -n 80 /tmp/err.$ID
+  else cat /tmp/err.$ID; fi
+  echo "--- rc=$RC time=${TIME}s"
+}
+# r <ok 0|1> <detail>: print the result line of the last test
+r() {
+  if [ "$1" = 0 ]; then echo "RESULT $ID $NAME PASS rc=$RC ${TIME}s $2"
+  else echo "RESULT $ID $NAME FAIL rc=$RC ${TIME}s $2"; fi
+}
+# a number line in /tmp/out.$ID (aggregation without keys) -> its value
+num() { grep -E '^ *[0-9]+ *$' /tmp/out.$ID | tail -1 | tr -d ' '; }
+# aggregation rows "key  count"
+rows() { grep -cE '^ *[a-z_0-9]+ +[0-9]+ *$' /tmp/out.$ID; }
+
+# 1. BEGIN + printf
+t 1 begin-printf -qn 'BEGIN { printf("hello %d\n", 42); exit(0); }'
+grep -qx 'hello 42' /tmp/out.1 && [ $RC = 0 ]; r $? ""
+
+# 2. one system-call probe (per-tracepoint path, tracefs mounted by dtrace itself)
+(while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!
+t 2 syscall-getppid -qn 'syscall::getppid:entry { @ = count(); } tick-1s { exit(0); }'
+kill $L; wait $L 2>/dev/null
+C=$(num); [ $RC = 0 ] && [ -n "$C" ]; r $? "count=${C:-none}"
+
+# 3. every system call (raw tracepoint path)
+t 3 syscall-all -qn 'syscall:::entry { @[probefunc] = count(); } tick-1s { exit(0); }'
+N=$(rows); [ $RC = 0 ] && [ "$N" -gt 0 ]; r $? "rows=$N"
+
+# 4. kernel BTF member access
+t 4 curthread -qn 'BEGIN { printf("%s %d\n", curthread->comm, curthread->pid > 0); exit(0); }'
+grep -qx 'dtrace 1' /tmp/out.4 && [ $RC = 0 ]; r $? "out=$(head -1 /tmp/out.4)"
+
+# 5. sysinfo, with forks, execs, reads, writes and block I/O running
+(while :; do ls / > /dev/null; cat /bin/busybox > /dev/null; echo x > /tmp/f; cat /tmp/f > /dev/null
+  echo 3 > /proc/sys/vm/drop_caches; dd if=/dev/vda of=/dev/null bs=64k count=16 2> /dev/null; done) & L=$!
+t 5 sysinfo -qn 'sysinfo:::pswitch,sysinfo:::inv_swtch,sysinfo:::sysfork,sysinfo:::nthreads,sysinfo:::sysexec,sysinfo:::readch,sysinfo:::writech,sysinfo:::bread,sysinfo:::lread,sysinfo:::xcalls,sysinfo:::trap,sysinfo:::namei { @[probename] = count(); } tick-1s { exit(0); }'
+kill $L; wait $L 2>/dev/null
+N=$(rows); [ $RC = 0 ] && [ "$N" -gt 0 ]
+r $? "rows=$N fired=$(grep -E '^ *[a-z_0-9]+ +[0-9]+ *$' /tmp/out.5 | awk '{print $1}' | sort | tr '\n' ,) warnings=$(grep -c 'will not fire' /tmp/err.5)"
+
+# 6. profile
+t 6 profile -qn 'profile-97 { @ = count(); } tick-1s { exit(0); }'
+C=$(num); [ $RC = 0 ] && [ -n "$C" ] && [ "$C" -gt 0 ]; r $? "count=${C:-none}"
+
+# Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
+# stopped by SIGINT, and single sysinfo probes.
+if [ -n "${DTMATRIX_EXTRA:-}" ]; then
+  SIG=INT TMO=3
+  (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!
+  t 7 syscall-getppid-int -qn 'syscall::getppid:entry { @ = count(); }'
+  kill $L; wait $L 2>/dev/null
+  C=$(num); [ -n "$C" ]; r $? "count=${C:-none}"
+  t 8 syscall-all-int -qn 'syscall:::entry { @[probefunc] = count(); }'
+  N=$(rows); [ "$N" -gt 0 ]; r $? "rows=$N"
+  (while :; do ls / > /dev/null; cat /bin/busybox > /dev/null; echo x > /tmp/f; cat /tmp/f > /dev/null
+    echo 3 > /proc/sys/vm/drop_caches; dd if=/dev/vda of=/dev/null bs=64k count=16 2> /dev/null; done) & L=$!
+  t 9 sysinfo-all-int -qn 'sysinfo::: { @[probename] = count(); }'
+  N=$(rows); [ "$N" -gt 0 ]; r $? "rows=$N fired=$(grep -E '^ *[a-z_0-9]+ +[0-9]+ *$' /tmp/out.9 | awk '{print $1}' | sort | tr '\n' ,)"
+  for p in pswitch sysexec readch namei trap; do
+    t 10 sysinfo-$p-int -qn "sysinfo:::$p { @ = count(); }"
+    C=$(num); [ -n "$C" ] && [ "$C" -gt 0 ]; r $? "count=${C:-none}"
+  done
+  SIG=TERM TMO=60
+  t 11 sysinfo-pswitch-tick -qn 'sysinfo:::pswitch { @ = count(); } tick-1s { exit(0); }'
+  C=$(num); [ $RC = 0 ] && [ -n "$C" ] && [ "$C" -gt 0 ]; r $? "count=${C:-none}"
+  t 12 sysinfo-pswitch-printf -qn 'sysinfo:::pswitch { printf("fired\n"); exit(0); }'
+  grep -q fired /tmp/out.12 && [ $RC = 0 ]; r $? ""
+  # Is tick-1s armed before the other probes are enabled? (BEGIN fires after all attaches.)
+  t 13 tick-vs-begin -qn 'sysinfo::: { n++; } BEGIN { t = timestamp; } tick-1s { printf("tick %d ms after BEGIN, %d sysinfo firings\n", (timestamp - t) / 1000000, n); exit(0); }'
+  grep -q tick /tmp/out.13 && [ $RC = 0 ]; r $? "$(cat /tmp/out.13)"
+  kill $L; wait $L 2>/dev/null
+fi
+
+echo "=== dmesg (bpf/warnings)"
+dmesg | grep -iE 'bpf|warn|bug|oops' | tail -n 20
+echo "=== DONE uptime=$(up)s"
+poweroff -f

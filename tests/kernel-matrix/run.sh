@@ -1,0 +1,121 @@
+#!/bin/bash
+# Kernel matrix: boot Debian's 5.10, 6.1 and 6.12 kernels under qemu (TCG, -smp 1) and run
+# smoke tests with target/release/dtrace inside each guest.
+#
+# Usage: tests/kernel-matrix/run.sh [kernel-release ...]
+#   With no arguments: the newest Debian 5.10 (bullseye), 6.1 (bookworm) and 6.12 (trixie)
+#   cloud-amd64 kernels. Needs: qemu-system-x86 busybox-static cpio (apt-get install -y ...).
+# env: GUEST_TIMEOUT (s, default 180), MEM (default 512M), EXTRA_APPEND (more kernel command
+#   line; NAME=value words reach the guest's /init as environment variables, e.g.
+#   EXTRA_APPEND="DTMATRIX_EXTRA=1 DTRACE_DEBUG_LIBBPF=1" for diagnostic tests and libbpf logs)
+# Output: target/kernel-matrix/logs/<krel>.log (serial console), summary.txt (one line per test).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+W=$ROOT/target/kernel-matrix
+mkdir -p "$W"/{debs,k,logs,build}
+cd "$ROOT"
+
+# --- 1. the release binary (build only when missing or older than the sources) -------------
+BIN=$ROOT/target/release/dtrace
+if [ ! -x "$BIN" ] || [ -n "$(find src bpf providers vmlinux build.rs Cargo.toml Cargo.lock -newer "$BIN" -print -quit)" ]; then
+  echo "== cargo build --release"
+  cargo build --release
+fi
+
+# --- 2. kernels: Debian packages unpacked under target/kernel-matrix/k/ ----------------------
+# bookworm (6.1) comes from the configured archive, bullseye (5.10) and trixie (6.12) through a
+# private apt configuration that reuses the archive URI of this machine.
+fetch_kernels() {
+  local URI APTOPT B O T
+  URI=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+  URI=${URI:-http://deb.debian.org/debian}
+  mkdir -p "$W"/apt/etc "$W"/apt/lists/partial "$W"/apt/cache/archives/partial
+  printf 'deb %s bullseye main\ndeb %s trixie main\n' "$URI" "$URI" > "$W"/apt/etc/sources.list
+  APTOPT="-o Dir::Etc::sourcelist=$W/apt/etc/sources.list -o Dir::Etc::sourceparts=/nonexistent \
+ -o Dir::State::Lists=$W/apt/lists -o Dir::Cache=$W/apt/cache -o Dir::State::status=/dev/null"
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get $APTOPT update -qq
+  newest() { apt-cache $2 search "^linux-image-$1" 2>/dev/null | awk '{print $1}' \
+      | grep -v -- '-dbg$\|-unsigned$' | sort -V | tail -1; }
+  B=$(newest '6\.1\.[0-9-]*-cloud-amd64$' "")
+  O=$(newest '5\.10\.[0-9-]*-cloud-amd64$' "$APTOPT")
+  T=$(newest '6\.12\.[0-9.+a-z-]*-cloud-amd64$' "$APTOPT")
+  echo "== kernels: $O $B $T"
+  (cd "$W"/debs && apt-get download "$B" && apt-get $APTOPT download "$O" "$T")
+}
+if [ -z "$(ls "$W"/debs/*.deb 2>/dev/null)" ]; then fetch_kernels; fi
+for f in "$W"/debs/*.deb; do
+  d=$(basename "$f" | cut -d_ -f1)
+  [ -d "$W/k/$d" ] || { mkdir -p "$W/k/$d.tmp"; dpkg-deb -x "$f" "$W/k/$d.tmp"; mv "$W/k/$d.tmp" "$W/k/$d"; }
+done
+if [ $# -gt 0 ]; then KERNELS=("$@"); else
+  mapfile -t KERNELS < <(ls "$W"/k | sed -n 's/^linux-image-//p' | sort -V)
+fi
+
+# --- 3. a small disk for block I/O (sysinfo bread) -----------------------------------------
+[ -f "$W"/build/disk.img ] || { truncate -s 64M "$W"/build/disk.img;
+  dd if=/dev/urandom of="$W"/build/disk.img bs=1M count=8 conv=notrunc status=none; }
+
+# --- 4. initramfs per kernel ---------------------------------------------------------------
+mkinitrd() {
+  local KREL=$1 KDIR MODROOT R f m lib
+  KDIR=$W/k/linux-image-$KREL
+  MODROOT=$(ls -d "$KDIR"/lib/modules/"$KREL" "$KDIR"/usr/lib/modules/"$KREL" 2>/dev/null | head -1 || true)
+  R=$W/build/rootfs-$KREL
+  rm -rf "$R"; mkdir -p "$R"/{bin,proc,sys,dev,tmp,lib/modules}
+  cp /bin/busybox "$R"/bin/busybox
+  cp "$BIN" "$R"/bin/dtrace
+  # the dynamic loader and every shared library dtrace needs, at the same paths
+  for lib in $(ldd "$BIN" | grep -o '/[^ ]*'); do
+    mkdir -p "$R$(dirname "$lib")"; cp -L "$lib" "$R$lib"
+  done
+  : > "$R"/lib/modules/order
+  for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk; do
+    f=$(find "$MODROOT"/kernel/drivers -name "$m.ko*" 2>/dev/null | head -1)
+    [ -n "$f" ] || continue   # built in or absent
+    case $f in
+      *.xz)  xz -dc "$f" > "$R"/lib/modules/$m.ko ;;
+      *.zst) zstd -qdc "$f" > "$R"/lib/modules/$m.ko ;;
+      *)     cp "$f" "$R"/lib/modules/$m.ko ;;
+    esac
+    echo $m >> "$R"/lib/modules/order
+  done
+  cp "$HERE"/guest-init.sh "$R"/init; chmod +x "$R"/init
+  (cd "$R" && find . | cpio -o -H newc --quiet) | gzip -1 > "$W"/build/initrd-$KREL.cpio.gz
+  echo "   initrd $(stat -c %s "$W"/build/initrd-$KREL.cpio.gz) bytes, modules: $(tr '\n' ' ' < "$R"/lib/modules/order)"
+}
+
+# --- 5. one guest at a time ----------------------------------------------------------------
+SUMMARY=$W/logs/summary.txt
+: > "$SUMMARY"
+FAILS=0
+for KREL in "${KERNELS[@]}"; do
+  echo "== $KREL"
+  mkinitrd "$KREL"
+  LOG=$W/logs/$KREL.log
+  T0=$(date +%s.%N)
+  set +e
+  timeout "${GUEST_TIMEOUT:-180}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
+    -m "${MEM:-512M}" -smp 1 -nographic -no-reboot \
+    -kernel "$W/k/linux-image-$KREL/boot/vmlinuz-$KREL" -initrd "$W/build/initrd-$KREL.cpio.gz" \
+    -append "console=ttyS0 panic=-1 quiet loglevel=4 ${EXTRA_APPEND:-}" \
+    -drive file="$W"/build/disk.img,if=virtio,format=raw,cache=none \
+    -nic none > "$LOG" 2>&1
+  RC=$?
+  set -e
+  T1=$(date +%s.%N)
+  sed -i 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\r$//' "$LOG"
+  WALL=$(awk "BEGIN{printf \"%.1f\", $T1 - $T0}")
+  grep -E '^(=== |RESULT )' "$LOG" || true
+  grep '^RESULT ' "$LOG" | sed "s/^RESULT /$KREL /" >> "$SUMMARY" || true
+  n=$(grep -c '^RESULT .* PASS' "$LOG" || true)
+  f=$(grep -c '^RESULT .* FAIL' "$LOG" || true)
+  [ "$n" -eq 0 ] && [ "$f" -eq 0 ] && f=1
+  grep -q '^=== DONE' "$LOG" || { echo "$KREL guest did not finish (qemu rc=$RC)" | tee -a "$SUMMARY"; f=$((f+1)); }
+  FAILS=$((FAILS + f))
+  echo "$KREL: qemu_rc=$RC wall=${WALL}s pass=$n fail=$f log=$LOG" | tee -a "$SUMMARY"
+done
+echo "== summary ($SUMMARY)"; cat "$SUMMARY"
+[ "$FAILS" -eq 0 ]
