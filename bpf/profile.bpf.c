@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The profile provider: profile-N and tick-N are software cpu-clock perf
- * events (profile-N on every CPU, tick-N on one). The attach cookie is the
- * probe ID (high 32 bits) and the probe's slot in dt_prof_progs (low bits).
+ * events (profile-N on every CPU, tick-N on one). Each probe's event has a
+ * sampling period of its own (the runtime makes equal rates differ by a
+ * nanosecond), and dt_prof_probes maps the period to the probe ID (high 32
+ * bits) and the probe's slot in dt_prof_progs (low bits). A period, unlike
+ * an attach cookie (Linux 5.15), is in every kernel's perf context.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,10 +22,21 @@ struct {
 	__type(value, __u32);
 } dt_prof_progs SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DT_MAX_PROFILE);
+	__type(key, __u64);
+	__type(value, __u64);
+} dt_prof_probes SEC(".maps");
+
 SEC("perf_event")
 int dt_profile(struct bpf_perf_event_data *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 period = ctx->sample_period;
+	__u64 *found = bpf_map_lookup_elem(&dt_prof_probes, &period);
+	if (!found)
+		return 0;
+	__u64 cookie = *found;
 	/* A mask, not a compare: the verifier sees the bound on any clang. */
 	__u32 slot = cookie & (DT_MAX_PROFILE - 1);
 	struct dt_probe_ctx *pc = dt_begin_probe();

@@ -347,23 +347,23 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             }
         }
         let cpus = online_cpus();
+        let mut periods = Vec::new();
         for (slot, (probe_id, period_ns, every_cpu)) in profile_slots.iter().enumerate() {
+            // The period tells the probes apart: equal rates differ by a nanosecond.
+            let mut period = *period_ns;
+            while periods.contains(&period) {
+                period += 1;
+            }
+            periods.push(period);
+            let probe = (u64::from(*probe_id) << 32) | slot as u64;
+            skel.maps.dt_prof_probes.update(&period.to_ne_bytes(), &probe.to_ne_bytes(), MapFlags::ANY)?;
             let targets: Vec<i32> = if *every_cpu { cpus.clone() } else { vec![cpus[0]] };
             for cpu in targets {
-                let pfd = open_cpu_clock(cpu, *period_ns)?;
+                let pfd = open_cpu_clock(cpu, period)?;
                 profile_fds.push(pfd.as_raw_fd());
                 // The link takes ownership of the perf event fd and closes it.
-                let link = skel
-                    .progs
-                    .dt_profile
-                    .attach_perf_event_with_opts(
-                        pfd.into_raw_fd(),
-                        libbpf_rs::PerfEventOpts {
-                            cookie: (u64::from(*probe_id) << 32) | slot as u64,
-                            ..Default::default()
-                        },
-                    )
-                    .context("attaching a profile probe")?;
+                let link =
+                    skel.progs.dt_profile.attach_perf_event(pfd.into_raw_fd()).context("attaching a profile probe")?;
                 links.push(link);
             }
         }
