@@ -191,6 +191,25 @@ mod language {
     }
 
     #[test]
+    fn associative_arrays_keep_values_by_key() {
+        assert_eq!(
+            eval(
+                r#"a["x"] = 1; a["y"] = 2; a["x"] += 10; b[1, "k"] = "str"; c[3]++; c[3]++;
+                   printf("%d %d %d %s %d %d|", a["x"], a["y"], a["z"], b[1, "k"], c[3], c[4]);
+                   a["x"] = 0; b[1, "k"] = NULL; printf("%d %s|", a["x"], b[1, "k"]);
+                   self->t[pid] = 5; printf("%d %d", self->t[pid], self->t[pid + 1]);"#
+            ),
+            "11 2 0 str 2 0|0 |5 0"
+        );
+        // Keys of a different arity or type are refused as DTrace refuses them.
+        let out = run(&["-n", r#"BEGIN { a[1] = 1; a["x"] = 2; }"#]);
+        assert_eq!(out.code(), 1);
+        assert!(out.stderr.contains("a[ ] argument #1 is incompatible with prototype:"), "{}", out.stderr);
+        let out = run(&["-n", "BEGIN { a[1] = 1; a[1, 2] = 2; }"]);
+        assert!(out.stderr.contains("a[ ] prototype mismatch: 2 args passed, 1 expected"), "{}", out.stderr);
+    }
+
+    #[test]
     fn if_else_and_clause_locals() {
         assert_eq!(
             eval(

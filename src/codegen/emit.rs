@@ -36,8 +36,12 @@ pub(crate) struct CodegenEnv {
     pub wall_offset_ns: u64,
     /// One per-CPU hash map per aggregation.
     pub agg_fds: Vec<i32>,
-    /// Per-CPU array, one value: where keys with strings are built.
+    /// Per-CPU array, one value: where keys too large for the stack are
+    /// built, MAX_KEY_DEPTH regions of `key_buffer_size` bytes.
     pub agg_key_fd: i32,
+    pub key_buffer_size: usize,
+    /// One hash map per associative array.
+    pub assoc_fds: Vec<i32>,
     /// Array map, one zero-filled value as large as the largest aggregation value.
     pub agg_zero_fd: i32,
     /// Per-CPU counter of aggregation updates lost to a full map.
@@ -52,6 +56,8 @@ const BPF_NOEXIST: i32 = 1;
 const EEXIST: i32 = 17;
 /// Keys up to this size (an execname key is 16 bytes) are built on the stack.
 const MAX_STACK_KEY: usize = 64;
+/// Keys computed while computing a key (`a[b[x]]`) each need their own buffer.
+pub(crate) const MAX_KEY_DEPTH: usize = 4;
 const STACK_KEY: i16 = -8;
 const STACK_FAULT_ADDR: i16 = -16;
 const STACK_FAULT_ACTION: i16 = -24;
@@ -75,6 +81,8 @@ struct Emitter<'a> {
     scratch_next: usize,
     /// Whether the prologue loads the scratch area into r8.
     with_scratch: bool,
+    /// Keys being built while this one is (key buffer regions in use).
+    key_depth: usize,
     /// Set while emitting a clause's statements.
     clause: Option<ClauseState>,
     error_clauses: &'a [usize],
@@ -129,6 +137,7 @@ fn generate_with(
 ) -> Result<(Vec<Insn>, bool), CodegenError> {
     let mut e = Emitter {
         with_scratch,
+        key_depth: 0,
         error_clauses,
         in_error: false,
         program,
@@ -484,49 +493,7 @@ impl<'a> Emitter<'a> {
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
             self.emit(st_imm(Size::DW, R0, (agg.value_words() * 8) as i16, 1));
         } else {
-            // The key: on the stack when it fits, else in the key buffer.
-            let key_size = agg.key_size();
-            let key_ptr = self.alloc_slot(8)?;
-            if key_size <= MAX_STACK_KEY {
-                let area = self.alloc_slot(key_size as i16)?;
-                self.emit(mov(R0, FP));
-                self.emit(alu_imm(Alu::Add, R0, area as i32));
-            } else {
-                self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-                self.emit2(ld_map_fd(R1, self.env.agg_key_fd));
-                self.emit(mov(R2, FP));
-                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-                self.emit(call(Helper::MapLookupElem));
-                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
-            }
-            self.emit(stx(Size::DW, FP, key_ptr, R0));
-            let offsets = agg.key_offsets();
-            let columns = agg.keys.clone();
-            for ((key, column), off) in keys.iter().zip(&columns).zip(offsets) {
-                let off = off as i32;
-                if column.ty.is_int() {
-                    self.expr(key)?;
-                    self.emit(ldx(Size::DW, R1, FP, key_ptr));
-                    self.emit(stx(Size::DW, R1, off as i16, R0));
-                } else if matches!(key.kind, TKind::Builtin(Builtin::Execname)) {
-                    // get_current_comm pads the rest of the column with NULs.
-                    self.emit(ldx(Size::DW, R1, FP, key_ptr));
-                    self.emit(alu_imm(Alu::Add, R1, off));
-                    self.emit(mov_imm(R2, column.bytes as i32));
-                    self.emit(call(Helper::GetCurrentComm));
-                } else {
-                    // Keys compare as bytes: clear the column, then copy the string.
-                    self.expr(key)?;
-                    self.emit(mov(R3, R0));
-                    self.emit(ldx(Size::DW, R1, FP, key_ptr));
-                    for word in 0..column.bytes / 8 {
-                        self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
-                    }
-                    self.emit(alu_imm(Alu::Add, R1, off));
-                    self.emit(mov_imm(R2, column.bytes as i32));
-                    self.emit(call(Helper::ProbeReadKernelStr));
-                }
-            }
+            let key_ptr = self.build_key(&agg.keys.clone(), keys, false, done)?;
 
             // This CPU's value for the key; a new key starts from zeros.
             let inserted = self.new_label();
@@ -602,6 +569,175 @@ impl<'a> Emitter<'a> {
         self.bind(done);
         self.stack_top = saved_stack;
         Ok(())
+    }
+
+    /// Builds a map key from `keys` laid out as `columns` (with the current
+    /// thread ID in the first column when `tid_first`): on the stack when it
+    /// fits in MAX_STACK_KEY bytes, else in the per-CPU key buffer (one
+    /// region per nesting level, for keys computed from other keys). Returns
+    /// the stack slot holding the key's address; jumps to `fail` if the
+    /// buffer cannot be had.
+    fn build_key(
+        &mut self,
+        columns: &[KeyColumn],
+        keys: &[TExpr],
+        tid_first: bool,
+        fail: Label,
+    ) -> Result<i16, CodegenError> {
+        let key_size = key_size(columns);
+        let key_ptr = self.alloc_slot(8)?;
+        if key_size <= MAX_STACK_KEY {
+            let area = self.alloc_slot(key_size as i16)?;
+            if columns.is_empty() {
+                self.emit(st_imm(Size::DW, FP, area, 0));
+            }
+            self.emit(mov(R0, FP));
+            self.emit(alu_imm(Alu::Add, R0, area as i32));
+        } else {
+            if self.key_depth >= MAX_KEY_DEPTH {
+                return Err(CodegenError("keys nested too deeply".into()));
+            }
+            self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
+            self.emit2(ld_map_fd(R1, self.env.agg_key_fd));
+            self.emit(mov(R2, FP));
+            self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+            self.emit(call(Helper::MapLookupElem));
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), fail);
+            self.emit(alu_imm(Alu::Add, R0, (self.key_depth * self.env.key_buffer_size) as i32));
+        }
+        self.emit(stx(Size::DW, FP, key_ptr, R0));
+        self.key_depth += 1;
+        let offsets = key_offsets(columns);
+        let mut values = keys.iter();
+        for (i, (column, off)) in columns.iter().zip(offsets).enumerate() {
+            let off = off as i32;
+            if tid_first && i == 0 {
+                self.emit(call(Helper::GetCurrentPidTgid));
+                self.emit(alu_imm(Alu::Lsh, R0, 32));
+                self.emit(alu_imm(Alu::Rsh, R0, 32));
+                self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                self.emit(stx(Size::DW, R1, off as i16, R0));
+                continue;
+            }
+            let key = values.next().ok_or_else(|| CodegenError("internal error: key count".into()))?;
+            if column.ty != Type::String {
+                self.expr(key)?;
+                self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                self.emit(stx(Size::DW, R1, off as i16, R0));
+            } else if matches!(key.kind, TKind::Builtin(Builtin::Execname)) {
+                // get_current_comm pads the rest of the column with NULs.
+                self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                self.emit(alu_imm(Alu::Add, R1, off));
+                self.emit(mov_imm(R2, column.bytes as i32));
+                self.emit(call(Helper::GetCurrentComm));
+            } else {
+                // Keys compare as bytes: clear the column, then copy the string.
+                self.expr(key)?;
+                self.emit(mov(R3, R0));
+                self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                for word in 0..column.bytes / 8 {
+                    self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
+                }
+                self.emit(alu_imm(Alu::Add, R1, off));
+                self.emit(mov_imm(R2, column.bytes as i32));
+                self.emit(call(Helper::ProbeReadKernelStr));
+            }
+        }
+        self.key_depth -= 1;
+        Ok(key_ptr)
+    }
+
+    /// r0 = this element's value pointer, or NULL; the key is at *key_ptr.
+    fn element_lookup(&mut self, array: usize, key_ptr: i16) {
+        self.emit2(ld_map_fd(R1, self.env.assoc_fds[array]));
+        self.emit(ldx(Size::DW, R2, FP, key_ptr));
+        self.emit(call(Helper::MapLookupElem));
+    }
+
+    /// r0 = the element's value (0 or "" when absent).
+    fn load_element(&mut self, array: usize, key_ptr: i16, ty: &Type) {
+        let missing = self.new_label();
+        let end = self.new_label();
+        self.element_lookup(array, key_ptr);
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
+        if *ty != Type::String {
+            self.emit(ldx(Size::DW, R0, R0, 0));
+        }
+        self.jump(ja(0), end);
+        self.bind(missing);
+        if *ty == Type::String {
+            self.string_const(0);
+        } else {
+            self.emit(mov_imm(R0, 0));
+        }
+        self.bind(end);
+    }
+
+    /// Stores r0 into the element at *key_ptr; storing integer 0 deletes
+    /// it, as DTrace frees a dynamic variable set to 0. r0 keeps the value.
+    fn store_element(&mut self, array: usize, key_ptr: i16, ty: &Type) -> Result<(), CodegenError> {
+        let is_string = *ty == Type::String;
+        if !is_string {
+            self.normalize(ty);
+        }
+        let fd = self.env.assoc_fds[array];
+        let value = self.alloc_slot(8)?;
+        let end = self.new_label();
+        self.emit(stx(Size::DW, FP, value, R0));
+        if !is_string {
+            let store = self.new_label();
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), store);
+            self.emit2(ld_map_fd(R1, fd));
+            self.emit(ldx(Size::DW, R2, FP, key_ptr));
+            self.emit(call(Helper::MapDeleteElem));
+            self.jump(ja(0), end);
+            self.bind(store);
+        }
+        self.emit2(ld_map_fd(R1, fd));
+        self.emit(ldx(Size::DW, R2, FP, key_ptr));
+        if is_string {
+            self.emit(ldx(Size::DW, R3, FP, value));
+        } else {
+            self.emit(mov(R3, FP));
+            self.emit(alu_imm(Alu::Add, R3, value as i32));
+        }
+        self.emit(mov_imm(R4, 0));
+        self.emit(call(Helper::MapUpdateElem));
+        self.bind(end);
+        self.emit(ldx(Size::DW, R0, FP, value));
+        self.stack_top += 8;
+        Ok(())
+    }
+
+    /// The key of an element place, built once for a read-modify-write.
+    fn place_key(&mut self, place: &Place, fail: Label) -> Result<Option<i16>, CodegenError> {
+        match place {
+            Place::Var(_) => Ok(None),
+            Place::Element { array, keys } => {
+                let a = &self.program.assoc_arrays[*array];
+                let (columns, tid) = (a.keys.clone(), a.thread_local);
+                Ok(Some(self.build_key(&columns, keys, tid, fail)?))
+            }
+        }
+    }
+
+    fn load_place(&mut self, place: &Place, key: Option<i16>, ty: &Type) -> Result<(), CodegenError> {
+        match (place, key) {
+            (Place::Var(v), _) => self.load_var(*v, ty),
+            (Place::Element { array, .. }, Some(k)) => {
+                self.load_element(*array, k, ty);
+                Ok(())
+            }
+            _ => Err(CodegenError("internal error: element without key".into())),
+        }
+    }
+
+    fn store_place(&mut self, place: &Place, key: Option<i16>, ty: &Type) -> Result<(), CodegenError> {
+        match (place, key) {
+            (Place::Var(v), _) => self.store_var(*v, ty),
+            (Place::Element { array, .. }, Some(k)) => self.store_element(*array, k, ty),
+            _ => Err(CodegenError("internal error: element without key".into())),
+        }
     }
 
     /// *(u64 *)(r0 + off) += reg (or 1).
@@ -840,29 +976,48 @@ impl<'a> Emitter<'a> {
                 self.expr(b)?;
                 self.bind(end);
             }
-            TKind::Assign { var, op, signed, value } => {
+            TKind::Assign { place, op, signed, value } => {
+                let saved = self.stack_top;
+                let done = self.new_label();
                 self.expr(value)?;
+                let value_slot = self.alloc_slot(8)?;
+                self.emit(stx(Size::DW, FP, value_slot, R0));
+                let key = self.place_key(place, done)?;
+                self.emit(ldx(Size::DW, R0, FP, value_slot));
                 if let Some(op) = op {
-                    let slot = self.alloc_slot(8)?;
-                    self.emit(stx(Size::DW, FP, slot, R0));
-                    self.load_var(*var, &e.ty)?;
-                    self.emit(ldx(Size::DW, R1, FP, slot));
-                    self.stack_top += 8;
+                    self.load_place(place, key, &e.ty)?;
+                    self.emit(ldx(Size::DW, R1, FP, value_slot));
                     self.binary_op(*op, *signed)?;
                 }
-                self.store_var(*var, &e.ty)?;
+                self.store_place(place, key, &e.ty)?;
+                self.bind(done);
+                self.stack_top = saved;
             }
-            TKind::IncDec { var, delta, post } => {
-                self.load_var(*var, &e.ty)?;
+            TKind::IncDec { place, delta, post } => {
+                let saved = self.stack_top;
+                let done = self.new_label();
+                let key = self.place_key(place, done)?;
+                self.load_place(place, key, &e.ty)?;
                 let slot = self.alloc_slot(8)?;
                 self.emit(stx(Size::DW, FP, slot, R0));
                 self.emit(alu_imm(Alu::Add, R0, *delta));
                 self.normalize(&e.ty);
-                self.store_var(*var, &e.ty)?;
+                self.store_place(place, key, &e.ty)?;
                 if *post {
                     self.emit(ldx(Size::DW, R0, FP, slot));
                 }
-                self.stack_top += 8;
+                self.bind(done);
+                self.stack_top = saved;
+            }
+            TKind::Element { array, keys } => {
+                let saved = self.stack_top;
+                let done = self.new_label();
+                let a = &self.program.assoc_arrays[*array];
+                let (columns, tid) = (a.keys.clone(), a.thread_local);
+                let key = self.build_key(&columns, keys, tid, done)?;
+                self.load_element(*array, key, &e.ty);
+                self.bind(done);
+                self.stack_top = saved;
             }
             TKind::Cast(inner) => {
                 self.expr(inner)?;
@@ -874,7 +1029,20 @@ impl<'a> Emitter<'a> {
                 self.expr(base)?;
                 self.emit(alu_imm(Alu::Add, R0, *off as i32));
             }
-            TKind::ClearVar(var) => self.clear_var(*var)?,
+            TKind::ClearVar(Place::Var(var)) => self.clear_var(*var)?,
+            TKind::ClearVar(Place::Element { array, keys }) => {
+                let saved = self.stack_top;
+                let done = self.new_label();
+                let a = &self.program.assoc_arrays[*array];
+                let (columns, tid) = (a.keys.clone(), a.thread_local);
+                let key = self.build_key(&columns, keys, tid, done)?;
+                self.emit2(ld_map_fd(R1, self.env.assoc_fds[*array]));
+                self.emit(ldx(Size::DW, R2, FP, key));
+                self.emit(call(Helper::MapDeleteElem));
+                self.bind(done);
+                self.string_const(0);
+                self.stack_top = saved;
+            }
             TKind::CopyInStr(addr) => {
                 self.expr(addr)?;
                 let dst = self.scratch_slot()?;

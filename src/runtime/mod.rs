@@ -180,9 +180,36 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         .with_context(|| format!("creating the map of aggregation @{}", agg.name))?;
         aggregations.push(map);
     }
-    let max_key = program.aggregations.iter().map(|a| a.key_size()).max().unwrap_or(8);
+    // Associative arrays: one hash map each, sized like thread-local variables.
+    let mut assoc = Vec::new();
+    for a in &program.assoc_arrays {
+        let map = MapHandle::create(
+            MapType::Hash,
+            Some("dt_assoc"),
+            a.key_size() as u32,
+            var_bytes(&a.value, program.strsize) as u32,
+            opts.dynvar_entries,
+            &map_opts(),
+        )
+        .with_context(|| format!("creating the map of associative array {}", a.name))?;
+        assoc.push(map);
+    }
+    let max_key = program
+        .aggregations
+        .iter()
+        .map(|a| a.key_size())
+        .chain(program.assoc_arrays.iter().map(|a| a.key_size()))
+        .max()
+        .unwrap_or(8);
     let max_value = program.aggregations.iter().map(|a| a.value_words() * 8).max().unwrap_or(8);
-    let agg_key = MapHandle::create(MapType::PercpuArray, Some("dt_aggkey"), 4, max_key as u32, 1, &map_opts())?;
+    let agg_key = MapHandle::create(
+        MapType::PercpuArray,
+        Some("dt_aggkey"),
+        4,
+        (max_key * emit::MAX_KEY_DEPTH) as u32,
+        1,
+        &map_opts(),
+    )?;
     let agg_zero = array_map("dt_aggzero", max_value)?;
 
     let env = CodegenEnv {
@@ -199,10 +226,13 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         wall_offset_ns: wall_offset_ns(),
         agg_fds: aggregations.iter().map(|m| m.as_fd().as_raw_fd()).collect(),
         agg_key_fd: agg_key.as_fd().as_raw_fd(),
+        key_buffer_size: max_key,
+        assoc_fds: assoc.iter().map(|m| m.as_fd().as_raw_fd()).collect(),
         agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
     };
     maps.extend([globals, strings, scratch, probenames, agg_key, agg_zero]);
+    maps.extend(assoc);
 
     // Group probes by entry program and clause list: probes with the same
     // clauses share one generated program.

@@ -1041,6 +1041,11 @@ impl<'a> Checker<'a> {
                     "an aggregation's value may not be used in an expression",
                 ))
             }
+            ExprKind::Index(base, keys) => {
+                let (place, ty) = self.element(base, keys, None, &span)?;
+                let Place::Element { array, keys } = place else { unreachable!("element() returns elements") };
+                typed(TKind::Element { array, keys }, ty)
+            }
             _ => return Err(CompileError::new("D_UNSUPPORTED", &span, "this expression is not supported yet")),
         })
     }
@@ -1074,7 +1079,7 @@ impl<'a> Checker<'a> {
     fn unary(&mut self, op: UnOp, inner: &ast::Expr, span: &Span) -> Result<TExpr> {
         match op {
             UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
-                let (var, ty) = self.lvalue(inner, Type::INT)?;
+                let (place, ty) = self.lvalue(inner, Type::INT)?;
                 if !ty.is_int() {
                     return Err(CompileError::new(
                         "D_OP_SCALAR",
@@ -1084,7 +1089,7 @@ impl<'a> Checker<'a> {
                 }
                 let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) { 1 } else { -1 };
                 let post = matches!(op, UnOp::PostInc | UnOp::PostDec);
-                Ok(TExpr { kind: TKind::IncDec { var, delta, post }, ty, span: span.clone() })
+                Ok(TExpr { kind: TKind::IncDec { place, delta, post }, ty, span: span.clone() })
             }
             UnOp::Plus => {
                 let e = self.expr(inner)?;
@@ -1187,9 +1192,10 @@ impl<'a> Checker<'a> {
         Ok(typed(TKind::Binary { op, signed, lhs: Box::new(l), rhs: Box::new(r) }, ty))
     }
 
-    /// Resolves an assignable expression; unknown globals and thread-locals
-    /// are created with `default_ty` (D declares variables by first assignment).
-    fn lvalue(&mut self, target: &ast::Expr, default_ty: Type) -> Result<(Var, Type)> {
+    /// Resolves an assignable expression; unknown globals, thread-locals and
+    /// associative arrays are created with `default_ty` (D declares them by
+    /// first assignment).
+    fn lvalue(&mut self, target: &ast::Expr, default_ty: Type) -> Result<(Place, Type)> {
         let (scope, name) = match &target.kind {
             ExprKind::Ident(name) => {
                 if builtin(name).is_some() {
@@ -1203,11 +1209,12 @@ impl<'a> Checker<'a> {
             }
             ExprKind::SelfVar(name) => (Scope::Thread, name),
             ExprKind::ThisVar(name) => (Scope::Clause, name),
-            ExprKind::Aggregation(_) | ExprKind::Index(..) => {
+            ExprKind::Index(base, keys) => return self.element(base, keys, Some(default_ty), &target.span),
+            ExprKind::Aggregation(_) => {
                 return Err(CompileError::new(
-                    "D_UNSUPPORTED",
+                    "D_OP_LVAL",
                     &target.span,
-                    "aggregations and associative arrays are not supported yet",
+                    "operator = requires modifiable lvalue as an operand",
                 ))
             }
             _ => {
@@ -1218,11 +1225,111 @@ impl<'a> Checker<'a> {
                 ))
             }
         };
-        if let Some(found) = self.lookup_var(scope, name) {
-            return Ok(found);
+        if let Some((var, ty)) = self.lookup_var(scope, name) {
+            return Ok((Place::Var(var), ty));
         }
         let var = self.new_var(scope, name, default_ty.clone());
-        Ok((var, default_ty))
+        Ok((Place::Var(var), default_ty))
+    }
+
+    /// `name[keys]` or `self->name[keys]`. With `create`, an unknown array is
+    /// declared with that value type; without, it must exist.
+    fn element(
+        &mut self,
+        base: &ast::Expr,
+        keys: &[ast::Expr],
+        create: Option<Type>,
+        span: &Span,
+    ) -> Result<(Place, Type)> {
+        let (thread_local, name) = match &base.kind {
+            ExprKind::Ident(name) if builtin(name).is_none() => (false, name.clone()),
+            ExprKind::SelfVar(name) => (true, name.clone()),
+            _ => {
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    &base.span,
+                    "only global and self-> associative arrays can be indexed yet",
+                ))
+            }
+        };
+        let shown = if thread_local { format!("self->{name}") } else { name.clone() };
+        let scope = if thread_local { Scope::Thread } else { Scope::Global };
+        if self.lookup_var(scope, &name).is_some() {
+            return Err(CompileError::new(
+                "D_OP_INDEX",
+                span,
+                format!("operator [ ] cannot be applied to {shown}: it is not an associative array"),
+            ));
+        }
+        let keys: Vec<TExpr> = keys.iter().map(|k| self.expr(k)).collect::<Result<_>>()?;
+        let mut columns = Vec::new();
+        if thread_local {
+            columns.push(KeyColumn { ty: Type::Int { size: 4, signed: true, name: "id_t" }, bytes: 8 });
+        }
+        for k in &keys {
+            let bytes = match &k.ty {
+                Type::String if is_execname(k) => COMM_KEY_BYTES,
+                Type::String => var_bytes(&Type::String, self.opts.strsize),
+                Type::Int { .. } | Type::Pointer(_) => 8,
+                other => {
+                    return Err(CompileError::new(
+                        "D_KEY_TYPE",
+                        &k.span,
+                        format!("{shown}[ ] keys of type {} are not supported", other.name()),
+                    ))
+                }
+            };
+            columns.push(KeyColumn { ty: k.ty.clone(), bytes });
+        }
+        let found = self.program.assoc_arrays.iter().position(|a| a.name == name && a.thread_local == thread_local);
+        let index = match (found, create) {
+            (Some(i), _) => {
+                let array = &mut self.program.assoc_arrays[i];
+                let skip = usize::from(thread_local);
+                let expected = array.keys.len() - skip;
+                if expected != keys.len() {
+                    return Err(CompileError::new(
+                        "D_PROTO_LEN",
+                        span,
+                        format!(
+                            "{shown}[ ] prototype mismatch: {} arg{} passed, {expected} expected",
+                            keys.len(),
+                            if keys.len() == 1 { "" } else { "s" }
+                        ),
+                    ));
+                }
+                for (k, (have, new)) in array.keys.iter_mut().zip(&columns).enumerate().skip(skip) {
+                    if (have.ty == Type::String) != (new.ty == Type::String) {
+                        return Err(CompileError::new(
+                            "D_PROTO_ARG",
+                            &keys[k - skip].span,
+                            format!(
+                                "{shown}[ ] argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
+                                k - skip + 1,
+                                have.ty.name(),
+                                new.ty.name()
+                            ),
+                        ));
+                    }
+                    have.bytes = have.bytes.max(new.bytes);
+                }
+                i
+            }
+            (None, Some(value)) => {
+                if !(value.is_scalar() || value == Type::String) {
+                    return Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        span,
+                        format!("associative arrays of {} are not supported yet", value.name()),
+                    ));
+                }
+                self.program.assoc_arrays.push(AssocArray { name, thread_local, keys: columns, value });
+                self.program.assoc_arrays.len() - 1
+            }
+            (None, None) => return Err(undeclared(&shown, span)),
+        };
+        let ty = self.program.assoc_arrays[index].value.clone();
+        Ok((Place::Element { array: index, keys }, ty))
     }
 
     fn assign(&mut self, op: Option<BinOp>, target: &ast::Expr, value: &ast::Expr, span: &Span) -> Result<TExpr> {
@@ -1237,11 +1344,11 @@ impl<'a> Checker<'a> {
         // A self-> variable first read (and so created as int64_t) takes the type
         // of its first assignment instead.
         self.retype_unassigned(target, &value.ty);
-        let (var, ty) = self.lvalue(target, value.ty.clone())?;
+        let (place, ty) = self.lvalue(target, value.ty.clone())?;
         // `str = NULL` frees the variable, as DTrace frees dynamic variables set to 0.
         let is_null = matches!(value.kind, TKind::Int(0)) && matches!(value.ty, Type::Pointer(_));
         if ty == Type::String && is_null && op.is_none() {
-            return Ok(TExpr { kind: TKind::ClearVar(var), ty, span: span.clone() });
+            return Ok(TExpr { kind: TKind::ClearVar(place), ty, span: span.clone() });
         }
         let compatible = match (&ty, &value.ty) {
             (Type::String, Type::String) => op.is_none(),
@@ -1257,7 +1364,7 @@ impl<'a> Checker<'a> {
             ));
         }
         let signed = matches!(arith_result(&ty, &value.ty), Type::Int { signed: true, .. }) || ty == Type::String;
-        Ok(TExpr { kind: TKind::Assign { var, op, signed, value: Box::new(value) }, ty, span: span.clone() })
+        Ok(TExpr { kind: TKind::Assign { place, op, signed, value: Box::new(value) }, ty, span: span.clone() })
     }
 
     fn retype_unassigned(&mut self, target: &ast::Expr, ty: &Type) {
@@ -1345,7 +1452,7 @@ fn func_text(f: &AggFunc) -> &'static str {
 fn const_int(e: &ast::Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Int { value, .. } => Some(*value as i64),
-        ExprKind::Char(c) => Some(i64::from(*c)),
+        ExprKind::Char(c) => Some(*c),
         ExprKind::Unary(UnOp::Neg, inner) => const_int(inner).map(i64::wrapping_neg),
         ExprKind::Unary(UnOp::Plus, inner) => const_int(inner),
         ExprKind::Binary(op, l, r) => {

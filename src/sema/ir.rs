@@ -90,6 +90,17 @@ pub(crate) enum Var {
     ClauseLocal(usize),
 }
 
+/// Something assignable: a variable or an element of an associative array.
+#[derive(Debug, Clone)]
+pub(crate) enum Place {
+    Var(Var),
+    /// `name[keys]` or `self->name[keys]`: index into `Program::assoc_arrays`.
+    Element {
+        array: usize,
+        keys: Vec<TExpr>,
+    },
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct TExpr {
     pub kind: TKind,
@@ -104,6 +115,11 @@ pub(crate) enum TKind {
     Str(usize),
     Builtin(Builtin),
     Var(Var),
+    /// Reads an associative array element (0 or "" when absent).
+    Element {
+        array: usize,
+        keys: Vec<TExpr>,
+    },
     Neg(Box<TExpr>),
     BitNot(Box<TExpr>),
     Not(Box<TExpr>),
@@ -128,16 +144,16 @@ pub(crate) enum TKind {
         rhs: Box<TExpr>,
     },
     Ternary(Box<TExpr>, Box<TExpr>, Box<TExpr>),
-    /// `var = value` or `var op= value`; the value of the expression is the new value.
+    /// `place = value` or `place op= value`; the value of the expression is the new value.
     Assign {
-        var: Var,
+        place: Place,
         op: Option<BinOp>,
         signed: bool,
         value: Box<TExpr>,
     },
-    /// `++var`, `var--`, ...
+    /// `++place`, `place--`, ...
     IncDec {
-        var: Var,
+        place: Place,
         delta: i32,
         post: bool,
     },
@@ -149,8 +165,9 @@ pub(crate) enum TKind {
     LoadStr(Box<TExpr>, usize),
     /// Address arithmetic: the value plus a constant (member offsets).
     Offset(Box<TExpr>, u64),
-    /// Assigning NULL (or 0) to a string variable: frees a thread-local, empties a global.
-    ClearVar(Var),
+    /// Assigning NULL to a string variable or element: frees a thread-local
+    /// or an element, empties a global.
+    ClearVar(Place),
     CopyInStr(Box<TExpr>),
 }
 
@@ -278,20 +295,12 @@ pub(crate) struct KeyColumn {
 impl Aggregation {
     /// Bytes of the map key; a keyless aggregation uses one zero word.
     pub(crate) fn key_size(&self) -> usize {
-        self.keys.iter().map(|k| k.bytes).sum::<usize>().max(8)
+        key_size(&self.keys)
     }
 
     /// Byte offset of each key column in the map key.
     pub(crate) fn key_offsets(&self) -> Vec<usize> {
-        let mut at = 0;
-        self.keys
-            .iter()
-            .map(|k| {
-                let o = at;
-                at += k.bytes;
-                o
-            })
-            .collect()
+        key_offsets(&self.keys)
     }
 
     /// A keyless aggregation (`@x = f()`) is a one-entry per-CPU array:
@@ -326,6 +335,41 @@ impl Aggregation {
     }
 }
 
+/// An associative array (`a[k] = v`, `self->a[k] = v`): a BPF hash map
+/// from the key tuple (with the thread ID first for `self->`) to the value.
+#[derive(Debug, Clone)]
+pub(crate) struct AssocArray {
+    pub name: String,
+    pub thread_local: bool,
+    /// The key columns, the thread ID column included for `self->`.
+    pub keys: Vec<KeyColumn>,
+    pub value: Type,
+}
+
+impl AssocArray {
+    pub(crate) fn key_size(&self) -> usize {
+        key_size(&self.keys)
+    }
+}
+
+/// Bytes of a map key made of `columns`; an empty tuple uses one zero word.
+pub(crate) fn key_size(columns: &[KeyColumn]) -> usize {
+    columns.iter().map(|k| k.bytes).sum::<usize>().max(8)
+}
+
+/// Byte offset of each column in the map key.
+pub(crate) fn key_offsets(columns: &[KeyColumn]) -> Vec<usize> {
+    let mut at = 0;
+    columns
+        .iter()
+        .map(|k| {
+            let o = at;
+            at += k.bytes;
+            o
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Variable {
     pub ty: Type,
@@ -343,6 +387,7 @@ pub(crate) struct Program {
     pub strings: Vec<Vec<u8>>,
     pub formats: Vec<crate::consume::printf::Format>,
     pub aggregations: Vec<Aggregation>,
+    pub assoc_arrays: Vec<AssocArray>,
     pub strsize: usize,
     pub uses_ppid: bool,
     /// Some clause reads arg0..arg9: entry programs must copy the arguments.
