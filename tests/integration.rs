@@ -191,6 +191,41 @@ mod language {
     }
 
     #[test]
+    fn string_subroutines_follow_dtrace() {
+        assert_eq!(
+            eval(
+                r#"printf("%d|%s|%s|%s|%s|%s|%s|%s|", strlen("hello"), toupper("abC1"), tolower("ABc"),
+                   strjoin("foo", "bar"), substr("hello world", 6), substr("hello", 1, 3), substr("hello", -3),
+                   substr("hello", 0, -2));"#
+            ),
+            "5|ABC1|abc|foobar|world|ell|llo|hel|"
+        );
+        // basename and dirname as illumos computes them.
+        assert_eq!(
+            eval(
+                r#"printf("%s %s %s %s %s", basename("/a/b/c"), basename("a/b//"), basename("/"), basename("c"), basename(""));"#
+            ),
+            "c b / c ."
+        );
+        assert_eq!(
+            eval(r#"printf("%s %s %s %s", dirname("/a/b/c"), dirname("/x"), dirname("c"), dirname(""));"#),
+            "/a/b / . ."
+        );
+        assert_eq!(
+            eval(
+                r#"printf("%s|%s|%s|%s|%s", strchr("a=b=c", '='), strrchr("a=b=c", '='), strchr("abc", 'x'), lltostr(-1234), lltostr(0));"#
+            ),
+            "=b=c|=c||-1234|0"
+        );
+        assert_eq!(
+            eval(
+                r#"printf("%x %x %d %d %d", htons(0x1234), htonl(0x12345678), ntohs(htons(80)), getmajor(0x800001), getminor(0x800001));"#
+            ),
+            "3412 78563412 80 8 1"
+        );
+    }
+
+    #[test]
     fn associative_arrays_keep_values_by_key() {
         assert_eq!(
             eval(

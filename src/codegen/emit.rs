@@ -9,6 +9,8 @@
 //! - r0: the value of the expression being evaluated; intermediate values
 //!   live in stack slots, so helper calls never clobber them.
 
+mod subr;
+
 use super::insn::*;
 use crate::consume::aggfmt::{llquantize_plan, LlquantizePlan};
 use crate::runtime::layout;
@@ -81,6 +83,8 @@ struct Emitter<'a> {
     scratch_next: usize,
     /// Whether the prologue loads the scratch area into r8.
     with_scratch: bool,
+    /// Whether any scratch slot was used.
+    used_scratch: bool,
     /// Keys being built while this one is (key buffer regions in use).
     key_depth: usize,
     /// Set while emitting a clause's statements.
@@ -137,6 +141,7 @@ fn generate_with(
 ) -> Result<(Vec<Insn>, bool), CodegenError> {
     let mut e = Emitter {
         with_scratch,
+        used_scratch: false,
         key_depth: 0,
         error_clauses,
         in_error: false,
@@ -156,7 +161,7 @@ fn generate_with(
     }
     e.emit(mov_imm(R0, 0));
     e.emit(exit());
-    let used_scratch = e.scratch_next > 0;
+    let used_scratch = e.used_scratch;
     Ok((e.finish()?, used_scratch))
 }
 
@@ -201,6 +206,7 @@ impl<'a> Emitter<'a> {
         }
         let off = self.scratch_next * self.program.strsize;
         self.scratch_next += 1;
+        self.used_scratch = true;
         Ok(off as i32)
     }
 
@@ -429,6 +435,15 @@ impl<'a> Emitter<'a> {
     }
 
     fn stmt(&mut self, stmt: &TStmt) -> Result<(), CodegenError> {
+        // Variables copy strings into their own storage, so a statement's
+        // string temporaries are dead once it is done.
+        let scratch = self.scratch_next;
+        let result = self.stmt_inner(stmt);
+        self.scratch_next = scratch;
+        result
+    }
+
+    fn stmt_inner(&mut self, stmt: &TStmt) -> Result<(), CodegenError> {
         match stmt {
             TStmt::Expr(e) => self.expr(e),
             TStmt::If { cond, then, otherwise } => {
@@ -890,6 +905,8 @@ impl<'a> Emitter<'a> {
             ActionKind::Exit(e) => vec![e],
         };
         for (value, value_layout) in values.into_iter().zip(&layout.values) {
+            // Once in the record, a value's string temporaries are free again.
+            let scratch = self.scratch_next;
             self.expr(value)?;
             match value_layout {
                 ValueLayout::Int { .. } => self.emit(stx(Size::DW, R9, offset, R0)),
@@ -902,6 +919,7 @@ impl<'a> Emitter<'a> {
                 }
             }
             offset += value_layout.bytes(self.program.strsize) as i16;
+            self.scratch_next = scratch;
         }
         if matches!(kind, ActionKind::Exit(_)) {
             let draining = layout::STATE_DRAINING as u32;
@@ -1024,6 +1042,7 @@ impl<'a> Emitter<'a> {
                 self.normalize(&e.ty);
             }
             TKind::Load(addr) => self.load(addr, &e.ty)?,
+            TKind::Subr(subr, args) => self.subroutine(*subr, args, &e.ty)?,
             TKind::LoadStr(addr, len) => self.load_str(addr, *len)?,
             TKind::Offset(base, off) => {
                 self.expr(base)?;

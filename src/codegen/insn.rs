@@ -93,6 +93,7 @@ pub(crate) enum Helper {
     GetCurrentUidGid = 15,
     GetCurrentComm = 16,
     GetCurrentTask = 35,
+    GetPrandomU32 = 7,
     ProbeReadKernel = 113,
     ProbeReadUserStr = 114,
     ProbeReadKernelStr = 115,
@@ -125,6 +126,14 @@ pub(crate) fn mov(dst: Reg, src: Reg) -> Insn {
 }
 pub(crate) fn neg(dst: Reg) -> Insn {
     insn(ALU64 | K | Alu::Neg as u8, dst, R0, 0, 0)
+}
+/// Converts the low `bits` (16, 32, 64) of `dst` to big-endian, zero-extending
+/// (a byte swap on little-endian machines: htons and friends).
+pub(crate) fn to_big_endian(dst: Reg, bits: i32) -> Insn {
+    const ALU: u8 = 0x04;
+    const END: u8 = 0xd0;
+    const TO_BE: u8 = 0x08;
+    insn(ALU | END | TO_BE, dst, R0, 0, bits)
 }
 /// 64-bit immediate load: two instruction slots.
 pub(crate) fn ld_imm64(dst: Reg, value: u64) -> [Insn; 2] {

@@ -108,7 +108,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         MapType::PercpuArray,
         Some("dt_scratch"),
         4,
-        (scratch_slots * program.strsize) as u32,
+        // The slots, then one word for the code generator (emit::subr's launder cell).
+        (scratch_slots * program.strsize + 8) as u32,
         1,
         &map_opts(),
     )?;

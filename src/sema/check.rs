@@ -212,6 +212,17 @@ impl<'a> Checker<'a> {
         ty.ok_or_else(|| CompileError::new("D_UNSUPPORTED", span, "this type is not supported yet"))
     }
 
+    /// The index of a string constant, added if new.
+    fn intern(&mut self, bytes: &[u8]) -> usize {
+        match self.program.strings.iter().position(|s| s == bytes) {
+            Some(i) => i,
+            None => {
+                self.program.strings.push(bytes.to_vec());
+                self.program.strings.len() - 1
+            }
+        }
+    }
+
     /// A struct or union of the running kernel, by name.
     fn kernel_record(&mut self, name: &str, union: bool, span: &Span) -> Result<std::rc::Rc<Record>> {
         let kind = if union { "union" } else { "struct" };
@@ -1393,6 +1404,35 @@ impl<'a> Checker<'a> {
                 name_span,
                 format!("{name}( ) may not be used as an expression; it is an action"),
             )),
+            _ if subroutine_signature(name).is_some() => {
+                let (subr, params, result) = subroutine_signature(name).expect("checked");
+                let required = params.iter().filter(|p| !p.ends_with('?')).count();
+                self.arity(name, name_span, args, required, params.len())?;
+                let mut values = Vec::new();
+                for (i, (a, param)) in args.iter().zip(params).enumerate() {
+                    let e = self.expr(a)?;
+                    let want_string = param.trim_end_matches('?') == "string";
+                    let ok = if want_string { e.ty == Type::String } else { e.ty.is_int() };
+                    if !ok {
+                        return Err(CompileError::new(
+                            "D_PROTO_ARG",
+                            &a.span,
+                            format!(
+                                "{name}( ) argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
+                                i + 1,
+                                param.trim_end_matches('?'),
+                                e.ty.name()
+                            ),
+                        ));
+                    }
+                    values.push(e);
+                }
+                if matches!(subr, Subr::Basename | Subr::Dirname) {
+                    // Their result for a name without a directory part.
+                    self.intern(b".");
+                }
+                Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
+            }
             _ if is_aggregating_function(name) => Err(CompileError::new(
                 "D_CG_EXPR",
                 name_span,
@@ -1408,6 +1448,32 @@ impl<'a> Checker<'a> {
             _ => Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action"))),
         }
     }
+}
+
+/// A subroutine's kind, parameters (`?` marks an optional one) and result type.
+fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Type)> {
+    let size_t = Type::Int { size: 8, signed: false, name: "size_t" };
+    let u16 = Type::Int { size: 2, signed: false, name: "uint16_t" };
+    let u32 = Type::Int { size: 4, signed: false, name: "uint32_t" };
+    Some(match name {
+        "strlen" => (Subr::Strlen, &["string"], size_t),
+        "strjoin" => (Subr::Strjoin, &["string", "string"], Type::String),
+        "substr" => (Subr::Substr, &["string", "int", "int?"], Type::String),
+        "toupper" => (Subr::Toupper, &["string"], Type::String),
+        "tolower" => (Subr::Tolower, &["string"], Type::String),
+        "basename" => (Subr::Basename, &["string"], Type::String),
+        "dirname" => (Subr::Dirname, &["string"], Type::String),
+        "strchr" => (Subr::Strchr, &["string", "char"], Type::String),
+        "strrchr" => (Subr::Strrchr, &["string", "char"], Type::String),
+        "lltostr" => (Subr::Lltostr, &["int64_t"], Type::String),
+        "htons" | "ntohs" => (Subr::ByteSwap(16), &["uint16_t"], u16),
+        "htonl" | "ntohl" => (Subr::ByteSwap(32), &["uint32_t"], u32),
+        "htonll" | "ntohll" => (Subr::ByteSwap(64), &["uint64_t"], Type::UINT64),
+        "rand" => (Subr::Rand, &[], Type::INT),
+        "getmajor" => (Subr::Getmajor, &["dev_t"], Type::Int { size: 4, signed: false, name: "major_t" }),
+        "getminor" => (Subr::Getminor, &["dev_t"], Type::Int { size: 4, signed: false, name: "minor_t" }),
+        _ => return None,
+    })
 }
 
 /// Width of a string key column fed only by execname: the kernel's comm is 16 bytes.

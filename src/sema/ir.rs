@@ -169,6 +169,29 @@ pub(crate) enum TKind {
     /// or an element, empties a global.
     ClearVar(Place),
     CopyInStr(Box<TExpr>),
+    /// A D subroutine computed in the kernel.
+    Subr(Subr, Vec<TExpr>),
+}
+
+/// D subroutines (strings are NUL-terminated, at most strsize bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subr {
+    Strlen,
+    Strjoin,
+    /// substr(s, index[, length]): the second argument is optional.
+    Substr,
+    Toupper,
+    Tolower,
+    Basename,
+    Dirname,
+    Strchr,
+    Strrchr,
+    Lltostr,
+    /// htons/ntohs (16), htonl/ntohl (32), htonll/ntohll (64) bits.
+    ByteSwap(i32),
+    Rand,
+    Getmajor,
+    Getminor,
 }
 
 #[derive(Debug, Clone)]
