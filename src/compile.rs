@@ -37,7 +37,12 @@ pub(crate) fn compile(
             ProgramSource::Script(path) => {
                 let read =
                     if path == "-" { std::io::read_to_string(std::io::stdin()) } else { std::fs::read_to_string(path) };
-                read.map_err(|e| format!("failed to open {path}: {}", io_reason(&e)))?
+                let text = read.map_err(|e| format!("failed to open {path}: {}", io_reason(&e)))?;
+                if options.cpp {
+                    preprocess(&text, path, &options.cpp_args)?
+                } else {
+                    text
+                }
             }
             ProgramSource::Description(text) | ProgramSource::Probe(text) => text.clone(),
         };
@@ -91,6 +96,45 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), String> {
         // non-D pragmas are accepted and ignored, as by DTrace.
         _ => Ok(()),
     }
+}
+
+/// Runs the C preprocessor over a script (-C), as DTrace does, with the
+/// names DTrace defines for D programs and the -D/-U/-I arguments. The first
+/// of cpp, gcc -E and clang -E that exists is used.
+fn preprocess(text: &str, path: &str, args: &[String]) -> Result<String, String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    // A `#!` interpreter line is for the shell, not for cpp.
+    let body = match text.strip_prefix("#!") {
+        Some(rest) => format!("\n{}", rest.split_once('\n').map_or("", |(_, after)| after)),
+        None => text.to_string(),
+    };
+    let dir = std::path::Path::new(path).parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+    for (program, first) in [("cpp", None), ("gcc", Some("-E")), ("clang", Some("-E"))] {
+        let mut cmd = Command::new(program);
+        cmd.args(first)
+            .args(["-P", "-x", "c", "-D__SUNW_D=1", "-D__SUNW_D_64", "-D__linux"])
+            .arg(format!("-I{}", if dir.is_empty() { "." } else { &dir }))
+            .args(args)
+            .arg("-")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let Ok(mut child) = cmd.spawn() else { continue };
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(body.as_bytes());
+        }
+        let out = child.wait_with_output().map_err(|e| format!("failed to run {program}: {e}"))?;
+        if !out.status.success() {
+            let why = String::from_utf8_lossy(&out.stderr);
+            return Err(format!(
+                "failed to preprocess {path}: {}",
+                why.lines().find(|l| l.contains("error")).unwrap_or("the C preprocessor failed").trim()
+            ));
+        }
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    Err("failed to preprocess: no C preprocessor (cpp, gcc or clang) found".to_string())
 }
 
 /// How dtrace names a source in its "matched N probes" notice.

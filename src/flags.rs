@@ -41,6 +41,10 @@ pub(crate) struct Options {
     pub zdefs: bool,
     /// Compile errors carry their D_* tag.
     pub errtags: bool,
+    /// -C: scripts go through the C preprocessor first.
+    pub cpp: bool,
+    /// -D, -U, -I for the preprocessor.
+    pub cpp_args: Vec<String>,
     /// Bytes per CPU for each aggregation, when set (-x aggsize).
     pub aggsize: Option<u64>,
     /// How often the consumer reads aggregations for printa (aggrate).
@@ -100,6 +104,8 @@ impl Default for Options {
             destructive: false,
             zdefs: false,
             errtags: false,
+            cpp: false,
+            cpp_args: Vec::new(),
             aggsize: None,
             aggrate: Duration::from_secs(1),
             aggsort: AggSortOptions::default(),
@@ -274,7 +280,7 @@ pub(crate) fn command() -> Command {
         .disable_help_flag(true)
         .disable_version_flag(true)
         .override_usage(
-            "dtrace [-qlvVwZe] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
+            "dtrace [-CeqlvVwZ] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
         )
         .arg(append("name", 'n', "name", "enable or list probes matching the specified probe name"))
         .arg(append("script", 's', "script", "enable or list probes for the specified D script"))
@@ -283,6 +289,10 @@ pub(crate) fn command() -> Command {
         .arg(append("function", 'f', "function", "enable or list probes matching the specified function name"))
         .arg(append("id", 'i', "probe-id", "enable or list probes matching the specified probe id"))
         .arg(append("option", 'x', "opt[=val]", "enable or modify compiler and tracing options"))
+        .arg(flag("cpp", 'C', "run the C preprocessor over D scripts before compiling them"))
+        .arg(append("define", 'D', "name[=def]", "define a name for the preprocessor (with -C)"))
+        .arg(append("undef", 'U', "name", "undefine a name for the preprocessor (with -C)"))
+        .arg(append("include", 'I', "path", "add a directory to the preprocessor's search path (with -C)"))
         .arg(Arg::new("output").short('o').value_name("output").help("set output file"))
         .arg(flag("quiet", 'q', "set quiet mode (only output explicitly traced data)"))
         .arg(flag("list", 'l', "list probes matching specified criteria"))
@@ -322,6 +332,16 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Flags, clap::Error> {
     }
     options.quiet = m.get_flag("quiet");
     options.destructive = m.get_flag("destructive");
+    options.cpp = m.get_flag("cpp");
+    // -D, -U and -I reach cpp in command-line order.
+    let mut cpp_args: Vec<(usize, String)> = Vec::new();
+    for (id, prefix) in [("define", "-D"), ("undef", "-U"), ("include", "-I")] {
+        if let (Some(values), Some(indices)) = (m.get_many::<String>(id), m.indices_of(id)) {
+            cpp_args.extend(indices.zip(values).map(|(i, v)| (i, format!("{prefix}{v}"))));
+        }
+    }
+    cpp_args.sort_by_key(|(i, _)| *i);
+    options.cpp_args = cpp_args.into_iter().map(|(_, a)| a).collect();
     let mut flags = Flags {
         sources: indexed.into_iter().map(|(_, s)| s).collect(),
         args: m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default(),

@@ -551,6 +551,27 @@ mod command_line {
     }
 
     #[test]
+    fn c_preprocessor_with_defines_undefines_and_includes() {
+        let header = script("defs.h", "#define GREETING \"hi\"\n#define TWICE(x) ((x) * 2)\n");
+        let dir = std::path::Path::new(&header).parent().unwrap().to_string_lossy().into_owned();
+        let path = script(
+            "cpp.d",
+            "#!/usr/sbin/dtrace -Cqs\n#include <defs.h>\nBEGIN\n{\n#ifdef EXTRA\n\tprintf(\"%s %d %d\\n\", GREETING, TWICE(21), EXTRA);\n#else\n\tprintf(\"%s %d\\n\", GREETING, TWICE(21));\n#endif\n\texit(0);\n}\n",
+        );
+        let include = format!("-I{dir}");
+        let out = run(&["-C", &include, "-q", "-s", &path]);
+        assert_eq!(out.stdout, "hi 42\n\n", "{}", out.stderr);
+        let out = run(&["-C", &include, "-DEXTRA=7", "-q", "-s", &path]);
+        assert_eq!(out.stdout, "hi 42 7\n\n", "{}", out.stderr);
+        let out = run(&["-C", &include, "-DEXTRA=7", "-UEXTRA", "-q", "-s", &path]);
+        assert_eq!(out.stdout, "hi 42\n\n", "{}", out.stderr);
+        // A missing header is the preprocessor's error, reported by dtrace.
+        let out = run(&["-C", "-q", "-s", &path]);
+        assert_eq!(out.code(), 1);
+        assert!(out.stderr.starts_with(&format!("dtrace: failed to preprocess {path}:")), "{}", out.stderr);
+    }
+
+    #[test]
     fn several_programs_share_globals() {
         let out = run(&["-q", "-n", "BEGIN { x = 5; }", "-n", r#"BEGIN { printf("%d\n", x); exit(0); }"#]);
         assert_eq!(out.stdout, "5\n\n");
