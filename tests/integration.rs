@@ -191,6 +191,16 @@ mod language {
     }
 
     #[test]
+    fn clause_local_strings() {
+        assert_eq!(
+            eval(
+                r#"this->s = "abc"; this->t = strjoin(this->s, "def"); printf("%s %s %d", this->s, this->t, this->s == "abc");"#
+            ),
+            "abc abcdef 1"
+        );
+    }
+
+    #[test]
     fn string_subroutines_follow_dtrace() {
         assert_eq!(
             eval(

@@ -232,12 +232,23 @@ impl<'a> Emitter<'a> {
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
             self.emit(mov(R8, R0));
         }
-        // Clause-local variables start at 0 for each firing, shared by the
-        // clauses of this probe as in DTrace.
-        for _ in &self.program.clause_locals {
-            let slot = self.alloc_slot(8)?;
-            self.emit(st_imm(Size::DW, FP, slot, 0));
-            self.clause_local_slots.push(slot);
+        // Clause-local variables start at 0 (or "") for each firing, shared by
+        // the clauses of this probe as in DTrace. Strings live in the scratch
+        // map after the slots and the launder word.
+        let mut string_at = self.env.scratch_slots * self.program.strsize + 8;
+        for v in &self.program.clause_locals {
+            if v.ty == Type::String {
+                self.used_scratch = true;
+                if self.with_scratch {
+                    self.emit(st_imm(Size::B, R8, string_at as i16, 0));
+                }
+                self.clause_local_slots.push(string_at as i16);
+                string_at += self.program.strsize;
+            } else {
+                let slot = self.alloc_slot(8)?;
+                self.emit(st_imm(Size::DW, FP, slot, 0));
+                self.clause_local_slots.push(slot);
+            }
         }
         let start = self.new_label();
         self.jump(ja(0), start);
@@ -1152,9 +1163,7 @@ impl<'a> Emitter<'a> {
                 self.emit2(ld_map_value(R1, self.env.globals_fd, self.global_offset(i)));
                 self.emit(st_imm(Size::B, R1, 0, 0));
             }
-            Var::ClauseLocal(_) => {
-                return Err(CodegenError("string clause-local variables are not supported yet".into()))
-            }
+            Var::ClauseLocal(i) => self.emit(st_imm(Size::B, R8, self.clause_local_slots[i], 0)),
         }
         self.string_const(0);
         Ok(())
@@ -1427,9 +1436,11 @@ impl<'a> Emitter<'a> {
             }
             Var::ClauseLocal(i) => {
                 if is_string {
-                    return Err(CodegenError("string clause-local variables are not supported yet".into()));
+                    self.emit(mov(R0, R8));
+                    self.emit(alu_imm(Alu::Add, R0, self.clause_local_slots[i] as i32));
+                } else {
+                    self.emit(ldx(Size::DW, R0, FP, self.clause_local_slots[i]));
                 }
-                self.emit(ldx(Size::DW, R0, FP, self.clause_local_slots[i]));
             }
         }
         Ok(())
@@ -1496,9 +1507,17 @@ impl<'a> Emitter<'a> {
             }
             Var::ClauseLocal(i) => {
                 if is_string {
-                    return Err(CodegenError("string clause-local variables are not supported yet".into()));
+                    let at = self.clause_local_slots[i] as i32;
+                    self.emit(mov(R3, R0));
+                    self.emit(mov(R1, R8));
+                    self.emit(alu_imm(Alu::Add, R1, at));
+                    self.emit(mov_imm(R2, self.strsize()));
+                    self.emit(call(Helper::ProbeReadKernelStr));
+                    self.emit(mov(R0, R8));
+                    self.emit(alu_imm(Alu::Add, R0, at));
+                } else {
+                    self.emit(stx(Size::DW, FP, self.clause_local_slots[i], R0));
                 }
-                self.emit(stx(Size::DW, FP, self.clause_local_slots[i], R0));
             }
         }
         Ok(())

@@ -108,8 +108,12 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         MapType::PercpuArray,
         Some("dt_scratch"),
         4,
-        // The slots, then one word for the code generator (emit::subr's launder cell).
-        (scratch_slots * program.strsize + 8) as u32,
+        // The slots, one word for the code generator (emit::subr's launder
+        // cell), then the string clause-local variables.
+        (scratch_slots * program.strsize
+            + 8
+            + program.clause_locals.iter().filter(|v| v.ty == crate::sema::ir::Type::String).count() * program.strsize)
+            as u32,
         1,
         &map_opts(),
     )?;
