@@ -44,6 +44,8 @@ pub(crate) struct CodegenEnv {
     pub key_buffer_size: usize,
     /// One hash map per associative array.
     pub assoc_fds: Vec<i32>,
+    /// The stack trace map for stack(), when the program uses it.
+    pub stack_fd: i32,
     /// Array map, one zero-filled value as large as the largest aggregation value.
     pub agg_zero_fd: i32,
     /// Per-CPU counter of aggregation updates lost to a full map.
@@ -920,7 +922,7 @@ impl<'a> Emitter<'a> {
             let scratch = self.scratch_next;
             self.expr(value)?;
             match value_layout {
-                ValueLayout::Int { .. } => self.emit(stx(Size::DW, R9, offset, R0)),
+                ValueLayout::Int { .. } | ValueLayout::Stack => self.emit(stx(Size::DW, R9, offset, R0)),
                 ValueLayout::Str => {
                     self.emit(mov(R3, R0));
                     self.emit(mov(R1, R9));
@@ -1054,6 +1056,13 @@ impl<'a> Emitter<'a> {
             }
             TKind::Load(addr) => self.load(addr, &e.ty)?,
             TKind::Subr(subr, args) => self.subroutine(*subr, args, &e.ty)?,
+            TKind::StackId => {
+                // The kernel stack of the probe's context; -1 when it cannot be had.
+                self.emit(mov(R1, R6));
+                self.emit2(ld_map_fd(R2, self.env.stack_fd));
+                self.emit(mov_imm(R3, 0));
+                self.emit(call(Helper::GetStackid));
+            }
             TKind::LoadStr(addr, len) => self.load_str(addr, *len)?,
             TKind::Offset(base, off) => {
                 self.expr(base)?;

@@ -92,6 +92,7 @@ pub(crate) enum Helper {
     GetCurrentPidTgid = 14,
     GetCurrentUidGid = 15,
     GetCurrentComm = 16,
+    GetStackid = 27,
     GetCurrentTask = 35,
     GetPrandomU32 = 7,
     ProbeReadKernel = 113,

@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::aggfmt::{self, AggData, AggFunc, PrintaValue};
+use super::ksyms::Symbols;
 use super::printf::{self, Value};
 use crate::flags::AggSortOptions;
 use crate::runtime::Session;
@@ -38,6 +39,8 @@ pub(crate) struct Aggregations<'a> {
     /// DTrace's consumer works on a snapshot.
     cache: RefCell<Vec<Option<Vec<Entry>>>>,
     pub sort: AggSortOptions,
+    /// Kernel symbols, for stack() keys and the consumer's %a.
+    pub symbols: Symbols<'a>,
 }
 
 impl<'a> Aggregations<'a> {
@@ -50,6 +53,7 @@ impl<'a> Aggregations<'a> {
             printed: vec![false; n],
             cache: RefCell::new(vec![None; n]),
             sort,
+            symbols: Symbols::new(session),
         }
     }
 
@@ -116,7 +120,15 @@ impl<'a> Aggregations<'a> {
                 .zip(datas)
                 .map(|(&agg, data)| (&self.program.aggregations[agg].func, data, self.normal[agg]))
                 .collect();
-            aggfmt::write_row(&key_values(first, key), &values, out);
+            // stack() keys print as their frames (dt_print_stack), others as
+            // DTrace's key columns.
+            for (column, value) in first.keys.iter().zip(key_values(first, key)) {
+                match (&column.ty, value) {
+                    (Type::Stack, Value::Int { bits, .. }) => self.symbols.write_stack(bits, out),
+                    (_, v) => aggfmt::write_key(&v, out),
+                }
+            }
+            aggfmt::write_row(&[], &values, out);
         }
     }
 
@@ -137,7 +149,24 @@ impl<'a> Aggregations<'a> {
                     PrintaValue::Text(t) => Value::Text(t),
                 })
                 .collect();
-            printf::format_printa(format, &key_values(first, key), &agg_values, &super::NoSymbols, out);
+            // A stack key reaches %k as its frames' text.
+            let stacks: Vec<Vec<u8>> = first
+                .keys
+                .iter()
+                .zip(key_values(first, key))
+                .map(|(c, v)| match (&c.ty, v) {
+                    (Type::Stack, Value::Int { bits, .. }) => self.symbols.stack_frames(bits).join("\n").into_bytes(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            let keys: Vec<Value> = first
+                .keys
+                .iter()
+                .zip(key_values(first, key))
+                .zip(&stacks)
+                .map(|((c, v), text)| if c.ty == Type::Stack { Value::Str(text) } else { v })
+                .collect();
+            printf::format_printa(format, &keys, &agg_values, &self.symbols, out);
         }
         self.mark_printed(aggs, &rows);
     }
@@ -252,6 +281,10 @@ fn key_values<'k>(agg: &Aggregation, key: &'k [u8]) -> Vec<Value<'k>> {
             Type::Int { size, signed, .. } => {
                 let bits = bytes.get(..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])));
                 Value::Int { bits, size, signed }
+            }
+            Type::Pointer(_) | Type::Stack => {
+                let bits = bytes.get(..8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])));
+                Value::Int { bits, size: 8, signed: false }
             }
             _ => Value::Str(bytes),
         });

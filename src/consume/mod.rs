@@ -5,6 +5,7 @@
 
 pub(crate) mod aggfmt;
 mod aggregate;
+mod ksyms;
 pub(crate) mod printf;
 
 use std::cell::RefCell;
@@ -49,24 +50,11 @@ struct State<'a> {
     out: Box<dyn Write + 'a>,
     /// exit(N) seen: the status to exit with.
     exit_status: Option<i32>,
-    symbols: NoSymbols,
     /// Set once END fires: its records are wanted even after exit().
     ending: bool,
     /// DTrace prints the column heading before the first record, not at start.
     heading_printed: bool,
     aggs: aggregate::Aggregations<'a>,
-}
-
-/// Symbolization for %a/%A arrives with stack() support; until then
-/// addresses print in hex, which is DTrace's fallback too.
-pub(crate) struct NoSymbols;
-impl printf::FormatContext for NoSymbols {
-    fn kernel_symbol(&self, _addr: u64) -> Option<(String, u64)> {
-        None
-    }
-    fn user_symbol(&self, _addr: u64) -> Option<(String, u64)> {
-        None
-    }
 }
 
 /// Runs the session until exit(), a signal, or nothing left to trace; then
@@ -84,7 +72,6 @@ pub(crate) fn run(
         quiet: opts.quiet,
         out,
         exit_status: None,
-        symbols: NoSymbols,
         heading_printed: false,
         ending: false,
         aggs: aggregate::Aggregations::new(program, session, opts.aggsort.clone()),
@@ -199,6 +186,7 @@ impl State<'_> {
                 ValueLayout::Int { size, signed } => {
                     printf::Value::Int { bits: read_u64(bytes, 0), size: *size, signed: *signed }
                 }
+                ValueLayout::Stack => printf::Value::Int { bits: read_u64(bytes, 0), size: 8, signed: false },
                 ValueLayout::Str => {
                     printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())])
                 }
@@ -207,7 +195,14 @@ impl State<'_> {
         }
         match &action.kind {
             RecordKind::Trace => trace_value(&values[0], self.quiet, line),
-            RecordKind::Printf(format) => printf::format(&self.program.formats[*format], &values, &self.symbols, line),
+            RecordKind::Printf(format) => {
+                printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, line)
+            }
+            RecordKind::Stack => {
+                if let printf::Value::Int { bits, .. } = values[0] {
+                    self.aggs.symbols.write_stack(bits, line);
+                }
+            }
             RecordKind::Exit => {
                 if let printf::Value::Int { bits, .. } = values[0] {
                     self.exit_status = Some(bits as i32);

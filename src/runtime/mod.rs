@@ -50,6 +50,8 @@ pub(crate) struct Session {
     _maps: Vec<MapHandle>,
     /// One per aggregation, in `Program::aggregations` order.
     aggregations: Vec<MapHandle>,
+    /// stack()'s frames by stack ID.
+    stacks: Option<MapHandle>,
     has_begin: bool,
     has_end: bool,
 }
@@ -216,6 +218,19 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         &map_opts(),
     )?;
     let agg_zero = array_map("dt_aggzero", max_value)?;
+    // Kernel stacks for stack(): frames of 8 bytes, up to MAX_STACK_FRAMES.
+    let stacks = if program.uses_stack {
+        Some(MapHandle::create(
+            MapType::StackTrace,
+            Some("dt_stacks"),
+            4,
+            (8 * MAX_STACK_FRAMES) as u32,
+            16384,
+            &map_opts(),
+        )?)
+    } else {
+        None
+    };
 
     let env = CodegenEnv {
         ctx_fd: core.maps.dt_ctx.as_fd().as_raw_fd(),
@@ -233,6 +248,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         agg_key_fd: agg_key.as_fd().as_raw_fd(),
         key_buffer_size: max_key,
         assoc_fds: assoc.iter().map(|m| m.as_fd().as_raw_fd()).collect(),
+        stack_fd: stacks.as_ref().map_or(-1, |m| m.as_fd().as_raw_fd()),
         agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
     };
@@ -496,6 +512,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         _programs: programs,
         _maps: maps,
         aggregations,
+        stacks,
         has_begin,
         has_end,
     })
@@ -561,6 +578,17 @@ impl Session {
         percpu_counter(&self.core.maps.dt_aggdrops)
     }
 
+    /// The kernel addresses of stack `id` (innermost first), if recorded.
+    pub(crate) fn stack_frames(&self, id: u64) -> Vec<u64> {
+        let Some(map) = &self.stacks else { return Vec::new() };
+        let Ok(Some(bytes)) = map.lookup(&(id as u32).to_ne_bytes(), MapFlags::ANY) else { return Vec::new() };
+        bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
+            .take_while(|&a| a != 0)
+            .collect()
+    }
+
     /// The map of aggregation `index` (per-CPU hash: key → function state).
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
@@ -617,6 +645,9 @@ fn open_tracepoint(id: u64) -> Result<OwnedFd> {
     // SAFETY: perf_event_open returned a new descriptor we own.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
+
+/// Frames kept per stack (the kernel's default perf_event_max_stack is 127).
+const MAX_STACK_FRAMES: usize = 64;
 
 /// Keys per aggregation without -x aggsize.
 const DEFAULT_AGG_KEYS: u64 = 8192;

@@ -411,6 +411,12 @@ impl<'a> Checker<'a> {
                 (RecordKind::Printf(self.program.formats.len() - 1), ActionKind::Record(values))
             }
             "printa" => self.printa(name_span, args, span)?,
+            "stack" => {
+                self.arity(name, name_span, args, 0, 0)?;
+                self.program.uses_stack = true;
+                let id = TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() };
+                (RecordKind::Stack, ActionKind::Record(vec![id]))
+            }
             "trunc" => {
                 if args.is_empty() || args.len() > 2 {
                     let bound = if args.is_empty() { "at least 1" } else { "no more than 2" };
@@ -1281,7 +1287,7 @@ impl<'a> Checker<'a> {
             let bytes = match &k.ty {
                 Type::String if is_execname(k) => COMM_KEY_BYTES,
                 Type::String => var_bytes(&Type::String, self.opts.strsize),
-                Type::Int { .. } | Type::Pointer(_) => 8,
+                Type::Int { .. } | Type::Pointer(_) | Type::Stack => 8,
                 other => {
                     return Err(CompileError::new(
                         "D_KEY_TYPE",
@@ -1391,6 +1397,11 @@ impl<'a> Checker<'a> {
 
     fn subroutine(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
         match name {
+            "stack" => {
+                self.arity(name, name_span, args, 0, 0)?;
+                self.program.uses_stack = true;
+                Ok(TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() })
+            }
             "copyinstr" => {
                 self.arity(name, name_span, args, 1, 2)?;
                 let addr = self.expr(&args[0])?;
@@ -1700,7 +1711,7 @@ fn check_printa_format(format: &printf::Format, keys: &[KeyColumn], span: &Span)
                 Type::String => ArgClass::String,
                 Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
                 Type::Pointer(_) => ArgClass::Pointer,
-                Type::Void | Type::Struct(_) => ArgClass::Other,
+                Type::Void | Type::Struct(_) | Type::Stack => ArgClass::Other,
             };
             if !conv.accepts(&class) {
                 return Err(CompileError::new(
@@ -1745,6 +1756,7 @@ fn value_layout(ty: &Type) -> ValueLayout {
         Type::String => ValueLayout::Str,
         Type::Int { size, signed, .. } => ValueLayout::Int { size: *size, signed: *signed },
         Type::Pointer(_) | Type::Struct(_) => ValueLayout::Int { size: 8, signed: false },
+        Type::Stack => ValueLayout::Stack,
         Type::Void => ValueLayout::Int { size: 8, signed: true },
     }
 }
@@ -1765,7 +1777,7 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
         Type::String => ArgClass::String,
         Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
         Type::Pointer(_) => ArgClass::Pointer,
-        Type::Void | Type::Struct(_) => ArgClass::Other,
+        Type::Void | Type::Struct(_) | Type::Stack => ArgClass::Other,
     };
     let mut next = 0;
     for conv in format.conversions() {

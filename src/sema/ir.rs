@@ -21,6 +21,8 @@ pub(crate) enum Type {
     /// A kernel struct or union (from BTF). An expression of this type
     /// evaluates to the struct's address; members are read from there.
     Struct(std::rc::Rc<Record>),
+    /// `stack()`: the ID of the kernel stack in the stack map.
+    Stack,
 }
 
 /// A kernel struct or union, as the running kernel's BTF describes it.
@@ -52,6 +54,7 @@ impl Type {
             Type::String => "string".into(),
             Type::Pointer(to) => format!("{} *", to.name()),
             Type::Struct(r) => format!("{} {}", if r.union { "union" } else { "struct" }, r.name),
+            Type::Stack => "stack".into(),
         }
     }
 }
@@ -171,6 +174,8 @@ pub(crate) enum TKind {
     CopyInStr(Box<TExpr>),
     /// A D subroutine computed in the kernel.
     Subr(Subr, Vec<TExpr>),
+    /// `stack()`: the current kernel stack's ID in the stack map.
+    StackId,
 }
 
 /// D subroutines (strings are NUL-terminated, at most strsize bytes).
@@ -240,6 +245,8 @@ pub(crate) struct ActionLayout {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RecordKind {
     Trace,
+    /// `stack()` as an action: prints the stack.
+    Stack,
     /// Index into `Program::formats`.
     Printf(usize),
     Exit,
@@ -268,12 +275,14 @@ pub(crate) enum ValueLayout {
     Int { size: u8, signed: bool },
     /// A NUL-terminated string of at most `strsize` bytes.
     Str,
+    /// A kernel stack: its ID in the stack map (8 bytes).
+    Stack,
 }
 
 impl ValueLayout {
     pub(crate) fn bytes(&self, strsize: usize) -> usize {
         match self {
-            ValueLayout::Int { .. } => 8,
+            ValueLayout::Int { .. } | ValueLayout::Stack => 8,
             ValueLayout::Str => (strsize + 7) & !7,
         }
     }
@@ -415,5 +424,7 @@ pub(crate) struct Program {
     pub uses_ppid: bool,
     /// Some clause reads arg0..arg9: entry programs must copy the arguments.
     pub uses_args: bool,
+    /// Some clause records `stack()`: a stack map is needed.
+    pub uses_stack: bool,
     pub uses_probe_names: bool,
 }

@@ -73,3 +73,26 @@ fn a_fault_in_a_predicate_is_reported_there() {
     );
     assert!(out.stderr.trim_end().ends_with(") in predicate"), "{}", out.stderr);
 }
+
+#[test]
+fn stack_prints_symbolized_kernel_frames() {
+    let w = util::Workload::spawn(&["getppid", "300"]);
+    let pid = w.pid();
+    let path = script(
+        "stack.d",
+        &format!(
+            "int done;\nsyscall::getppid:entry /pid == {pid}/ {{ @[stack()] = count(); }}\nsyscall::getppid:return /pid == {pid} && !done/ {{ stack(); done = 1; }}\n"
+        ),
+    );
+    let mut t = Tracer::spawn(&["-q", "-n", READY, "-s", &path]);
+    t.wait_for("ready");
+    w.go();
+    let out = t.stop();
+    out.assert_no_panic();
+    // Frames are `module`symbol+0xoffset`, indented by 14 spaces, as DTrace prints them.
+    let frames: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("              vmlinux`")).collect();
+    assert!(frames.iter().any(|f| f.contains("do_syscall_64+0x")), "{}", out.stdout);
+    // The aggregation: one stack, counted 300 times, its count under its frames.
+    let count = out.stdout.lines().filter_map(|l| l.trim().parse::<u64>().ok()).collect::<Vec<_>>();
+    assert_eq!(count, vec![300], "{}", out.stdout);
+}

@@ -1,0 +1,88 @@
+//! Kernel symbols for stack() and %a: /proc/kallsyms, read the first time a
+//! script prints a kernel address, as DTrace's `module`symbol+offset`.
+
+use std::cell::OnceCell;
+
+use crate::runtime::Session;
+
+/// DTrace's default stackindent: frames are indented by 14 spaces.
+const STACK_INDENT: usize = 14;
+
+/// Text symbols sorted by address: (address, "module`name").
+struct KernelSymbols {
+    symbols: Vec<(u64, String)>,
+}
+
+impl KernelSymbols {
+    fn load() -> KernelSymbols {
+        let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+        let mut symbols: Vec<(u64, String)> = text
+            .lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let addr = u64::from_str_radix(words.next()?, 16).ok()?;
+                let kind = words.next()?;
+                let name = words.next()?;
+                if addr == 0 || !matches!(kind, "t" | "T" | "w" | "W") {
+                    return None;
+                }
+                let module = words.next().map_or("vmlinux", |m| m.trim_start_matches('[').trim_end_matches(']'));
+                Some((addr, format!("{module}`{name}")))
+            })
+            .collect();
+        symbols.sort_by_key(|(a, _)| *a);
+        KernelSymbols { symbols }
+    }
+
+    fn resolve(&self, addr: u64) -> Option<(String, u64)> {
+        let i = self.symbols.partition_point(|(a, _)| *a <= addr).checked_sub(1)?;
+        let (start, name) = &self.symbols[i];
+        Some((name.clone(), addr - start))
+    }
+}
+
+/// Symbolizes kernel addresses and renders stack() records.
+pub(crate) struct Symbols<'a> {
+    session: &'a Session,
+    kernel: OnceCell<KernelSymbols>,
+}
+
+impl<'a> Symbols<'a> {
+    pub(crate) fn new(session: &'a Session) -> Symbols<'a> {
+        Symbols { session, kernel: OnceCell::new() }
+    }
+
+    /// One frame as DTrace prints it: `module`symbol+0xoff`, or the address.
+    fn frame(&self, addr: u64) -> String {
+        match self.kernel.get_or_init(KernelSymbols::load).resolve(addr) {
+            Some((name, 0)) => name,
+            Some((name, off)) => format!("{name}+0x{off:x}"),
+            None => format!("0x{addr:x}"),
+        }
+    }
+
+    /// The frames of stack `id`, innermost first.
+    pub(crate) fn stack_frames(&self, id: u64) -> Vec<String> {
+        self.session.stack_frames(id).into_iter().map(|a| self.frame(a)).collect()
+    }
+
+    /// A stack as DTrace prints it (dt_print_stack): a newline, then each
+    /// frame on its own line, indented.
+    pub(crate) fn write_stack(&self, id: u64, out: &mut Vec<u8>) {
+        out.push(b'\n');
+        for frame in self.stack_frames(id) {
+            out.extend(std::iter::repeat_n(b' ', STACK_INDENT));
+            out.extend_from_slice(frame.as_bytes());
+            out.push(b'\n');
+        }
+    }
+}
+
+impl super::printf::FormatContext for Symbols<'_> {
+    fn kernel_symbol(&self, addr: u64) -> Option<(String, u64)> {
+        self.kernel.get_or_init(KernelSymbols::load).resolve(addr)
+    }
+    fn user_symbol(&self, _addr: u64) -> Option<(String, u64)> {
+        None
+    }
+}
