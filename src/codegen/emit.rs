@@ -1056,6 +1056,9 @@ impl<'a> Emitter<'a> {
             }
             TKind::Load(addr) => self.load(addr, &e.ty)?,
             TKind::Subr(subr, args) => self.subroutine(*subr, args, &e.ty)?,
+            TKind::Progenyof { pid, parent_offset, tgid_offset } => {
+                self.progenyof(pid, *parent_offset, *tgid_offset)?
+            }
             TKind::StackId => {
                 // The kernel stack of the probe's context; -1 when it cannot be had.
                 self.emit(mov(R1, R6));

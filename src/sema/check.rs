@@ -1402,6 +1402,34 @@ impl<'a> Checker<'a> {
                 self.program.uses_stack = true;
                 Ok(TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() })
             }
+            "progenyof" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                let pid = self.expr(&args[0])?;
+                if !pid.ty.is_int() {
+                    return Err(CompileError::new(
+                        "D_PROTO_ARG",
+                        &args[0].span,
+                        format!(
+                            "progenyof( ) argument #1 is incompatible with prototype:\n\tprototype: pid_t\n\t argument: {}",
+                            pid.ty.name()
+                        ),
+                    ));
+                }
+                let task = self.kernel_record("task_struct", false, span)?;
+                let offset = |k: &mut KernelTypes, m: &str| -> Result<usize> {
+                    match k.member(&task, m) {
+                        Ok(Some(r)) => Ok(r.offset),
+                        _ => Err(CompileError::new("D_TYPE_ERR", span, format!("the kernel's task_struct has no {m}"))),
+                    }
+                };
+                let parent_offset = offset(&mut self.ktypes, "real_parent")?;
+                let tgid_offset = offset(&mut self.ktypes, "tgid")?;
+                Ok(TExpr {
+                    kind: TKind::Progenyof { pid: Box::new(pid), parent_offset, tgid_offset },
+                    ty: Type::INT,
+                    span: span.clone(),
+                })
+            }
             "copyinstr" => {
                 self.arity(name, name_span, args, 1, 2)?;
                 let addr = self.expr(&args[0])?;

@@ -176,6 +176,13 @@ pub(crate) enum TKind {
     Subr(Subr, Vec<TExpr>),
     /// `stack()`: the current kernel stack's ID in the stack map.
     StackId,
+    /// progenyof(pid): whether the current process is pid or descends from
+    /// it, walking task_struct.real_parent (offsets from the kernel's BTF).
+    Progenyof {
+        pid: Box<TExpr>,
+        parent_offset: usize,
+        tgid_offset: usize,
+    },
 }
 
 /// D subroutines (strings are NUL-terminated, at most strsize bytes).

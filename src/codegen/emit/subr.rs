@@ -92,6 +92,63 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// r0 = 1 if the current process is `pid` or descends from it: the
+    /// real_parent chain is walked up to PROGENY_DEPTH levels (unrolled).
+    pub(super) fn progenyof(
+        &mut self,
+        pid: &TExpr,
+        parent_offset: usize,
+        tgid_offset: usize,
+    ) -> Result<(), CodegenError> {
+        const PROGENY_DEPTH: usize = 48;
+        let saved = self.stack_top;
+        let want = self.stash(pid)?;
+        let task = self.alloc_slot(8)?;
+        let word = self.alloc_slot(8)?;
+        let yes = self.new_label();
+        let no = self.new_label();
+        let end = self.new_label();
+        self.emit(call(Helper::GetCurrentTask));
+        self.emit(stx(Size::DW, FP, task, R0));
+        for _ in 0..PROGENY_DEPTH {
+            // tgid == pid?
+            self.emit(st_imm(Size::DW, FP, word, 0));
+            self.emit(mov(R1, FP));
+            self.emit(alu_imm(Alu::Add, R1, word as i32));
+            self.emit(mov_imm(R2, 4));
+            self.emit(ldx(Size::DW, R3, FP, task));
+            self.emit(alu_imm(Alu::Add, R3, tgid_offset as i32));
+            self.emit(call(Helper::ProbeReadKernel));
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), no);
+            self.emit(ldx(Size::W, R1, FP, word));
+            self.emit(ldx(Size::DW, R2, FP, want));
+            self.emit(alu_imm(Alu::Lsh, R2, 32));
+            self.emit(alu_imm(Alu::Rsh, R2, 32));
+            self.jump(jmp_reg(Cond::Eq, R1, R2, 0), yes);
+            // Up to the parent; the idle task is its own parent.
+            self.emit(mov(R1, FP));
+            self.emit(alu_imm(Alu::Add, R1, word as i32));
+            self.emit(mov_imm(R2, 8));
+            self.emit(ldx(Size::DW, R3, FP, task));
+            self.emit(alu_imm(Alu::Add, R3, parent_offset as i32));
+            self.emit(call(Helper::ProbeReadKernel));
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), no);
+            self.emit(ldx(Size::DW, R1, FP, word));
+            self.emit(ldx(Size::DW, R2, FP, task));
+            self.jump(jmp_reg(Cond::Eq, R1, R2, 0), no);
+            self.jump(jmp_imm(Cond::Eq, R1, 0, 0), no);
+            self.emit(stx(Size::DW, FP, task, R1));
+        }
+        self.bind(no);
+        self.emit(mov_imm(R0, 0));
+        self.jump(ja(0), end);
+        self.bind(yes);
+        self.emit(mov_imm(R0, 1));
+        self.bind(end);
+        self.stack_top = saved;
+        Ok(())
+    }
+
     /// Evaluates `e` into a new stack slot; returns the slot.
     fn stash(&mut self, e: &TExpr) -> Result<i16, CodegenError> {
         self.expr(e)?;
