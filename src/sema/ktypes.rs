@@ -113,6 +113,11 @@ fn find_member(btf: &Btf, s: &btf_rs::Struct, name: &str, base: usize) -> Option
     for m in &s.members {
         let offset = base + (m.bit_offset() / 8) as usize;
         let member_name = btf.resolve_name(m).unwrap_or_default();
+        // Resolving a type costs a walk of the mapped BTF: only for the
+        // member asked for, and anonymous ones to look inside.
+        if member_name != name && !member_name.is_empty() {
+            continue;
+        }
         let t = btf.resolve_chained_type(m).ok()?;
         if member_name == name {
             let bitfield = m.bitfield_size().is_some_and(|b| b != 0) || m.bit_offset() % 8 != 0;
