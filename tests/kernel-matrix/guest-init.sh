@@ -68,6 +68,20 @@ r $? "rows=$N fired=$(grep -E '^ *[a-z_0-9]+ +[0-9]+ *$' /tmp/out.5 | awk '{prin
 t 6 profile -qn 'profile-97 { @ = count(); } tick-1s { exit(0); }'
 C=$(num); [ $RC = 0 ] && [ -n "$C" ] && [ "$C" -gt 0 ]; r $? "count=${C:-none}"
 
+# 7. aggregations of every function, keyed and keyless, with printa
+t 7 aggregations -qn 'BEGIN { @c["a"] = count(); @s = sum(5); @m = max(-3); @a = avg(10); @d = stddev(4); @q = quantize(1000); @l = lquantize(7, 0, 10, 2); @ll = llquantize(55, 10, 0, 3, 10); printa("%s %@d\n", @c); exit(0); }'
+grep -qx 'a 1' /tmp/out.7 && grep -q Distribution /tmp/out.7 && [ $RC = 0 ]; r $? "lines=$(wc -l < /tmp/out.7)"
+
+# 8. string subroutines, associative arrays, clause-local strings (bounded loops on older verifiers)
+t 8 subroutines -qn 'BEGIN { a["k", 1] = strjoin("ab", "cd"); this->s = basename("/x/y/z"); printf("%s %s %s %s %d %s\n", a["k", 1], substr("hello", 1, 3), this->s, dirname("/x/y/z"), strlen("four"), lltostr(-12)); exit(0); }'
+grep -qx 'abcd ell z /x/y 4 -12' /tmp/out.8 && [ $RC = 0 ]; r $? "out=$(head -1 /tmp/out.8)"
+
+# 9. stack() as an aggregation key, symbolized
+(while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!
+t 9 stack -qn 'syscall::getppid:entry { @[stack()] = count(); } tick-1s { exit(0); }'
+kill $L; wait $L 2>/dev/null
+grep -q 'vmlinux`' /tmp/out.9 && [ $RC = 0 ]; r $? "frames=$(grep -c 'vmlinux`' /tmp/out.9)"
+
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
