@@ -6,6 +6,8 @@ mod util;
 
 #[path = "integration/aggregations.rs"]
 mod aggregations;
+#[path = "integration/corpus.rs"]
+mod corpus;
 #[path = "integration/kernel_types.rs"]
 mod kernel_types;
 #[path = "integration/sysinfo.rs"]

@@ -324,8 +324,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         // two steps however many calls are traced.
         // stack() needs the raw path: some kernels (before 6.12) give a
         // syscall tracepoint program the user's registers, with no kernel frames.
-        let tracepoints =
-            if program.uses_stack { None } else { per_syscall_tracepoints(&sys_enabled, registry) };
+        let tracepoints = if program.uses_stack { None } else { per_syscall_tracepoints(&sys_enabled, registry) };
         let (prog_type, prog_array) = match tracepoints {
             Some(_) => (libbpf_sys::BPF_PROG_TYPE_TRACEPOINT, &skel.maps.dt_sys_tp_progs),
             None => (RAW_TP, &skel.maps.dt_sys_progs),
