@@ -251,9 +251,9 @@ mod language {
         // Keys of a different arity or type are refused as DTrace refuses them.
         let out = run(&["-n", r#"BEGIN { a[1] = 1; a["x"] = 2; }"#]);
         assert_eq!(out.code(), 1);
-        assert!(out.stderr.contains("a[ ] argument #1 is incompatible with prototype:"), "{}", out.stderr);
+        assert!(out.stderr.contains("a[ ] key #1 is incompatible with prototype:"), "{}", out.stderr);
         let out = run(&["-n", "BEGIN { a[1] = 1; a[1, 2] = 2; }"]);
-        assert!(out.stderr.contains("a[ ] prototype mismatch: 2 args passed, 1 expected"), "{}", out.stderr);
+        assert!(out.stderr.contains("a[ ] prototype mismatch: 2 keys passed, 1 expected"), "{}", out.stderr);
     }
 
     #[test]
@@ -479,7 +479,7 @@ mod errors {
         assert_eq!(out.code(), 1);
         assert_eq!(
             out.stderr,
-            "dtrace: invalid probe specifier BEGIN { trace(nosuchvar); }: in action list: nosuchvar has not yet been declared or assigned\n"
+            "dtrace: invalid probe specifier BEGIN { trace(nosuchvar); }: in action list: failed to resolve nosuchvar: Unknown variable name\n"
         );
     }
 

@@ -911,7 +911,13 @@ impl<'a> Checker<'a> {
                     Some((var, ty)) => typed(TKind::Var(var), ty),
                     // D's NULL: a void pointer 0.
                     None if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
-                    None => return Err(undeclared(name, &span)),
+                    None => {
+                        return Err(CompileError::new(
+                            "D_IDENT_UNDEF",
+                            &span,
+                            format!("failed to resolve {name}: Unknown variable name"),
+                        ))
+                    }
                 },
             },
             ExprKind::SelfVar(name) => match self.lookup_var(Scope::Thread, name) {
@@ -972,15 +978,11 @@ impl<'a> Checker<'a> {
                 let ty = match (&a.ty, &b.ty) {
                     (Type::String, Type::String) => Type::String,
                     (x, y) if x.is_int() && y.is_int() => arith_result(x, y),
-                    (x, y) => {
+                    _ => {
                         return Err(CompileError::new(
                             "D_OP_INCOMPAT",
                             &span,
-                            format!(
-                                "operator ?: operands must have compatible types: \"{}\" and \"{}\"",
-                                x.name(),
-                                y.name()
-                            ),
+                            "operator ?: operands must have compatible types",
                         ))
                     }
                 };
@@ -1101,7 +1103,7 @@ impl<'a> Checker<'a> {
                     return Err(CompileError::new(
                         "D_OP_SCALAR",
                         span,
-                        format!("operator {} requires an operand of scalar type", unop_text(op)),
+                        format!("operator {} requires operand of scalar type", unop_text(op)),
                     ));
                 }
                 let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) { 1 } else { -1 };
@@ -1115,7 +1117,19 @@ impl<'a> Checker<'a> {
             }
             UnOp::Neg | UnOp::BitNot | UnOp::Not => {
                 let e = self.expr(inner)?;
-                self.require_int(&e, unop_text(op), span)?;
+                if !e.ty.is_int() {
+                    // DTrace names the kind of operand each operator needs.
+                    let (tag, kind) = match op {
+                        UnOp::Neg => ("D_OP_ARITH", "arithmetic"),
+                        UnOp::BitNot => ("D_OP_INT", "integral"),
+                        _ => ("D_OP_SCALAR", "scalar"),
+                    };
+                    return Err(CompileError::new(
+                        tag,
+                        span,
+                        format!("operator {} requires an operand of {kind} type", unop_text(op)),
+                    ));
+                }
                 let ty = if op == UnOp::Not { Type::INT } else { promote(&e.ty) };
                 let kind = match op {
                     UnOp::Neg => TKind::Neg(Box::new(e)),
@@ -1178,6 +1192,23 @@ impl<'a> Checker<'a> {
         if l.ty == Type::String || r.ty == Type::String {
             if relational && l.ty == r.ty {
                 return Ok(typed(TKind::StrCmp { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
+            }
+            match op {
+                BinOp::Mul | BinOp::Div => {
+                    return Err(CompileError::new(
+                        "D_OP_ARITH",
+                        span,
+                        format!("operator {text} requires operands of arithmetic type"),
+                    ))
+                }
+                BinOp::Mod | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                    return Err(CompileError::new(
+                        "D_OP_INT",
+                        span,
+                        format!("operator {text} requires operands of integral type"),
+                    ))
+                }
+                _ => {}
             }
             return Err(CompileError::new(
                 "D_OP_INCOMPAT",
@@ -1309,7 +1340,7 @@ impl<'a> Checker<'a> {
                         "D_PROTO_LEN",
                         span,
                         format!(
-                            "{shown}[ ] prototype mismatch: {} arg{} passed, {expected} expected",
+                            "{shown}[ ] prototype mismatch: {} key{} passed, {expected} expected",
                             keys.len(),
                             if keys.len() == 1 { "" } else { "s" }
                         ),
@@ -1321,7 +1352,7 @@ impl<'a> Checker<'a> {
                             "D_PROTO_ARG",
                             &keys[k - skip].span,
                             format!(
-                                "{shown}[ ] argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
+                                "{shown}[ ] key #{} is incompatible with prototype:\n\tprototype: {}\n\t      key: {}",
                                 k - skip + 1,
                                 have.ty.name(),
                                 new.ty.name()
@@ -1446,7 +1477,24 @@ impl<'a> Checker<'a> {
             _ if subroutine_signature(name).is_some() => {
                 let (subr, params, result) = subroutine_signature(name).expect("checked");
                 let required = params.iter().filter(|p| !p.ends_with('?')).count();
-                self.arity(name, name_span, args, required, params.len())?;
+                if args.len() < required || args.len() > params.len() {
+                    let n = args.len();
+                    let expected = if required == params.len() {
+                        format!("{required}")
+                    } else if n < required {
+                        format!("at least {required}")
+                    } else {
+                        format!("at most {}", params.len())
+                    };
+                    return Err(CompileError::new(
+                        "D_PROTO_LEN",
+                        name_span,
+                        format!(
+                            "{name}( ) prototype mismatch: {n} arg{} passed, {expected} expected",
+                            if n == 1 { "" } else { "s" }
+                        ),
+                    ));
+                }
                 let mut values = Vec::new();
                 for (i, (a, param)) in args.iter().zip(params).enumerate() {
                     let e = self.expr(a)?;
@@ -1459,7 +1507,7 @@ impl<'a> Checker<'a> {
                             format!(
                                 "{name}( ) argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
                                 i + 1,
-                                param.trim_end_matches('?'),
+                                if want_string { "const char *" } else { param.trim_end_matches('?') },
                                 e.ty.name()
                             ),
                         ));

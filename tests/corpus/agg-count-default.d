@@ -1,0 +1,6 @@
+BEGIN
+{
+	@ = count();
+	@ = count();
+	exit(0);
+}

@@ -1,0 +1,7 @@
+BEGIN
+{
+	@c["x", 1] = sum(3);
+	@c["y", 2] = sum(1);
+	printa("%s %d %@d\n", @c);
+	exit(0);
+}

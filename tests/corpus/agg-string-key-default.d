@@ -1,0 +1,7 @@
+BEGIN
+{
+	@c["foo"] = count();
+	@c["bar"] = count();
+	@c["bar"] = count();
+	exit(0);
+}

@@ -1,0 +1,6 @@
+BEGIN
+{
+	@a = sum(3);
+	@b = sum(1);
+	exit(0);
+}

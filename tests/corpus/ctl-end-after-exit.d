@@ -1,0 +1,11 @@
+BEGIN
+{
+	x = 42;
+	printf("begin\n");
+	exit(0);
+}
+
+END
+{
+	printf("end %d\n", x);
+}

@@ -1,0 +1,9 @@
+BEGIN, END
+{
+	printf("%s\n", probename);
+}
+
+BEGIN
+{
+	exit(0);
+}

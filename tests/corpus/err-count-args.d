@@ -1,0 +1,1 @@
+BEGIN { @c = count(1); }

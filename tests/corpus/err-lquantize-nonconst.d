@@ -1,0 +1,1 @@
+BEGIN { x = 1; @l = lquantize(1, x, 10); }

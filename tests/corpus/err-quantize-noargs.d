@@ -1,0 +1,1 @@
+BEGIN { @q = quantize(); }

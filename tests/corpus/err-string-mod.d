@@ -1,0 +1,1 @@
+BEGIN { trace(5 % "a"); }

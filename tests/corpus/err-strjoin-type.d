@@ -1,0 +1,1 @@
+BEGIN { trace(strjoin("a", 1)); }

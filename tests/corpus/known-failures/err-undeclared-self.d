@@ -1,0 +1,1 @@
+BEGIN { trace(self->nosuch); exit(0); }

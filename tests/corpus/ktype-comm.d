@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("%d %s\n", curthread->comm == "dtrace", curthread->comm);
+	exit(0);
+}

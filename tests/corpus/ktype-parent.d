@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("%d\n", curthread->real_parent->tgid == ppid);
+	exit(0);
+}

@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("a\tb\\c\"d\n");
+	exit(0);
+}

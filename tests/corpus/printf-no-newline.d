@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("no newline");
+	exit(0);
+}

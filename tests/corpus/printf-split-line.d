@@ -1,0 +1,7 @@
+BEGIN
+{
+	printf("a");
+	printf("b");
+	printf("%s\n", "c");
+	exit(0);
+}

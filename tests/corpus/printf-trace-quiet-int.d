@@ -1,0 +1,7 @@
+BEGIN
+{
+	trace(42);
+	trace(-1);
+	trace(1234567890123);
+	exit(0);
+}

@@ -1,0 +1,8 @@
+BEGIN
+{
+	trace(1);
+	trace(" ");
+	trace("two");
+	trace("\n");
+	exit(0);
+}

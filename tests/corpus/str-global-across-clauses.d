@@ -1,0 +1,10 @@
+BEGIN
+{
+	g = "set";
+}
+
+BEGIN
+{
+	printf("%s\n", g);
+	exit(0);
+}

@@ -1,0 +1,8 @@
+BEGIN
+{
+	g = "first";
+	printf("%s ", g);
+	g = "second";
+	printf("%s\n", g);
+	exit(0);
+}

@@ -1,0 +1,7 @@
+int x;
+
+BEGIN
+{
+	printf("%d\n", x);
+	exit(0);
+}
