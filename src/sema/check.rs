@@ -922,11 +922,10 @@ impl<'a> Checker<'a> {
             },
             ExprKind::SelfVar(name) => match self.lookup_var(Scope::Thread, name) {
                 Some((var, ty)) => typed(TKind::Var(var), ty),
-                // Reading an unassigned self-> variable yields 0, as in DTrace.
-                None => {
-                    let var = self.new_var(Scope::Thread, name, Type::INT64);
-                    typed(TKind::Var(var), Type::INT64)
-                }
+                // As in DTrace, a self-> variable must be assigned (earlier in
+                // the program) before it is read; at run time it reads 0
+                // until this thread assigns it.
+                None => return Err(undeclared(&format!("self->{name}"), &span)),
             },
             ExprKind::ThisVar(name) => match self.lookup_var(Scope::Clause, name) {
                 Some((var, ty)) => typed(TKind::Var(var), ty),
@@ -1389,9 +1388,6 @@ impl<'a> Checker<'a> {
                 "operator = cannot be applied to an operand of type void",
             ));
         }
-        // A self-> variable first read (and so created as int64_t) takes the type
-        // of its first assignment instead.
-        self.retype_unassigned(target, &value.ty);
         let (place, ty) = self.lvalue(target, value.ty.clone())?;
         // `str = NULL` frees the variable, as DTrace frees dynamic variables set to 0.
         let is_null = matches!(value.kind, TKind::Int(0)) && matches!(value.ty, Type::Pointer(_));
@@ -1413,17 +1409,6 @@ impl<'a> Checker<'a> {
         }
         let signed = matches!(arith_result(&ty, &value.ty), Type::Int { signed: true, .. }) || ty == Type::String;
         Ok(TExpr { kind: TKind::Assign { place, op, signed, value: Box::new(value) }, ty, span: span.clone() })
-    }
-
-    fn retype_unassigned(&mut self, target: &ast::Expr, ty: &Type) {
-        if let ExprKind::SelfVar(name) = &target.kind {
-            if let Some(&i) = self.var_index.get(&(Scope::Thread, name.clone())) {
-                let v = &mut self.program.thread_locals[i];
-                if v.ty == Type::INT64 && *ty == Type::String {
-                    v.ty = Type::String;
-                }
-            }
-        }
     }
 
     fn subroutine(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
@@ -1812,7 +1797,7 @@ fn member_operand_error(arrow: bool, ty: &Type, span: &Span) -> CompileError {
 }
 
 fn undeclared(name: &str, span: &Span) -> CompileError {
-    CompileError::new("D_IDENT_UNDEF", span, format!("{name} has not yet been declared or assigned"))
+    CompileError::new("D_VAR_UNDEF", span, format!("{name} has not yet been declared or assigned"))
 }
 
 fn make_var(scope: Scope, index: usize) -> Var {
