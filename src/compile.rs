@@ -88,9 +88,10 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), String> {
                 Some((n, v)) => (n, Some(v)),
                 None => (*setting, None),
             };
-            options
-                .set(name, value)
-                .map_err(|why| format!("failed to set option '{name}' to '{}': {why}", value.unwrap_or("")))
+            options.set(name, value).map_err(|why| match value {
+                Some(v) => format!("failed to set option '{name}' to '{v}': {why}"),
+                None => format!("failed to set option '{name}': {why}"),
+            })
         }
         // Other #pragma D forms (depends_on, attributes, binding) and
         // non-D pragmas are accepted and ignored, as by DTrace.

@@ -404,7 +404,7 @@ impl<'a> Checker<'a> {
                     ));
                 };
                 let format = printf::parse_format(fmt)
-                    .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, format!("printf( ) {e}")))?;
+                    .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, e.to_string()))?;
                 let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
                 check_printf_args(&format, &values, span)?;
                 self.program.formats.push(format);
@@ -523,7 +523,7 @@ impl<'a> Checker<'a> {
             }
             Some(ExprKind::Str(fmt)) => {
                 let format = printf::parse_format(fmt)
-                    .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, format!("printa( ) {e}")))?;
+                    .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, e.to_string()))?;
                 (Some(format), &args[1..])
             }
             Some(_) => (None, args),
@@ -1023,14 +1023,14 @@ impl<'a> Checker<'a> {
             ExprKind::SizeofType(tn) => {
                 let ty = self.type_spec(&tn.spec, &tn.span)?;
                 typed(
-                    TKind::Int(var_bytes(&ty, self.opts.strsize) as u64),
+                    TKind::Int(type_size(&ty, self.opts.strsize) as u64),
                     Type::Int { size: 8, signed: false, name: "size_t" },
                 )
             }
             ExprKind::SizeofExpr(inner) => {
                 let inner = self.expr(inner)?;
                 typed(
-                    TKind::Int(var_bytes(&inner.ty, self.opts.strsize) as u64),
+                    TKind::Int(type_size(&inner.ty, self.opts.strsize) as u64),
                     Type::Int { size: 8, signed: false, name: "size_t" },
                 )
             }
@@ -1819,6 +1819,17 @@ fn value_layout(ty: &Type) -> ValueLayout {
         Type::Pointer(_) | Type::Struct(_) => ValueLayout::Int { size: 8, signed: false },
         Type::Stack => ValueLayout::Stack,
         Type::Void => ValueLayout::Int { size: 8, signed: true },
+    }
+}
+
+/// sizeof: the type's size in C terms (a string is strsize bytes).
+fn type_size(ty: &Type, strsize: usize) -> usize {
+    match ty {
+        Type::Int { size, .. } => *size as usize,
+        Type::String => strsize,
+        Type::Pointer(_) | Type::Stack => 8,
+        Type::Struct(r) => r.size,
+        Type::Void => 1,
     }
 }
 

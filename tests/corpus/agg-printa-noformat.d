@@ -1,0 +1,7 @@
+BEGIN
+{
+	@c["a"] = count();
+	printa(@c);
+	printf("after\n");
+	exit(0);
+}

@@ -1,0 +1,11 @@
+BEGIN
+{
+	@c["a"] = sum(1);
+	@c["b"] = sum(2);
+	@c["c"] = sum(3);
+	@c["d"] = sum(4);
+	@c["e"] = sum(5);
+	trunc(@c, 2);
+	printa("%s %@d\n", @c);
+	exit(0);
+}

@@ -1,0 +1,9 @@
+BEGIN
+{
+	@a = sum(1);
+}
+
+BEGIN
+{
+	@a = quantize(1);
+}

@@ -1,0 +1,1 @@
+BEGIN { @s = sum("abc"); }

@@ -1,0 +1,1 @@
+BEGIN { @l = llquantize(1, 1, 0, 2, 10); }

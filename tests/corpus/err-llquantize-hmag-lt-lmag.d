@@ -1,0 +1,1 @@
+BEGIN { @l = llquantize(1, 10, 3, 2, 10); }

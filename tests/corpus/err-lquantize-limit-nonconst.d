@@ -1,0 +1,1 @@
+BEGIN { x = 10; @l = lquantize(1, 0, x); }

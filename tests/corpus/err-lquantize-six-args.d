@@ -1,0 +1,1 @@
+BEGIN { @l = lquantize(1, 0, 10, 1, 1, 1); }

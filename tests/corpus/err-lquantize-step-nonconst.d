@@ -1,0 +1,1 @@
+BEGIN { x = 1; @l = lquantize(1, 0, 10, x); }

@@ -1,0 +1,2 @@
+#pragma D option nosuchopt=5
+BEGIN { exit(0); }

@@ -1,0 +1,2 @@
+#pragma D option nosuchopt
+BEGIN { exit(0); }

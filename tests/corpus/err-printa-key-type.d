@@ -1,0 +1,1 @@
+BEGIN { @a["x"] = count(); @b[1] = count(); printa(@a, @b); }

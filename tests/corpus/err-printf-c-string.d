@@ -1,0 +1,1 @@
+BEGIN { printf("%c\\n", "a"); }

@@ -1,0 +1,1 @@
+BEGIN { printf("%hhd\\n", 1); }

@@ -1,0 +1,1 @@
+BEGIN { printf("%hd\\n", 1); }

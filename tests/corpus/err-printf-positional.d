@@ -1,0 +1,1 @@
+BEGIN { printf("%1$d\\n", 1); }

@@ -1,0 +1,1 @@
+BEGIN { printf("%d %q\\n", 1, 2); }

@@ -1,0 +1,1 @@
+nosuch:::probe { exit(0); }

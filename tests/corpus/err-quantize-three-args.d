@@ -1,0 +1,1 @@
+BEGIN { @q = quantize(1, 2, 3); }

@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("%c%c%c%c", 'a', '\t', 'b', '\n');
+	exit(0);
+}

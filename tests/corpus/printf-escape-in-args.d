@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("[%s][%s][%s]\n", "a\\b", "q\"q", "t\tt");
+	exit(0);
+}

@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("[%10.2s][%-10.2s]\n", "hello", "hello");
+	exit(0);
+}

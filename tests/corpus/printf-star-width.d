@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("[%*d][%*s]\n", 6, 42, 8, "abc");
+	exit(0);
+}

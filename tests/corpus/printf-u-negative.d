@@ -1,0 +1,5 @@
+BEGIN
+{
+	printf("%u %u %u\n", -1, -1L, (char)-1);
+	exit(0);
+}

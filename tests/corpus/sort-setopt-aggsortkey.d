@@ -1,0 +1,12 @@
+BEGIN
+{
+	setopt("aggsortkey");
+	@c["b"] = count();
+	@c["b"] = count();
+	@c["b"] = count();
+	@c["a"] = count();
+	@c["c"] = count();
+	@c["c"] = count();
+	printa("%s %@d\n", @c);
+	exit(0);
+}

@@ -1,0 +1,17 @@
+BEGIN
+{
+	mode = "fast";
+}
+
+BEGIN
+/mode == "slow"/
+{
+	printf("slow\n");
+}
+
+BEGIN
+/mode == "fast"/
+{
+	printf("fast\n");
+	exit(0);
+}
