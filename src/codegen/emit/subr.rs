@@ -27,6 +27,13 @@ impl Emitter<'_> {
         let cell = (self.env.scratch_slots * self.program.strsize) as i16;
         self.emit(stx(Size::DW, R8, cell, reg));
         self.emit(ldx(Size::DW, reg, R8, cell));
+        // The loop's temporaries differ by exit path; forget them too, so the
+        // paths look the same from here on.
+        for temp in [R0, R5] {
+            if temp != reg {
+                self.emit(mov_imm(temp, 0));
+            }
+        }
     }
 
     pub(super) fn subroutine(&mut self, subr: Subr, args: &[TExpr], ty: &Type) -> Result<(), CodegenError> {
