@@ -41,7 +41,8 @@ struct dt_rec_hdr {
 	__u32 epid;     /* enabled probe ID: which clause wrote the record */
 	__u32 probe_id; /* probe that fired */
 	__u32 cpu;
-	__u32 present;  /* bit i set: action i of the clause ran (if/else may skip some) */
+	__u32 pad;
+	__u64 present;  /* bit i set: action i of the clause ran (if/else may skip some) */
 };
 
 /* A runtime fault (bad address, ...) reported to the consumer. Written

@@ -296,7 +296,7 @@ impl<'a> Emitter<'a> {
             self.emit(stx(Size::W, R9, layout::HDR_PROBE_ID as i16, R1));
             self.emit(call(Helper::GetSmpProcessorId));
             self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
-            self.emit(st_imm(Size::W, R9, layout::HDR_PRESENT as i16, 0));
+            self.emit(st_imm(Size::DW, R9, layout::HDR_PRESENT as i16, 0));
             if let Some(c) = self.clause.as_mut() {
                 c.reserved = true;
             }
@@ -357,7 +357,7 @@ impl<'a> Emitter<'a> {
         self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
         self.emit(stx(Size::W, R0, layout::HDR_PROBE_ID as i16, R1));
         self.emit(st_imm(Size::W, R0, layout::HDR_CPU as i16, 0));
-        self.emit(st_imm(Size::W, R0, layout::HDR_PRESENT as i16, 0));
+        self.emit(st_imm(Size::DW, R0, layout::HDR_PRESENT as i16, 0));
         self.emit(st_imm(Size::W, R0, f + layout::FAULT_EPID as i16, epid as i32));
         self.emit(ldx(Size::W, R1, FP, STACK_FAULT_ACTION));
         self.emit(stx(Size::W, R0, f + layout::FAULT_ACTION as i16, R1));
@@ -940,9 +940,11 @@ impl<'a> Emitter<'a> {
             self.emit(st_imm(Size::W, R1, 0, 1));
         }
         // Mark the action as present in the record.
-        self.emit(ldx(Size::W, R1, R9, layout::HDR_PRESENT as i16));
-        self.emit(alu_imm(Alu::Or, R1, 1 << action));
-        self.emit(stx(Size::W, R9, layout::HDR_PRESENT as i16, R1));
+        self.emit(ldx(Size::DW, R1, R9, layout::HDR_PRESENT as i16));
+        self.emit(mov_imm(R2, 1));
+        self.emit(alu_imm(Alu::Lsh, R2, action as i32));
+        self.emit(alu_reg(Alu::Or, R1, R2));
+        self.emit(stx(Size::DW, R9, layout::HDR_PRESENT as i16, R1));
         Ok(())
     }
 

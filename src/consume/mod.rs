@@ -143,7 +143,7 @@ impl State<'_> {
         let epid = read_u32(data, layout::HDR_EPID);
         let probe_id = read_u32(data, layout::HDR_PROBE_ID);
         let cpu = read_u32(data, layout::HDR_CPU);
-        let present = read_u32(data, layout::HDR_PRESENT);
+        let present = read_u64(data, layout::HDR_PRESENT);
         if epid == layout::EPID_FAULT {
             self.fault(&data[layout::HDR_SIZE..], probe_id);
             return;
@@ -164,7 +164,7 @@ impl State<'_> {
             line.extend(format!("{cpu:>3} {probe_id:>6} {name:>32} ").as_bytes());
         }
         for (i, action) in clause.actions.iter().enumerate() {
-            if present & (1 << i) == 0 {
+            if present & (1u64 << i) == 0 {
                 continue;
             }
             self.action(action, data, &mut line);

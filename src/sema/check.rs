@@ -57,7 +57,7 @@ enum Scope {
 }
 
 /// Size of the record header (`struct dt_rec_hdr`).
-pub(crate) const RECORD_HEADER: usize = 16;
+pub(crate) const RECORD_HEADER: usize = 24;
 
 impl<'a> Checker<'a> {
     pub(crate) fn new(opts: CheckOptions<'a>, registry: &'a mut Registry) -> Checker<'a> {
@@ -497,8 +497,8 @@ impl<'a> Checker<'a> {
         };
         let (record_kind, kind) = kind;
         let action = self.actions_in_clause;
-        if action >= 32 {
-            return Err(CompileError::new("D_ACT_MAX", span, "too many actions in one clause (the limit is 32)"));
+        if action >= 64 {
+            return Err(CompileError::new("D_ACT_MAX", span, "too many actions in one clause (the limit is 64)"));
         }
         self.actions_in_clause += 1;
         let values = match &kind {
