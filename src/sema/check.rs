@@ -1156,7 +1156,27 @@ impl<'a> Checker<'a> {
                     )),
                 }
             }
-            UnOp::AddrOf => Err(CompileError::new("D_UNSUPPORTED", span, "operator & is not supported yet")),
+            // &p->m / &s.m: the member's address, typed as a pointer to it.
+            UnOp::AddrOf => {
+                let e = match &inner.kind {
+                    ExprKind::Arrow(base, member) => self.member_access(base, member, true, span)?,
+                    ExprKind::Member(base, member) => self.member_access(base, member, false, span)?,
+                    _ => {
+                        return Err(CompileError::new(
+                            "D_UNSUPPORTED",
+                            span,
+                            "operator & is supported for struct members only yet",
+                        ))
+                    }
+                };
+                let (addr, to) = match e.kind {
+                    TKind::Load(addr) => (*addr, e.ty),
+                    TKind::LoadStr(addr, _) => (*addr, Type::Int { size: 1, signed: true, name: "char" }),
+                    TKind::Offset(..) => (TExpr { ty: Type::Void, ..e.clone() }, e.ty),
+                    _ => return Err(CompileError::new("D_UNSUPPORTED", span, "operator & cannot be applied here")),
+                };
+                Ok(TExpr { ty: Type::Pointer(Box::new(to)), ..addr })
+            }
         }
     }
 
@@ -1484,7 +1504,13 @@ impl<'a> Checker<'a> {
                 for (i, (a, param)) in args.iter().zip(params).enumerate() {
                     let e = self.expr(a)?;
                     let want_string = param.trim_end_matches('?') == "string";
-                    let ok = if want_string { e.ty == Type::String } else { e.ty.is_int() };
+                    let ok = if want_string {
+                        e.ty == Type::String
+                    } else if param.ends_with('*') {
+                        e.ty.is_scalar()
+                    } else {
+                        e.ty.is_int()
+                    };
                     if !ok {
                         return Err(CompileError::new(
                             "D_PROTO_ARG",
@@ -1543,6 +1569,7 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "htonll" | "ntohll" => (Subr::ByteSwap(64), &["uint64_t"], Type::UINT64),
         "rand" => (Subr::Rand, &[], Type::INT),
         "getmajor" => (Subr::Getmajor, &["dev_t"], Type::Int { size: 4, signed: false, name: "major_t" }),
+        "inet_ntoa" => (Subr::InetNtoa, &["ipaddr_t *"], Type::String),
         "getminor" => (Subr::Getminor, &["dev_t"], Type::Int { size: 4, signed: false, name: "minor_t" }),
         _ => return None,
     })
@@ -2022,6 +2049,8 @@ pub(crate) fn named_type(name: &str) -> Option<Type> {
         "longlong_t" => t(8, true, "longlong_t"),
         "processorid_t" => t(4, true, "processorid_t"),
         "hrtime_t" => t(8, true, "hrtime_t"),
+        "ipaddr_t" => t(4, false, "ipaddr_t"),
+        "dev_t" => t(8, false, "dev_t"),
         _ => None,
     }
 }

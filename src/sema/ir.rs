@@ -204,6 +204,8 @@ pub(crate) enum Subr {
     Rand,
     Getmajor,
     Getminor,
+    /// inet_ntoa(ipaddr_t *): the IPv4 address at a kernel pointer, dotted.
+    InetNtoa,
 }
 
 #[derive(Debug, Clone)]

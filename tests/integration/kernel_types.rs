@@ -96,3 +96,19 @@ fn stack_prints_symbolized_kernel_frames() {
     let count = out.stdout.lines().filter_map(|l| l.trim().parse::<u64>().ok()).collect::<Vec<_>>();
     assert_eq!(count, vec![300], "{}", out.stdout);
 }
+
+#[test]
+fn inet_ntoa_and_member_addresses() {
+    // The bytes of dtrace's own tgid, in memory order, as a dotted quad.
+    let out = run(&[
+        "-qn",
+        r#"BEGIN { printf("%s %d\n", inet_ntoa((ipaddr_t *)&curthread->tgid), curthread->tgid); exit(0); }"#,
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let (dotted, tgid) = out.stdout.trim().split_once(' ').expect("two words");
+    let b = tgid.parse::<u32>().expect("tgid").to_ne_bytes();
+    assert_eq!(dotted, format!("{}.{}.{}.{}", b[0], b[1], b[2], b[3]));
+    // A bad address is DTrace's runtime error.
+    let out = run(&["-qn", r#"BEGIN { trace(inet_ntoa((ipaddr_t *)8)); } BEGIN { exit(0); }"#]);
+    assert!(out.stderr.contains("invalid address (0x8) in action #1"), "{}", out.stderr);
+}

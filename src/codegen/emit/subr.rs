@@ -95,6 +95,7 @@ impl Emitter<'_> {
                 self.expr(&args[0])?;
                 self.emit(alu_imm(Alu::And, R0, 0xfffff));
             }
+            Subr::InetNtoa => self.inet_ntoa(&args[0])?,
         }
         Ok(())
     }
@@ -154,6 +155,76 @@ impl Emitter<'_> {
         self.bind(end);
         self.stack_top = saved;
         Ok(())
+    }
+
+    /// inet_ntoa(addr): the four bytes at kernel address `addr` (network
+    /// order) as "a.b.c.d"; a bad address is a fault.
+    fn inet_ntoa(&mut self, addr: &TExpr) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        self.expr(addr)?;
+        let bytes = self.alloc_slot(8)?;
+        let dst = self.scratch_slot()?;
+        let ok = self.new_label();
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+        self.emit(st_imm(Size::DW, FP, bytes, 0));
+        self.emit(mov(R3, R0));
+        self.emit(mov(R1, FP));
+        self.emit(alu_imm(Alu::Add, R1, bytes as i32));
+        self.emit(mov_imm(R2, 4));
+        self.emit(call(Helper::ProbeReadKernel));
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), ok);
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(ok);
+        self.dst_into_r2(dst);
+        // r4 = next position (at most 15 characters and the NUL).
+        self.emit(mov_imm(R4, 0));
+        let full = self.new_label();
+        for k in 0..4 {
+            self.emit(ldx(Size::B, R5, FP, bytes + k));
+            // Hundreds and tens only when they are not leading zeros.
+            let no_hundreds = self.new_label();
+            let tens = self.new_label();
+            let no_tens = self.new_label();
+            self.jump(jmp_imm(Cond::Lt, R5, 100, 0), no_hundreds);
+            self.emit(mov(R1, R5));
+            self.emit(alu_imm(Alu::Div, R1, 100));
+            self.put_digit(R1, full);
+            self.jump(ja(0), tens);
+            self.bind(no_hundreds);
+            self.jump(jmp_imm(Cond::Lt, R5, 10, 0), no_tens);
+            self.bind(tens);
+            self.emit(mov(R1, R5));
+            self.emit(alu_imm(Alu::Div, R1, 10));
+            self.emit(alu_imm(Alu::Mod, R1, 10));
+            self.put_digit(R1, full);
+            self.bind(no_tens);
+            self.emit(mov(R1, R5));
+            self.emit(alu_imm(Alu::Mod, R1, 10));
+            self.put_digit(R1, full);
+            if k < 3 {
+                self.emit(mov_imm(R1, b'.' as i32 - b'0' as i32));
+                self.put_digit(R1, full);
+            }
+        }
+        self.bind(full);
+        self.emit(jmp_imm(Cond::Ge, R4, self.strsize(), 3));
+        self.emit(mov(R0, R2));
+        self.emit(alu_reg(Alu::Add, R0, R4));
+        self.emit(st_imm(Size::B, R0, 0, 0));
+        self.dst_into_r0(dst);
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// dst[r4++] = '0' + reg, unless the string is full.
+    fn put_digit(&mut self, reg: Reg, full: Label) {
+        self.jump(jmp_imm(Cond::Ge, R4, self.strsize() - 1, 0), full);
+        self.emit(alu_imm(Alu::Add, reg, b'0' as i32));
+        self.emit(mov(R0, R2));
+        self.emit(alu_reg(Alu::Add, R0, R4));
+        self.emit(stx(Size::B, R0, 0, reg));
+        self.emit(alu_imm(Alu::Add, R4, 1));
     }
 
     /// Evaluates `e` into a new stack slot; returns the slot.
