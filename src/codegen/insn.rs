@@ -95,6 +95,7 @@ pub(crate) enum Helper {
     GetStackid = 27,
     GetCurrentTask = 35,
     GetPrandomU32 = 7,
+    ProbeReadUser = 112,
     ProbeReadKernel = 113,
     ProbeReadUserStr = 114,
     ProbeReadKernelStr = 115,

@@ -1570,6 +1570,7 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "rand" => (Subr::Rand, &[], Type::INT),
         "getmajor" => (Subr::Getmajor, &["dev_t"], Type::Int { size: 4, signed: false, name: "major_t" }),
         "inet_ntoa" => (Subr::InetNtoa, &["ipaddr_t *"], Type::String),
+        "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
         "getminor" => (Subr::Getminor, &["dev_t"], Type::Int { size: 4, signed: false, name: "minor_t" }),
         _ => return None,
     })

@@ -206,6 +206,9 @@ pub(crate) enum Subr {
     Getminor,
     /// inet_ntoa(ipaddr_t *): the IPv4 address at a kernel pointer, dotted.
     InetNtoa,
+    /// copyin(uaddr, size): `size` bytes of the process's memory (at most
+    /// strsize) in a scratch buffer; the value is the buffer's address.
+    Copyin,
 }
 
 #[derive(Debug, Clone)]

@@ -112,3 +112,22 @@ fn inet_ntoa_and_member_addresses() {
     let out = run(&["-qn", r#"BEGIN { trace(inet_ntoa((ipaddr_t *)8)); } BEGIN { exit(0); }"#]);
     assert!(out.stderr.contains("invalid address (0x8) in action #1"), "{}", out.stderr);
 }
+
+#[test]
+fn copyin_reads_the_callers_memory() {
+    let dir = std::env::temp_dir().join(format!("dtrace-copyin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let echo = dir.join("dtcopyin");
+    std::fs::copy("/bin/echo", &echo).expect("copy echo");
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"syscall::write:entry /execname == "dtcopyin"/ { printf("%d %c %x\n", arg2, *(char *)copyin(arg1, 2), *(unsigned short *)copyin(arg1, 2)); }"#,
+    ]);
+    t.wait_for("ready");
+    Command::new(&echo).arg("hi").output().expect("echo");
+    let out = t.stop();
+    // "hi\n": three bytes, 'h' first, and the first two as a little-endian short.
+    assert!(out.stdout.lines().any(|l| l == "3 h 6968"), "{}", out.stdout);
+}

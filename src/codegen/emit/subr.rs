@@ -96,6 +96,28 @@ impl Emitter<'_> {
                 self.emit(alu_imm(Alu::And, R0, 0xfffff));
             }
             Subr::InetNtoa => self.inet_ntoa(&args[0])?,
+            Subr::Copyin => {
+                let saved = self.stack_top;
+                let addr = self.stash(&args[0])?;
+                self.expr(&args[1])?;
+                let dst = self.scratch_slot()?;
+                let ok = self.new_label();
+                // At most strsize bytes: the buffer is one scratch slot.
+                self.emit(mov(R2, R0));
+                self.emit(jmp_imm(Cond::Le, R2, self.strsize(), 1));
+                self.emit(mov_imm(R2, self.strsize()));
+                self.emit(ldx(Size::DW, R3, FP, addr));
+                self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+                self.emit(mov(R1, R8));
+                self.emit(alu_imm(Alu::Add, R1, dst));
+                self.emit(call(Helper::ProbeReadUser));
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), ok);
+                self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+                self.raise_fault(layout::FAULT_BADADDR)?;
+                self.bind(ok);
+                self.dst_into_r0(dst);
+                self.stack_top = saved;
+            }
         }
         Ok(())
     }
