@@ -58,6 +58,15 @@ pub(crate) struct CodegenError(pub String);
 const BPF_RB_NO_WAKEUP: i32 = 1;
 const BPF_NOEXIST: i32 = 1;
 const EEXIST: i32 = 17;
+/// Where a dynamic variable's map key is.
+#[derive(Clone, Copy)]
+enum MapKey {
+    /// At this stack offset (thread-locals: the thread ID at STACK_KEY).
+    OnStack(i16),
+    /// At the address held in this stack slot (keys built by build_key).
+    At(i16),
+}
+
 /// Keys up to this size (an execname key is 16 bytes) are built on the stack.
 const MAX_STACK_KEY: usize = 64;
 /// Keys computed while computing a key (`a[b[x]]`) each need their own buffer.
@@ -675,18 +684,25 @@ impl<'a> Emitter<'a> {
         Ok(key_ptr)
     }
 
-    /// r0 = this element's value pointer, or NULL; the key is at *key_ptr.
-    fn element_lookup(&mut self, array: usize, key_ptr: i16) {
-        self.emit2(ld_map_fd(R1, self.env.assoc_fds[array]));
-        self.emit(ldx(Size::DW, R2, FP, key_ptr));
-        self.emit(call(Helper::MapLookupElem));
+    /// r2 = the address of a dynamic variable's key.
+    fn key_into_r2(&mut self, key: MapKey) {
+        match key {
+            MapKey::OnStack(off) => {
+                self.emit(mov(R2, FP));
+                self.emit(alu_imm(Alu::Add, R2, off as i32));
+            }
+            MapKey::At(slot) => self.emit(ldx(Size::DW, R2, FP, slot)),
+        }
     }
 
-    /// r0 = the element's value (0 or "" when absent).
-    fn load_element(&mut self, array: usize, key_ptr: i16, ty: &Type) {
+    /// r0 = a dynamic variable's value (0 or "" when absent): a thread-local
+    /// or an associative array element, in hash map `fd`.
+    fn map_load(&mut self, fd: i32, key: MapKey, ty: &Type) {
         let missing = self.new_label();
         let end = self.new_label();
-        self.element_lookup(array, key_ptr);
+        self.emit2(ld_map_fd(R1, fd));
+        self.key_into_r2(key);
+        self.emit(call(Helper::MapLookupElem));
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
         if *ty != Type::String {
             self.emit(ldx(Size::DW, R0, R0, 0));
@@ -701,28 +717,23 @@ impl<'a> Emitter<'a> {
         self.bind(end);
     }
 
-    /// Stores r0 into the element at *key_ptr; storing integer 0 deletes
-    /// it, as DTrace frees a dynamic variable set to 0. r0 keeps the value.
-    fn store_element(&mut self, array: usize, key_ptr: i16, ty: &Type) -> Result<(), CodegenError> {
+    /// Stores r0 (already normalized to `ty`) into a dynamic variable;
+    /// storing integer 0 deletes it, as DTrace frees a dynamic variable set
+    /// to 0. r0 keeps the value.
+    fn map_store(&mut self, fd: i32, key: MapKey, ty: &Type) -> Result<(), CodegenError> {
         let is_string = *ty == Type::String;
-        if !is_string {
-            self.normalize(ty);
-        }
-        let fd = self.env.assoc_fds[array];
         let value = self.alloc_slot(8)?;
         let end = self.new_label();
         self.emit(stx(Size::DW, FP, value, R0));
         if !is_string {
             let store = self.new_label();
             self.jump(jmp_imm(Cond::Ne, R0, 0, 0), store);
-            self.emit2(ld_map_fd(R1, fd));
-            self.emit(ldx(Size::DW, R2, FP, key_ptr));
-            self.emit(call(Helper::MapDeleteElem));
+            self.map_delete(fd, key);
             self.jump(ja(0), end);
             self.bind(store);
         }
         self.emit2(ld_map_fd(R1, fd));
-        self.emit(ldx(Size::DW, R2, FP, key_ptr));
+        self.key_into_r2(key);
         if is_string {
             self.emit(ldx(Size::DW, R3, FP, value));
         } else {
@@ -735,6 +746,19 @@ impl<'a> Emitter<'a> {
         self.emit(ldx(Size::DW, R0, FP, value));
         self.stack_top += 8;
         Ok(())
+    }
+
+    fn map_delete(&mut self, fd: i32, key: MapKey) {
+        self.emit2(ld_map_fd(R1, fd));
+        self.key_into_r2(key);
+        self.emit(call(Helper::MapDeleteElem));
+    }
+
+    /// Puts the current thread ID at STACK_KEY, the key of thread-locals.
+    fn thread_key(&mut self) -> MapKey {
+        self.emit(call(Helper::GetCurrentPidTgid));
+        self.emit(stx(Size::W, FP, STACK_KEY, R0));
+        MapKey::OnStack(STACK_KEY)
     }
 
     /// The key of an element place, built once for a read-modify-write.
@@ -753,7 +777,7 @@ impl<'a> Emitter<'a> {
         match (place, key) {
             (Place::Var(v), _) => self.load_var(*v, ty),
             (Place::Element { array, .. }, Some(k)) => {
-                self.load_element(*array, k, ty);
+                self.map_load(self.env.assoc_fds[*array], MapKey::At(k), ty);
                 Ok(())
             }
             _ => Err(CodegenError("internal error: element without key".into())),
@@ -763,7 +787,10 @@ impl<'a> Emitter<'a> {
     fn store_place(&mut self, place: &Place, key: Option<i16>, ty: &Type) -> Result<(), CodegenError> {
         match (place, key) {
             (Place::Var(v), _) => self.store_var(*v, ty),
-            (Place::Element { array, .. }, Some(k)) => self.store_element(*array, k, ty),
+            (Place::Element { array, .. }, Some(k)) => {
+                self.normalize(ty);
+                self.map_store(self.env.assoc_fds[*array], MapKey::At(k), ty)
+            }
             _ => Err(CodegenError("internal error: element without key".into())),
         }
     }
@@ -1048,7 +1075,7 @@ impl<'a> Emitter<'a> {
                 let a = &self.program.assoc_arrays[*array];
                 let (columns, tid) = (a.keys.clone(), a.thread_local);
                 let key = self.build_key(&columns, keys, tid, done)?;
-                self.load_element(*array, key, &e.ty);
+                self.map_load(self.env.assoc_fds[*array], MapKey::At(key), &e.ty);
                 self.bind(done);
                 self.stack_top = saved;
             }
@@ -1080,9 +1107,7 @@ impl<'a> Emitter<'a> {
                 let a = &self.program.assoc_arrays[*array];
                 let (columns, tid) = (a.keys.clone(), a.thread_local);
                 let key = self.build_key(&columns, keys, tid, done)?;
-                self.emit2(ld_map_fd(R1, self.env.assoc_fds[*array]));
-                self.emit(ldx(Size::DW, R2, FP, key));
-                self.emit(call(Helper::MapDeleteElem));
+                self.map_delete(self.env.assoc_fds[*array], MapKey::At(key));
                 self.bind(done);
                 self.string_const(0);
                 self.stack_top = saved;
@@ -1166,12 +1191,8 @@ impl<'a> Emitter<'a> {
     fn clear_var(&mut self, var: Var) -> Result<(), CodegenError> {
         match var {
             Var::ThreadLocal(i) => {
-                self.emit(call(Helper::GetCurrentPidTgid));
-                self.emit(stx(Size::W, FP, STACK_KEY, R0));
-                self.emit2(ld_map_fd(R1, self.env.thread_local_fds[i]));
-                self.emit(mov(R2, FP));
-                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-                self.emit(call(Helper::MapDeleteElem));
+                let key = self.thread_key();
+                self.map_delete(self.env.thread_local_fds[i], key);
             }
             Var::Global(i) => {
                 self.emit2(ld_map_value(R1, self.env.globals_fd, self.global_offset(i)));
@@ -1412,16 +1433,6 @@ impl<'a> Emitter<'a> {
         self.program.globals[index].offset as u32
     }
 
-    /// Looks up the current thread's entry of a thread-local map; r0 = value pointer or NULL.
-    fn thread_local_lookup(&mut self, index: usize) {
-        self.emit(call(Helper::GetCurrentPidTgid));
-        self.emit(stx(Size::W, FP, STACK_KEY, R0));
-        self.emit2(ld_map_fd(R1, self.env.thread_local_fds[index]));
-        self.emit(mov(R2, FP));
-        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-        self.emit(call(Helper::MapLookupElem));
-    }
-
     fn load_var(&mut self, var: Var, ty: &Type) -> Result<(), CodegenError> {
         let is_string = *ty == Type::String;
         match var {
@@ -1432,21 +1443,8 @@ impl<'a> Emitter<'a> {
                 }
             }
             Var::ThreadLocal(i) => {
-                let missing = self.new_label();
-                let end = self.new_label();
-                self.thread_local_lookup(i);
-                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
-                if !is_string {
-                    self.emit(ldx(Size::DW, R0, R0, 0));
-                }
-                self.jump(ja(0), end);
-                self.bind(missing);
-                if is_string {
-                    self.string_const(0);
-                } else {
-                    self.emit(mov_imm(R0, 0));
-                }
-                self.bind(end);
+                let key = self.thread_key();
+                self.map_load(self.env.thread_local_fds[i], key, ty);
             }
             Var::ClauseLocal(i) => {
                 if is_string {
@@ -1482,41 +1480,12 @@ impl<'a> Emitter<'a> {
                 }
             }
             Var::ThreadLocal(i) => {
-                let fd = self.env.thread_local_fds[i];
-                let delete = self.new_label();
-                let end = self.new_label();
+                // The value waits on the stack while the thread ID is fetched.
                 let value = self.alloc_slot(8)?;
                 self.emit(stx(Size::DW, FP, value, R0));
-                self.emit(call(Helper::GetCurrentPidTgid));
-                self.emit(stx(Size::W, FP, STACK_KEY, R0));
-                if !is_string {
-                    // Assigning 0 frees the variable, as in DTrace.
-                    self.emit(ldx(Size::DW, R0, FP, value));
-                    self.jump(jmp_imm(Cond::Eq, R0, 0, 0), delete);
-                    self.emit(stx(Size::DW, FP, STACK_VALUE, R0));
-                }
-                self.emit2(ld_map_fd(R1, fd));
-                self.emit(mov(R2, FP));
-                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-                if is_string {
-                    self.emit(ldx(Size::DW, R3, FP, value));
-                } else {
-                    self.emit(mov(R3, FP));
-                    self.emit(alu_imm(Alu::Add, R3, STACK_VALUE as i32));
-                }
-                self.emit(mov_imm(R4, 0));
-                self.emit(call(Helper::MapUpdateElem));
-                // Only integers jump to `delete` (the verifier rejects dead code).
-                if !is_string {
-                    self.jump(ja(0), end);
-                    self.bind(delete);
-                    self.emit2(ld_map_fd(R1, fd));
-                    self.emit(mov(R2, FP));
-                    self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-                    self.emit(call(Helper::MapDeleteElem));
-                }
-                self.bind(end);
+                let key = self.thread_key();
                 self.emit(ldx(Size::DW, R0, FP, value));
+                self.map_store(self.env.thread_local_fds[i], key, ty)?;
                 self.stack_top += 8;
             }
             Var::ClauseLocal(i) => {
