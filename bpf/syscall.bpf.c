@@ -41,16 +41,44 @@ struct {
 	__type(value, __u32);
 } dt_sys_tp_progs SEC(".maps");
 
+/* Starts entry probe nr; the caller fills args[0..5] when dt_need_args. */
+static __always_inline struct dt_probe_ctx *dt_sys_entry_begin(__u32 nr)
+{
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return NULL;
+	pc->probe_id = dt_sys_id_base + 2 * nr;
+	if (dt_need_args)
+		for (int i = 6; i < DT_NARGS; i++)
+			pc->args[i] = 0;
+	return pc;
+}
+
+/* Starts return probe nr: arg0 and arg1 are the return value, errno is set
+ * when the kernel returns -errno (in [-4095, -1]). */
+static __always_inline struct dt_probe_ctx *dt_sys_return_begin(__u32 nr, long ret)
+{
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return NULL;
+	pc->probe_id = dt_sys_id_base + 2 * nr + 1;
+	pc->args[0] = ret;
+	pc->args[1] = ret;
+	for (int i = 2; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	pc->errno_val = (ret < 0 && ret >= -4095) ? -ret : 0;
+	return pc;
+}
+
 SEC("raw_tp/sys_enter")
 int dt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
 	long nr = ctx->args[1];
 	if (nr < 0 || nr >= DT_MAX_SYSCALLS || !(dt_sys_enabled[nr] & 1))
 		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_sys_entry_begin(nr);
 	if (!pc)
 		return 0;
-	pc->probe_id = dt_sys_id_base + 2 * nr;
 	if (dt_need_args) {
 		struct pt_regs regs;
 		/* One read of the user registers instead of six. pt_regs is ABI. */
@@ -62,8 +90,6 @@ int dt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 		pc->args[3] = PT_REGS_PARM4_SYSCALL(&regs);
 		pc->args[4] = PT_REGS_PARM5_SYSCALL(&regs);
 		pc->args[5] = PT_REGS_PARM6_SYSCALL(&regs);
-		for (int i = 6; i < DT_NARGS; i++)
-			pc->args[i] = 0;
 	}
 	bpf_tail_call(ctx, &dt_sys_progs, nr);
 	return 0;
@@ -82,16 +108,8 @@ int dt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 #endif
 	if (nr < 0 || nr >= DT_MAX_SYSCALLS || !(dt_sys_enabled[nr] & 2))
 		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe();
-	if (!pc)
+	if (!dt_sys_return_begin(nr, ret))
 		return 0;
-	pc->probe_id = dt_sys_id_base + 2 * nr + 1;
-	pc->args[0] = ret;
-	pc->args[1] = ret;
-	for (int i = 2; i < DT_NARGS; i++)
-		pc->args[i] = 0;
-	/* errno: the kernel returns -errno in [-4095, -1] */
-	pc->errno_val = (ret < 0 && ret >= -4095) ? -ret : 0;
 	bpf_tail_call(ctx, &dt_sys_progs, DT_MAX_SYSCALLS + nr);
 	return 0;
 }
@@ -119,10 +137,9 @@ static __always_inline int dt_sys_enter_tp(struct dt_syscall_enter_rec *ctx, int
 	__u32 nr = ctx->nr;
 	if (nr >= DT_MAX_SYSCALLS)
 		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_sys_entry_begin(nr);
 	if (!pc)
 		return 0;
-	pc->probe_id = dt_sys_id_base + 2 * nr;
 	if (dt_need_args) {
 		/* Spelled out: the verifier wants constant offsets into ctx. */
 		pc->args[0] = nargs > 0 ? ctx->args[0] : 0;
@@ -131,8 +148,6 @@ static __always_inline int dt_sys_enter_tp(struct dt_syscall_enter_rec *ctx, int
 		pc->args[3] = nargs > 3 ? ctx->args[3] : 0;
 		pc->args[4] = nargs > 4 ? ctx->args[4] : 0;
 		pc->args[5] = nargs > 5 ? ctx->args[5] : 0;
-		for (int i = 6; i < DT_NARGS; i++)
-			pc->args[i] = 0;
 	}
 	bpf_tail_call(ctx, &dt_sys_tp_progs, nr);
 	return 0;
@@ -160,15 +175,8 @@ int dt_sys_exit_tp(struct dt_syscall_exit_rec *ctx)
 	long ret = ctx->ret;
 	if (nr >= DT_MAX_SYSCALLS)
 		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe();
-	if (!pc)
+	if (!dt_sys_return_begin(nr, ret))
 		return 0;
-	pc->probe_id = dt_sys_id_base + 2 * nr + 1;
-	pc->args[0] = ret;
-	pc->args[1] = ret;
-	for (int i = 2; i < DT_NARGS; i++)
-		pc->args[i] = 0;
-	pc->errno_val = (ret < 0 && ret >= -4095) ? -ret : 0;
 	bpf_tail_call(ctx, &dt_sys_tp_progs, DT_MAX_SYSCALLS + nr);
 	return 0;
 }
