@@ -438,6 +438,33 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
+    /// After a bpf_probe_read*() helper from the address saved at
+    /// STACK_FAULT_ADDR: a negative r0 is a bad-address fault.
+    fn fault_on_read_error(&mut self) -> Result<(), CodegenError> {
+        let ok = self.new_label();
+        self.jump(jmp_imm(Cond::Sge, R0, 0, 0), ok);
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(ok);
+        Ok(())
+    }
+
+    /// r0 = a scratch string read by `helper` (a *_str reader) from the
+    /// address in r0, at most `max` bytes; a bad address is a fault.
+    fn read_str_into_scratch(&mut self, helper: Helper, max: i32) -> Result<(), CodegenError> {
+        let dst = self.scratch_slot()?;
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+        self.emit(mov(R3, R0));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        self.emit(mov_imm(R2, max));
+        self.emit(call(helper));
+        self.fault_on_read_error()?;
+        self.emit(mov(R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, dst));
+        Ok(())
+    }
+
     fn count_drop(&mut self) {
         self.count_in(self.env.drops_fd);
     }
@@ -1114,20 +1141,7 @@ impl<'a> Emitter<'a> {
             }
             TKind::CopyInStr(addr) => {
                 self.expr(addr)?;
-                let dst = self.scratch_slot()?;
-                let ok = self.new_label();
-                self.emit(mov(R3, R0));
-                self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-                self.emit(mov(R1, R8));
-                self.emit(alu_imm(Alu::Add, R1, dst));
-                self.emit(mov_imm(R2, self.strsize()));
-                self.emit(call(Helper::ProbeReadUserStr));
-                self.jump(jmp_imm(Cond::Sge, R0, 0, 0), ok);
-                self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
-                self.raise_fault(layout::FAULT_BADADDR)?;
-                self.bind(ok);
-                self.emit(mov(R0, R8));
-                self.emit(alu_imm(Alu::Add, R0, dst));
+                self.read_str_into_scratch(Helper::ProbeReadUserStr, self.strsize())?;
             }
         }
         Ok(())
@@ -1143,17 +1157,13 @@ impl<'a> Emitter<'a> {
         };
         self.expr(addr)?;
         let slot = self.alloc_slot(8)?;
-        let ok = self.new_label();
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
         self.emit(mov(R3, R0));
         self.emit(mov(R1, FP));
         self.emit(alu_imm(Alu::Add, R1, slot as i32));
         self.emit(mov_imm(R2, *size as i32));
         self.emit(call(Helper::ProbeReadKernel));
-        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), ok);
-        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
-        self.raise_fault(layout::FAULT_BADADDR)?;
-        self.bind(ok);
+        self.fault_on_read_error()?;
         let width = match size {
             1 => Size::B,
             2 => Size::H,
@@ -1169,22 +1179,8 @@ impl<'a> Emitter<'a> {
     /// r0 = a scratch string holding the char array of `len` bytes at `addr`.
     fn load_str(&mut self, addr: &TExpr, len: usize) -> Result<(), CodegenError> {
         self.expr(addr)?;
-        let dst = self.scratch_slot()?;
-        let ok = self.new_label();
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-        self.emit(mov(R3, R0));
-        self.emit(mov(R1, R8));
-        self.emit(alu_imm(Alu::Add, R1, dst));
         // The array may fill its bytes without a NUL; the string stops at strsize.
-        self.emit(mov_imm(R2, len.min(self.program.strsize) as i32));
-        self.emit(call(Helper::ProbeReadKernelStr));
-        self.jump(jmp_imm(Cond::Sge, R0, 0, 0), ok);
-        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
-        self.raise_fault(layout::FAULT_BADADDR)?;
-        self.bind(ok);
-        self.emit(mov(R0, R8));
-        self.emit(alu_imm(Alu::Add, R0, dst));
-        Ok(())
+        self.read_str_into_scratch(Helper::ProbeReadKernelStr, len.min(self.program.strsize) as i32)
     }
 
     /// `str = NULL`: a thread-local is deleted, a global emptied; r0 = "".

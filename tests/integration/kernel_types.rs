@@ -60,6 +60,10 @@ fn a_bad_kernel_address_is_a_runtime_error() {
     assert_eq!(out.stdout, "after\n\n");
     assert!(out.stderr.contains("invalid address (0x"), "{}", out.stderr);
     assert!(out.stderr.contains(") in action #1"), "{}", out.stderr);
+    // So is a char array (read as a string) at a bad address.
+    let out = run(&["-qn", r#"BEGIN { trace(((struct task_struct *)16)->comm); } BEGIN { exit(0); }"#]);
+    assert_eq!(out.code(), 0);
+    assert!(out.stderr.contains("invalid address (0x"), "{}", out.stderr);
 }
 
 #[test]
@@ -130,4 +134,7 @@ fn copyin_reads_the_callers_memory() {
     let out = t.stop();
     // "hi\n": three bytes, 'h' first, and the first two as a little-endian short.
     assert!(out.stdout.lines().any(|l| l == "3 h 6968"), "{}", out.stdout);
+    // A bad user address is DTrace's runtime error.
+    let out = run(&["-qn", r#"BEGIN { trace(*(char *)copyin(8, 1)); } BEGIN { exit(0); }"#]);
+    assert!(out.stderr.contains("invalid address (0x8) in action #1"), "{}", out.stderr);
 }

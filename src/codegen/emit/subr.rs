@@ -101,7 +101,6 @@ impl Emitter<'_> {
                 let addr = self.stash(&args[0])?;
                 self.expr(&args[1])?;
                 let dst = self.scratch_slot()?;
-                let ok = self.new_label();
                 // At most strsize bytes: the buffer is one scratch slot.
                 self.emit(mov(R2, R0));
                 self.emit(jmp_imm(Cond::Le, R2, self.strsize(), 1));
@@ -111,10 +110,7 @@ impl Emitter<'_> {
                 self.emit(mov(R1, R8));
                 self.emit(alu_imm(Alu::Add, R1, dst));
                 self.emit(call(Helper::ProbeReadUser));
-                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), ok);
-                self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
-                self.raise_fault(layout::FAULT_BADADDR)?;
-                self.bind(ok);
+                self.fault_on_read_error()?;
                 self.dst_into_r0(dst);
                 self.stack_top = saved;
             }
@@ -186,7 +182,6 @@ impl Emitter<'_> {
         self.expr(addr)?;
         let bytes = self.alloc_slot(8)?;
         let dst = self.scratch_slot()?;
-        let ok = self.new_label();
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
         self.emit(st_imm(Size::DW, FP, bytes, 0));
         self.emit(mov(R3, R0));
@@ -194,10 +189,7 @@ impl Emitter<'_> {
         self.emit(alu_imm(Alu::Add, R1, bytes as i32));
         self.emit(mov_imm(R2, 4));
         self.emit(call(Helper::ProbeReadKernel));
-        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), ok);
-        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
-        self.raise_fault(layout::FAULT_BADADDR)?;
-        self.bind(ok);
+        self.fault_on_read_error()?;
         self.dst_into_r2(dst);
         // r4 = next position (at most 15 characters and the NUL).
         self.emit(mov_imm(R4, 0));
