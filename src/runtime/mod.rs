@@ -171,20 +171,13 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             Some(bytes) => (bytes / per_key).clamp(64, 1 << 20),
             None => ((4 << 20) / per_key).clamp(64, DEFAULT_AGG_KEYS),
         } as u32;
-        let create = map_opts();
-        let map = if agg.is_array() {
-            MapHandle::create(MapType::PercpuArray, Some("dt_agg"), 4, value_size as u32, 1, &map_opts())
+        let (map_type, key_size, entries) = if agg.is_array() {
+            (MapType::PercpuArray, 4, 1)
         } else {
-            MapHandle::create(
-                MapType::PercpuHash,
-                Some("dt_agg"),
-                agg.key_size() as u32,
-                value_size as u32,
-                entries,
-                &create,
-            )
-        }
-        .with_context(|| format!("creating the map of aggregation @{}", agg.name))?;
+            (MapType::PercpuHash, agg.key_size() as u32, entries)
+        };
+        let map = MapHandle::create(map_type, Some("dt_agg"), key_size, value_size as u32, entries, &map_opts())
+            .with_context(|| format!("creating the map of aggregation @{}", agg.name))?;
         aggregations.push(map);
     }
     // Associative arrays: one hash map each, sized like thread-local variables.
@@ -350,15 +343,14 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 ];
                 for (ret, id) in events {
                     let candidates: &[&libbpf_rs::ProgramMut] = if ret { &[&p.dt_sys_exit_tp] } else { &enters };
-                    let mut link = None;
-                    for prog in candidates {
-                        let pfd = open_tracepoint(id)?;
-                        if let Ok(l) = prog.attach_perf_event(pfd.into_raw_fd()) {
-                            link = Some(l);
-                            break;
-                        }
-                    }
-                    links.push(link.ok_or_else(|| anyhow!("attaching to system call tracepoint {id} failed"))?);
+                    let pfd = open_tracepoint(id)?;
+                    let link = candidates
+                        .iter()
+                        .find_map(|prog| prog.attach_perf_event(pfd.as_raw_fd()).ok())
+                        .ok_or_else(|| anyhow!("attaching to system call tracepoint {id} failed"))?;
+                    // The link owns the perf event now and closes it.
+                    let _ = pfd.into_raw_fd();
+                    links.push(link);
                 }
             }
             None => {
@@ -413,10 +405,10 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             let targets: Vec<i32> = if *every_cpu { cpus.clone() } else { vec![cpus[0]] };
             for cpu in targets {
                 let pfd = open_cpu_clock(cpu, period)?;
-                profile_fds.push(pfd.as_raw_fd());
-                // The link takes ownership of the perf event fd and closes it.
                 let link =
-                    skel.progs.dt_profile.attach_perf_event(pfd.into_raw_fd()).context("attaching a profile probe")?;
+                    skel.progs.dt_profile.attach_perf_event(pfd.as_raw_fd()).context("attaching a profile probe")?;
+                // The link owns the perf event now and closes it.
+                profile_fds.push(pfd.into_raw_fd());
                 links.push(link);
             }
         }
@@ -637,12 +629,24 @@ fn open_tracepoint(id: u64) -> Result<OwnedFd> {
     attr.type_ = libbpf_sys::PERF_TYPE_TRACEPOINT;
     attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
     attr.config = id;
+    perf_event_open(&attr, 0).with_context(|| format!("opening tracepoint {id}"))
+}
+
+/// perf_event_open(2) for every process, on `cpu`.
+fn perf_event_open(attr: &libbpf_sys::perf_event_attr, cpu: i32) -> std::io::Result<OwnedFd> {
     // SAFETY: attr is initialized; perf_event_open has no other memory effects.
     let fd = unsafe {
-        libc::syscall(libc::SYS_perf_event_open, &attr as *const _, -1i32, 0i32, -1i32, 8u64 /* CLOEXEC */)
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr as *const _,
+            -1i32,
+            cpu,
+            -1i32,
+            8u64, /* PERF_FLAG_FD_CLOEXEC */
+        )
     };
     if fd < 0 {
-        return Err(std::io::Error::last_os_error()).context(format!("opening tracepoint {id}"));
+        return Err(std::io::Error::last_os_error());
     }
     // SAFETY: perf_event_open returned a new descriptor we own.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
@@ -749,22 +753,7 @@ fn open_cpu_clock(cpu: i32, period_ns: u64) -> Result<OwnedFd> {
     // Enabled after BEGIN has fired (Session::start_timers): no profile or
     // tick probe may fire before BEGIN, however long attaching takes.
     attr.set_disabled(1);
-    // SAFETY: attr is initialized; perf_event_open has no other memory effects.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const _,
-            -1i32,
-            cpu,
-            -1i32,
-            8u64, /* PERF_FLAG_FD_CLOEXEC */
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error()).context(format!("opening a cpu-clock event on CPU {cpu}"));
-    }
-    // SAFETY: perf_event_open returned a new descriptor we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    perf_event_open(&attr, cpu).with_context(|| format!("opening a cpu-clock event on CPU {cpu}"))
 }
 
 fn bump_memlock() {
