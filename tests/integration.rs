@@ -519,6 +519,9 @@ mod errors {
             "\"",
             "#pragma D option nosuch\nBEGIN",
             "BEGIN { 'ab }",
+            "BEGIN { @a = lquantize(1, -9223372036854775808 / -1, 10); }",
+            "BEGIN { curthread = 1; }",
+            "BEGIN { NULL = 1; }",
         ] {
             let out = run(&["-n", program]);
             out.assert_no_panic();

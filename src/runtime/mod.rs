@@ -462,6 +462,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             // Hooks of one group are alternatives; each group must attach one.
             let mut groups: Vec<u8> = mapping.hooks.iter().map(|h| h.group).collect();
             groups.dedup();
+            let group_count = groups.len();
             let mut missing = Vec::new();
             for group in groups {
                 let mut attached = false;
@@ -481,12 +482,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             }
             if !missing.is_empty() {
                 let what = if missing.len() == 1 { "tracepoint" } else { "tracepoints" };
-                let verb = if missing.len() == mapping.hooks.iter().map(|h| h.group).max().map_or(0, |g| g as usize + 1)
-                {
-                    "will not fire"
-                } else {
-                    "will fire only in part"
-                };
+                let verb = if missing.len() == group_count { "will not fire" } else { "will fire only in part" };
                 warnings.push(format!("{probe} {verb}: this kernel has no usable {} {what}", missing.join(" or ")));
             }
         }

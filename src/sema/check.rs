@@ -318,7 +318,7 @@ impl<'a> Checker<'a> {
             StmtKind::Decl(decl) => self.declaration(decl)?,
             StmtKind::If { cond, then, otherwise } => {
                 let c = self.expr(cond)?;
-                if !c.ty.is_int() {
+                if !c.ty.is_scalar() {
                     return Err(CompileError::new(
                         "D_IF_SCALAR",
                         &cond.span,
@@ -965,7 +965,7 @@ impl<'a> Checker<'a> {
             ExprKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs, &span)?,
             ExprKind::Ternary(c, a, b) => {
                 let c = self.expr(c)?;
-                if !c.ty.is_int() {
+                if !c.ty.is_scalar() {
                     return Err(CompileError::new(
                         "D_OP_SCALAR",
                         &span,
@@ -1116,7 +1116,8 @@ impl<'a> Checker<'a> {
             }
             UnOp::Neg | UnOp::BitNot | UnOp::Not => {
                 let e = self.expr(inner)?;
-                if !e.ty.is_int() {
+                let accepted = if op == UnOp::Not { e.ty.is_scalar() } else { e.ty.is_int() };
+                if !accepted {
                     // DTrace names the kind of operand each operator needs.
                     let (tag, kind) = match op {
                         UnOp::Neg => ("D_OP_ARITH", "arithmetic"),
@@ -1198,7 +1199,7 @@ impl<'a> Checker<'a> {
             return Ok(typed(TKind::Binary { op, signed: false, lhs: Box::new(l), rhs: Box::new(r) }, ty));
         }
         if matches!(op, BinOp::LogAnd | BinOp::LogOr | BinOp::LogXor) {
-            if !l.ty.is_int() || !r.ty.is_int() {
+            if !l.ty.is_scalar() || !r.ty.is_scalar() {
                 return Err(CompileError::new(
                     "D_OP_SCALAR",
                     span,
@@ -1235,6 +1236,10 @@ impl<'a> Checker<'a> {
                 format!("operands have incompatible types: \"{}\" {text} \"{}\"", l.ty.name(), r.ty.name()),
             ));
         }
+        // Pointers compare with pointers and with integers (NULL, 0), unsigned.
+        if relational && l.ty.is_scalar() && r.ty.is_scalar() && !(l.ty.is_int() && r.ty.is_int()) {
+            return Ok(typed(TKind::Binary { op, signed: false, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
+        }
         if !l.ty.is_int() || !r.ty.is_int() {
             return Err(CompileError::new(
                 "D_OP_INT",
@@ -1264,8 +1269,16 @@ impl<'a> Checker<'a> {
     /// first assignment).
     fn lvalue(&mut self, target: &ast::Expr, default_ty: Type) -> Result<(Place, Type)> {
         let (scope, name) = match &target.kind {
+            // NULL is a constant, not a variable.
+            ExprKind::Ident(name) if name == "NULL" => {
+                return Err(CompileError::new(
+                    "D_OP_LVAL",
+                    &target.span,
+                    "operator = requires modifiable lvalue as an operand",
+                ))
+            }
             ExprKind::Ident(name) => {
-                if builtin(name).is_some() {
+                if builtin(name).is_some() || name == "curthread" {
                     return Err(CompileError::new(
                         "D_OP_WRITE",
                         &target.span,
@@ -1277,13 +1290,6 @@ impl<'a> Checker<'a> {
             ExprKind::SelfVar(name) => (Scope::Thread, name),
             ExprKind::ThisVar(name) => (Scope::Clause, name),
             ExprKind::Index(base, keys) => return self.element(base, keys, Some(default_ty), &target.span),
-            ExprKind::Aggregation(_) => {
-                return Err(CompileError::new(
-                    "D_OP_LVAL",
-                    &target.span,
-                    "operator = requires modifiable lvalue as an operand",
-                ))
-            }
             _ => {
                 return Err(CompileError::new(
                     "D_OP_LVAL",
@@ -1627,7 +1633,7 @@ fn const_int(e: &ast::Expr) -> Option<i64> {
                 BinOp::Add => Some(l.wrapping_add(r)),
                 BinOp::Sub => Some(l.wrapping_sub(r)),
                 BinOp::Mul => Some(l.wrapping_mul(r)),
-                BinOp::Div if r != 0 => Some(l / r),
+                BinOp::Div => l.checked_div(r),
                 BinOp::Shl => Some(l.wrapping_shl(r as u32)),
                 _ => None,
             }

@@ -18,6 +18,18 @@ fn curthread_members_read_the_current_task() {
 }
 
 #[test]
+fn pointers_are_conditions_and_compare() {
+    let out = run(&[
+        "-qn",
+        r#"BEGIN { printf("%d %d %d %d %d %d", curthread->real_parent != NULL, curthread == 0, !curthread,
+                  curthread && 1, curthread == curthread, curthread ? 7 : 8);
+                  if (curthread->real_parent) printf(" if\n"); exit(0); }"#,
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "1 0 0 1 1 7 if\n\n");
+}
+
+#[test]
 fn casts_to_kernel_struct_pointers_and_member_chains() {
     let out = run(&[
         "-qn",
