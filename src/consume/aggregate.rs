@@ -149,22 +149,21 @@ impl<'a> Aggregations<'a> {
                     PrintaValue::Text(t) => Value::Text(t),
                 })
                 .collect();
-            // A stack key reaches %k as its frames' text.
-            let stacks: Vec<Vec<u8>> = first
-                .keys
+            // A stack key reaches %k as its stack ID record, as in printf.
+            let values = key_values(first, key);
+            let stack_ids: Vec<[u8; 8]> = values
                 .iter()
-                .zip(key_values(first, key))
-                .map(|(c, v)| match (&c.ty, v) {
-                    (Type::Stack, Value::Int { bits, .. }) => self.symbols.stack_frames(bits).join("\n").into_bytes(),
-                    _ => Vec::new(),
+                .map(|v| match v {
+                    Value::Int { bits, .. } => bits.to_ne_bytes(),
+                    _ => [0; 8],
                 })
                 .collect();
             let keys: Vec<Value> = first
                 .keys
                 .iter()
-                .zip(key_values(first, key))
-                .zip(&stacks)
-                .map(|((c, v), text)| if c.ty == Type::Stack { Value::Str(text) } else { v })
+                .zip(values)
+                .zip(&stack_ids)
+                .map(|((c, v), id)| if c.ty == Type::Stack { Value::Str(id) } else { v })
                 .collect();
             printf::format_printa(format, &keys, &agg_values, &self.symbols, out);
         }

@@ -3,6 +3,7 @@
 
 use std::cell::OnceCell;
 
+use super::printf::FrameFormat;
 use crate::runtime::Session;
 
 /// DTrace's default stackindent: frames are indented by 14 spaces.
@@ -62,17 +63,25 @@ impl<'a> Symbols<'a> {
     }
 
     /// The frames of stack `id`, innermost first.
-    pub(crate) fn stack_frames(&self, id: u64) -> Vec<String> {
+    fn stack_frames(&self, id: u64) -> Vec<String> {
         self.session.stack_frames(id).into_iter().map(|a| self.frame(a)).collect()
     }
 
-    /// A stack as DTrace prints it (dt_print_stack): a newline, then each
-    /// frame on its own line, indented.
+    /// A stack as the stack() action prints it.
     pub(crate) fn write_stack(&self, id: u64, out: &mut Vec<u8>) {
+        self.write_frames(id, STACK_INDENT, None, out);
+    }
+
+    /// A stack as DTrace prints it (dt_print_stack): a newline, then each
+    /// frame on its own line, indented, through `frame`'s %s field if any.
+    fn write_frames(&self, id: u64, indent: usize, frame: Option<&FrameFormat>, out: &mut Vec<u8>) {
         out.push(b'\n');
-        for frame in self.stack_frames(id) {
-            out.extend(std::iter::repeat_n(b' ', STACK_INDENT));
-            out.extend_from_slice(frame.as_bytes());
+        for text in self.stack_frames(id) {
+            out.extend(std::iter::repeat_n(b' ', indent));
+            match frame {
+                Some(f) => f.write(text.as_bytes(), out),
+                None => out.extend_from_slice(text.as_bytes()),
+            }
             out.push(b'\n');
         }
     }
@@ -84,5 +93,11 @@ impl super::printf::FormatContext for Symbols<'_> {
     }
     fn user_symbol(&self, _addr: u64) -> Option<(String, u64)> {
         None
+    }
+    /// `record` is the stack ID the stack() record carries.
+    fn stack(&self, record: &[u8], indent: usize, frame: &FrameFormat, out: &mut Vec<u8>) {
+        if let Some(id) = record.get(..8).and_then(|b| b.try_into().ok()) {
+            self.write_frames(u64::from_ne_bytes(id), indent, Some(frame), out);
+        }
     }
 }

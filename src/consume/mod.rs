@@ -186,7 +186,8 @@ impl State<'_> {
                 ValueLayout::Int { size, signed } => {
                     printf::Value::Int { bits: read_u64(bytes, 0), size: *size, signed: *signed }
                 }
-                ValueLayout::Stack => printf::Value::Int { bits: read_u64(bytes, 0), size: 8, signed: false },
+                // The stack ID: %k renders it through FormatContext::stack.
+                ValueLayout::Stack => printf::Value::Str(bytes),
                 ValueLayout::Str => {
                     printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())])
                 }
@@ -199,8 +200,8 @@ impl State<'_> {
                 printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, line)
             }
             RecordKind::Stack => {
-                if let printf::Value::Int { bits, .. } = values[0] {
-                    self.aggs.symbols.write_stack(bits, line);
+                if let printf::Value::Str(record) = values[0] {
+                    self.aggs.symbols.write_stack(read_u64(record, 0), line);
                 }
             }
             RecordKind::Exit => {

@@ -114,6 +114,26 @@ fn stack_prints_symbolized_kernel_frames() {
 }
 
 #[test]
+fn printf_and_printa_print_stacks_with_k() {
+    // As dt_print_stack: a newline, then one frame per line, indented by
+    // the width of a left-justified %-Nk.
+    let out = run(&[
+        "-qn",
+        r#"BEGIN { printf("<%k>", stack()); printf("<%-3k>", stack()); @[stack()] = count();
+                  printa("{%k %@d}", @); exit(0); }"#,
+    ]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let parts: Vec<&str> = out.stdout.split('>').collect();
+    assert!(parts[0].starts_with("<\n") && parts[0].ends_with('\n'), "{}", out.stdout);
+    assert!(parts[0].lines().any(|l| l.starts_with("vmlinux`do_syscall_64+0x")), "{}", out.stdout);
+    assert!(parts[1].lines().any(|l| l.starts_with("   vmlinux`do_syscall_64+0x")), "{}", out.stdout);
+    let printa = &out.stdout[out.stdout.find('{').expect("printa output")..];
+    assert!(printa.starts_with("{\n") && printa.trim_end().ends_with("\n 1}"), "{}", out.stdout);
+    assert!(printa.lines().any(|l| l.starts_with("vmlinux`do_syscall_64+0x")), "{}", out.stdout);
+}
+
+#[test]
 fn inet_ntoa_and_member_addresses() {
     // The bytes of dtrace's own tgid, in memory order, as a dotted quad.
     let out = run(&[
