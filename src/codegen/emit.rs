@@ -879,7 +879,7 @@ impl<'a> Emitter<'a> {
     /// r4 = quantize()'s bucket for r2: DTrace's power-of-two buckets, the
     /// zero bucket at 63, negative values below it.
     fn quantize_index(&mut self) {
-        let zero_bucket = (crate::consume::aggfmt::quantize_bucket_count() / 2) as i32;
+        let zero_bucket = crate::consume::aggfmt::QUANTIZE_ZERO_BUCKET as i32;
         let positive = self.new_label();
         let have = self.new_label();
         self.emit(mov_imm(R4, zero_bucket));

@@ -14,8 +14,6 @@
 //! notes/aggregation-output.md describes the surrounding layout.
 //!
 //! Everything here is pure: no I/O, no kernel, no panics on any input.
-// The consumer and the code generator adopt these as aggregations land.
-#![allow(dead_code)]
 
 use std::cmp::Ordering;
 
@@ -83,10 +81,6 @@ pub(crate) enum PrintaValue {
 // Bucket geometry
 // ---------------------------------------------------------------------------
 
-pub(crate) fn quantize_bucket_count() -> usize {
-    QUANTIZE_BUCKETS
-}
-
 /// The value a quantize() bucket is labelled with (DTRACE_QUANTIZE_BUCKETVAL):
 /// -2^62 .. -1, 0, 1 .. 2^62. A bucket below zero holds the values from its
 /// label down to (not including) the next label below it; a bucket above
@@ -103,6 +97,7 @@ pub(crate) fn quantize_bucket_value(bucket: usize) -> i64 {
 /// The quantize() bucket of `value`, as dtrace-utils' BPF code (agg_qbin.c)
 /// and illumos' kernel assign it: 63 for 0, 63 + 1 + floor(log2(v)) above
 /// zero, 63 - 1 - floor(log2(-v)) below; i64::MIN joins bucket 0.
+#[cfg(test)] // the reference the generated code is tested against
 pub(crate) fn quantize_bucket_of(value: i64) -> usize {
     if value == 0 {
         return QUANTIZE_ZERO_BUCKET;
@@ -150,6 +145,7 @@ pub(crate) fn lquantize_bucket_value(base: i64, limit: i64, step: i64, bucket: u
 /// The lquantize() bucket of `value` (dtrace-utils' agg_lqbin.c, same as
 /// illumos' kernel): 0 below base, 1 + (value - base) / step, at most
 /// levels + 1 (the overflow bucket).
+#[cfg(test)] // the reference the generated code is tested against
 pub(crate) fn lquantize_bucket_of(base: i64, limit: i64, step: i64, value: i64) -> usize {
     let levels = lquantize_levels(base, limit, step);
     if step <= 0 || value < base {
@@ -215,6 +211,7 @@ pub(crate) fn llquantize_bucket_count(factor: u64, low: u64, high: u64, nsteps: 
 /// generator computes it (unsigned 64-bit arithmetic on |value|, division by
 /// zero giving zero as in BPF). For parameters the compiler accepts the
 /// result is always below [`llquantize_bucket_count`].
+#[cfg(test)] // the reference the generated code is tested against
 pub(crate) fn llquantize_bucket_of(factor: u64, low: u64, high: u64, nsteps: u64, value: i64) -> usize {
     let g = Llq::new(factor, low, high, nsteps);
     let tmp = value.unsigned_abs();
@@ -301,6 +298,7 @@ pub(crate) fn llquantize_plan(factor: u64, low: u64, high: u64, nsteps: u64) -> 
 
 impl LlquantizePlan {
     /// The bucket of `value` by the plan (what the generated code computes).
+    #[cfg(test)] // the reference the generated code is tested against
     pub(crate) fn bucket_of(&self, value: i64) -> usize {
         let t = value.unsigned_abs();
         if t < self.first {
@@ -406,6 +404,7 @@ fn wrapping_pow(mut base: u64, mut exp: u64) -> u64 {
 /// negative for the buckets below the underflow bucket, 0 for the underflow
 /// bucket, ±factor^(high+1) for the overflow buckets. None for buckets that
 /// can never be hit (DTrace prints no row for them).
+#[cfg(test)] // the reference the generated code is tested against
 pub(crate) fn llquantize_bucket_value(factor: u64, low: u64, high: u64, nsteps: u64, bucket: usize) -> Option<i64> {
     let g = Llq::new(factor, low, high, nsteps);
     match llq_label(&g, bucket as u64)? {
@@ -994,7 +993,7 @@ mod tests {
 
     #[test]
     fn quantize_buckets_at_the_edges() {
-        assert_eq!(quantize_bucket_count(), 127);
+        assert_eq!(QUANTIZE_BUCKETS, 127);
         assert_eq!(quantize_bucket_of(0), 63);
         assert_eq!(quantize_bucket_of(1), 64);
         assert_eq!(quantize_bucket_of(2), 65);

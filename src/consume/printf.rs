@@ -8,8 +8,6 @@
 //! is dropped, `%p` is plain hex, `%d` follows the argument's signedness).
 //! The numeric formatting is implemented here, following C's rules for flags,
 //! width and precision; no C library printf is involved at run time.
-// printa() and stack formatting (%k) are used once aggregations and stack() land.
-#![allow(dead_code)]
 
 use std::fmt;
 
@@ -477,6 +475,7 @@ impl Format {
     }
 
     /// Number of argument values the format takes from the argument list.
+    #[cfg(test)]
     pub fn args_required(&self) -> usize {
         self.conversions().map(Conversion::args_consumed).sum()
     }

@@ -370,7 +370,7 @@ impl Aggregation {
             AggFunc::Avg => 2,
             // [count, sum, sum of squares (128 bits, low word first)]
             AggFunc::Stddev => 4,
-            AggFunc::Quantize => aggfmt::quantize_bucket_count(),
+            AggFunc::Quantize => aggfmt::QUANTIZE_BUCKETS,
             AggFunc::Lquantize { base, limit, step } => aggfmt::lquantize_bucket_count(*base, *limit, *step),
             AggFunc::Llquantize { factor, low, high, nsteps } => {
                 aggfmt::llquantize_bucket_count(*factor, *low, *high, *nsteps)
