@@ -3,9 +3,12 @@
 //! Nothing is read until a script names a kernel type (`curthread`,
 //! `(struct file *)arg0`); then /sys/kernel/btf/vmlinux is memory-mapped,
 //! not parsed, and only the types the script reaches are decoded. Compiling
-//! `curthread->comm` costs one name lookup, not a walk of 100,000 types.
+//! `curthread->comm` costs one scan of BTF's type names (~4 ms here),
+//! once per struct the script names, not a decoding of 100,000 types.
 
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::{Mutex, OnceLock};
 
 use btf_rs::{Backend, Btf};
 
@@ -32,6 +35,8 @@ pub(crate) struct MemberRef {
 #[derive(Default)]
 pub(crate) struct KernelTypes {
     btf: Option<Btf>,
+    /// Records already looked up: each name lookup scans BTF's names.
+    records: HashMap<(String, bool), Rc<Record>>,
     /// The in-memory copy mapped when sysfs cannot be mapped directly.
     _copy: Option<std::fs::File>,
 }
@@ -56,12 +61,17 @@ impl KernelTypes {
 
     /// `struct name` (or `union name`) of the running kernel.
     pub(crate) fn record(&mut self, name: &str, union: bool) -> Result<Option<Rc<Record>>, String> {
+        if let Some(r) = self.records.get(&(name.to_string(), union)) {
+            return Ok(Some(r.clone()));
+        }
         let btf = self.btf()?;
         let types = btf.resolve_types_by_name(name).unwrap_or_default();
         for t in types {
             match (t, union) {
                 (btf_rs::Type::Struct(s), false) | (btf_rs::Type::Union(s), true) => {
-                    return Ok(Some(Rc::new(Record { name: name.to_string(), union, size: s.size(), btf: s })))
+                    let record = Rc::new(Record { name: name.to_string(), union, size: s.size(), btf: s });
+                    self.records.insert((name.to_string(), union), record.clone());
+                    return Ok(Some(record));
                 }
                 _ => {}
             }
@@ -196,8 +206,7 @@ fn typedef_name(btf: &Btf, t: &btf_rs::Type) -> Option<String> {
 fn int_type(size: usize, signed: bool, typedef: Option<String>) -> Type {
     let size = size.clamp(1, 8) as u8;
     let name: &'static str = match typedef {
-        // Type names live as long as the compilation; a script names few.
-        Some(n) => Box::leak(n.into_boxed_str()),
+        Some(n) => intern(n),
         None => match (size, signed) {
             (1, true) => "char",
             (1, false) => "unsigned char",
@@ -210,6 +219,19 @@ fn int_type(size: usize, signed: bool, typedef: Option<String>) -> Type {
         },
     };
     Type::Int { size, signed, name }
+}
+
+/// A kernel type name as the `&'static str` D types carry: each distinct
+/// name is leaked once (a script names few).
+fn intern(name: String) -> &'static str {
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(known) = names.get(name.as_str()) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(leaked);
+    leaked
 }
 
 #[cfg(test)]
@@ -239,7 +261,7 @@ mod tests {
             return;
         }
         let (btf, _file) = map_a_copy().expect("copy");
-        let mut k = KernelTypes { btf: Some(btf), _copy: None };
+        let mut k = KernelTypes { btf: Some(btf), ..Default::default() };
         let task = k.record("task_struct", false).expect("btf").expect("task_struct");
         assert_eq!(k.member(&task, "comm").expect("btf").map(|m| m.kind), Some(MemberKind::CharArray { len: 16 }));
     }
