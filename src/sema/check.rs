@@ -674,17 +674,7 @@ impl<'a> Checker<'a> {
                 ));
             }
         }
-        let columns: Vec<KeyColumn> = keys
-            .iter()
-            .map(|k| KeyColumn {
-                ty: k.ty.clone(),
-                bytes: match k.ty {
-                    Type::String if is_execname(k) => COMM_KEY_BYTES,
-                    Type::String => var_bytes(&Type::String, self.opts.strsize),
-                    _ => 8,
-                },
-            })
-            .collect();
+        let columns: Vec<KeyColumn> = keys.iter().map(|k| self.key_column(k)).collect();
         let line = self.line_of(span);
         let agg = match self.aggregation_index(name) {
             Some(i) => {
@@ -747,27 +737,14 @@ impl<'a> Checker<'a> {
     ) -> Result<(AggFunc, Option<TExpr>, Option<TExpr>)> {
         // DTrace's prototypes: count(void), sum..stddev(@), quantize(@, ...),
         // lquantize(@, int32_t, int32_t, ...), llquantize(@, int32_t x4, ...).
-        let (min, max, varargs) = match name {
-            "count" => (0, 0, false),
-            "quantize" => (1, 2, true),
-            "lquantize" => (3, 5, true),
-            "llquantize" => (5, 6, true),
-            _ => (1, 1, false),
+        let (min, max) = match name {
+            "count" => (0, 0),
+            "quantize" => (1, 2),
+            "lquantize" => (3, 5),
+            "llquantize" => (5, 6),
+            _ => (1, 1),
         };
-        let n = args.len();
-        let plural = if n == 1 { "" } else { "s" };
-        if n < min || n > max {
-            let expected = match (varargs, n < min) {
-                (false, _) => format!("{min}"),
-                (true, true) => format!("at least {min}"),
-                (true, false) => format!("at most {max}"),
-            };
-            return Err(CompileError::new(
-                "D_PROTO_LEN",
-                span,
-                format!("{name}( ) prototype mismatch: {n} arg{plural} passed, {expected} expected"),
-            ));
-        }
+        self.arity(name, span, args, min, max)?;
         let value = match args.first() {
             Some(a) => {
                 let e = self.expr(a)?;
@@ -851,7 +828,13 @@ impl<'a> Checker<'a> {
 
     fn arity(&self, name: &str, span: &Span, args: &[ast::Expr], min: usize, max: usize) -> Result<()> {
         if args.len() < min || args.len() > max {
-            let expected = if min == max { format!("{min}") } else { format!("{min} to {max}") };
+            let expected = if min == max {
+                format!("{min}")
+            } else if args.len() < min {
+                format!("at least {min}")
+            } else {
+                format!("at most {max}")
+            };
             return Err(CompileError::new(
                 "D_PROTO_LEN",
                 span,
@@ -1305,6 +1288,17 @@ impl<'a> Checker<'a> {
         Ok((Place::Var(var), default_ty))
     }
 
+    /// A key's column in an aggregation or associative array: an execname
+    /// key takes its 16 bytes, other strings strsize, the rest a word.
+    fn key_column(&self, k: &TExpr) -> KeyColumn {
+        let bytes = match k.ty {
+            Type::String if is_execname(k) => COMM_KEY_BYTES,
+            Type::String => var_bytes(&Type::String, self.opts.strsize),
+            _ => 8,
+        };
+        KeyColumn { ty: k.ty.clone(), bytes }
+    }
+
     /// `name[keys]` or `self->name[keys]`. With `create`, an unknown array is
     /// declared with that value type; without, it must exist.
     fn element(
@@ -1340,19 +1334,14 @@ impl<'a> Checker<'a> {
             columns.push(KeyColumn { ty: Type::Int { size: 4, signed: true, name: "id_t" }, bytes: 8 });
         }
         for k in &keys {
-            let bytes = match &k.ty {
-                Type::String if is_execname(k) => COMM_KEY_BYTES,
-                Type::String => var_bytes(&Type::String, self.opts.strsize),
-                Type::Int { .. } | Type::Pointer(_) | Type::Stack => 8,
-                other => {
-                    return Err(CompileError::new(
-                        "D_KEY_TYPE",
-                        &k.span,
-                        format!("{shown}[ ] keys of type {} are not supported", other.name()),
-                    ))
-                }
-            };
-            columns.push(KeyColumn { ty: k.ty.clone(), bytes });
+            if !matches!(k.ty, Type::String | Type::Int { .. } | Type::Pointer(_) | Type::Stack) {
+                return Err(CompileError::new(
+                    "D_KEY_TYPE",
+                    &k.span,
+                    format!("{shown}[ ] keys of type {} are not supported", k.ty.name()),
+                ));
+            }
+            columns.push(self.key_column(k));
         }
         let found = self.program.assoc_arrays.iter().position(|a| a.name == name && a.thread_local == thread_local);
         let index = match (found, create) {
@@ -1480,62 +1469,12 @@ impl<'a> Checker<'a> {
                 }
                 Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
             }
-            "trace" | "printf" | "exit" => Err(CompileError::new(
-                "D_PROTO_ARG",
-                name_span,
-                format!("{name}( ) may not be used as an expression; it is an action"),
-            )),
-            _ if subroutine_signature(name).is_some() => {
-                let (subr, params, result) = subroutine_signature(name).expect("checked");
-                let required = params.iter().filter(|p| !p.ends_with('?')).count();
-                if args.len() < required || args.len() > params.len() {
-                    let n = args.len();
-                    let expected = if required == params.len() {
-                        format!("{required}")
-                    } else if n < required {
-                        format!("at least {required}")
-                    } else {
-                        format!("at most {}", params.len())
-                    };
-                    return Err(CompileError::new(
-                        "D_PROTO_LEN",
-                        name_span,
-                        format!(
-                            "{name}( ) prototype mismatch: {n} arg{} passed, {expected} expected",
-                            if n == 1 { "" } else { "s" }
-                        ),
-                    ));
-                }
-                let mut values = Vec::new();
-                for (i, (a, param)) in args.iter().zip(params).enumerate() {
-                    let e = self.expr(a)?;
-                    let want_string = param.trim_end_matches('?') == "string";
-                    let ok = if want_string {
-                        e.ty == Type::String
-                    } else if param.ends_with('*') {
-                        e.ty.is_scalar()
-                    } else {
-                        e.ty.is_int()
-                    };
-                    if !ok {
-                        return Err(CompileError::new(
-                            "D_PROTO_ARG",
-                            &a.span,
-                            format!(
-                                "{name}( ) argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
-                                i + 1,
-                                if want_string { "const char *" } else { param.trim_end_matches('?') },
-                                e.ty.name()
-                            ),
-                        ));
-                    }
-                    values.push(e);
-                }
-                if matches!(subr, Subr::Basename | Subr::Dirname) {
-                    // Their result for a name without a directory part.
-                    self.intern(b".");
-                }
-                Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
+            "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt" => {
+                Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    name_span,
+                    format!("{name}( ) may not be used as an expression; it is an action"),
+                ))
             }
             _ if is_aggregating_function(name) => Err(CompileError::new(
                 "D_CG_EXPR",
@@ -1544,13 +1483,56 @@ impl<'a> Checker<'a> {
                     "aggregating function {name}( ) may not be called from a D expression (D program context required)"
                 ),
             )),
-            "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt" => Err(CompileError::new(
-                "D_PROTO_ARG",
-                name_span,
-                format!("{name}( ) may not be used as an expression; it is an action"),
-            )),
-            _ => Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action"))),
+            _ => match subroutine_signature(name) {
+                Some(signature) => self.call_subroutine(name, name_span, args, signature, span),
+                None => {
+                    Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action")))
+                }
+            },
         }
+    }
+
+    /// A call of a subroutine with a signature in [`subroutine_signature`].
+    fn call_subroutine(
+        &mut self,
+        name: &str,
+        name_span: &Span,
+        args: &[ast::Expr],
+        (subr, params, result): (Subr, &'static [&'static str], Type),
+        span: &Span,
+    ) -> Result<TExpr> {
+        let required = params.iter().filter(|p| !p.ends_with('?')).count();
+        self.arity(name, name_span, args, required, params.len())?;
+        let mut values = Vec::new();
+        for (i, (a, param)) in args.iter().zip(params).enumerate() {
+            let e = self.expr(a)?;
+            let want_string = param.trim_end_matches('?') == "string";
+            let ok = if want_string {
+                e.ty == Type::String
+            } else if param.ends_with('*') {
+                e.ty.is_scalar()
+            } else {
+                e.ty.is_int()
+            };
+            if !ok {
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    &a.span,
+                    format!(
+                        "{name}( ) argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
+                        i + 1,
+                        if want_string { "const char *" } else { param.trim_end_matches('?') },
+                        e.ty.name()
+                    ),
+                ));
+            }
+            values.push(e);
+        }
+        if matches!(subr, Subr::Basename | Subr::Dirname) {
+            // Their result for a name without a directory part.
+            self.intern(b".");
+        }
+        Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
     }
 }
 
@@ -1802,13 +1784,7 @@ fn check_printa_format(format: &printf::Format, keys: &[KeyColumn], span: &Span)
             let Some(key) = keys.get(next) else {
                 return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, conv.missing_value_message("printa")));
             };
-            let class = match &key.ty {
-                Type::String => ArgClass::String,
-                Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
-                Type::Pointer(_) => ArgClass::Pointer,
-                Type::Void | Type::Struct(_) | Type::Stack => ArgClass::Other,
-            };
-            if !conv.accepts(&class) {
+            if !conv.accepts(&arg_class(&key.ty)) {
                 return Err(CompileError::new(
                     "D_PRINTF_ARG_TYPE",
                     span,
@@ -1875,16 +1851,20 @@ pub(crate) fn var_bytes(ty: &Type, strsize: usize) -> usize {
     }
 }
 
-fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> Result<()> {
-    if format.is_empty() {
-        return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message("printf")));
-    }
-    let class_of = |ty: &Type| match ty {
+/// What a printf conversion sees of a D type.
+fn arg_class(ty: &Type) -> ArgClass {
+    match ty {
         Type::String => ArgClass::String,
         Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
         Type::Pointer(_) => ArgClass::Pointer,
         Type::Void | Type::Struct(_) | Type::Stack => ArgClass::Other,
-    };
+    }
+}
+
+fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> Result<()> {
+    if format.is_empty() {
+        return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message("printf")));
+    }
     let mut next = 0;
     for conv in format.conversions() {
         if conv.takes_aggregation_value() {
@@ -1907,7 +1887,7 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
                 };
                 return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, message));
             };
-            let class = class_of(&arg.ty);
+            let class = arg_class(&arg.ty);
             if is_star && !printf::Conversion::star_accepts(&class) {
                 return Err(CompileError::new(
                     "D_PRINTF_ARG_TYPE",

@@ -1,0 +1,1 @@
+BEGIN { trace(copyinstr(0, 1, 2)); }
