@@ -313,8 +313,7 @@ fn merge(func: &AggFunc, per_cpu: &[Vec<u8>]) -> AggData {
             AggData::Stddev { count: sum_word(0), sum: sum_word(1) as i64, sum_of_squares: squares }
         }
         AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
-            let buckets = Aggregation { name: String::new(), func: func.clone(), keys: vec![] }.value_words();
-            AggData::Buckets((0..buckets).map(sum_word).collect())
+            AggData::Buckets((0..func.state_words()).map(sum_word).collect())
         }
     }
 }
@@ -333,10 +332,7 @@ fn empty_data(func: &AggFunc) -> AggData {
     match func {
         AggFunc::Avg => AggData::Avg { count: 0, sum: 0 },
         AggFunc::Stddev => AggData::Stddev { count: 0, sum: 0, sum_of_squares: 0 },
-        AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => AggData::Buckets(vec![
-                0;
-                Aggregation { name: String::new(), func: func.clone(), keys: vec![] }.value_words()
-            ]),
+        AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => AggData::Buckets(vec![0; func.state_words()]),
         _ => AggData::Scalar(0),
     }
 }

@@ -360,10 +360,17 @@ impl Aggregation {
         self.value_words() + usize::from(self.is_array())
     }
 
-    /// 64-bit words of the state each function keeps per CPU.
+    /// 64-bit words of the state the function keeps per CPU.
     pub(crate) fn value_words(&self) -> usize {
+        self.func.state_words()
+    }
+}
+
+impl AggFunc {
+    /// 64-bit words of the state this function keeps per CPU.
+    pub(crate) fn state_words(&self) -> usize {
         use crate::consume::aggfmt;
-        match &self.func {
+        match self {
             AggFunc::Count | AggFunc::Sum => 1,
             // [number of values, extremum]: the count tells an unset CPU from a zero.
             AggFunc::Min | AggFunc::Max => 2,
