@@ -522,6 +522,8 @@ mod errors {
             "BEGIN { @a = lquantize(1, -9223372036854775808 / -1, 10); }",
             "BEGIN { curthread = 1; }",
             "BEGIN { NULL = 1; }",
+            "BEGIN { curthread[1] = 2; }",
+            "BEGIN { NULL[1] = 2; }",
         ] {
             let out = run(&["-n", program]);
             out.assert_no_panic();

@@ -332,7 +332,9 @@ fn empty_data(func: &AggFunc) -> AggData {
     match func {
         AggFunc::Avg => AggData::Avg { count: 0, sum: 0 },
         AggFunc::Stddev => AggData::Stddev { count: 0, sum: 0, sum_of_squares: 0 },
-        AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => AggData::Buckets(vec![0; func.state_words()]),
+        AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
+            AggData::Buckets(vec![0; func.state_words()])
+        }
         _ => AggData::Scalar(0),
     }
 }

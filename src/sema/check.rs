@@ -1261,7 +1261,7 @@ impl<'a> Checker<'a> {
                 ))
             }
             ExprKind::Ident(name) => {
-                if builtin(name).is_some() || name == "curthread" {
+                if is_predefined(name) {
                     return Err(CompileError::new(
                         "D_OP_WRITE",
                         &target.span,
@@ -1309,7 +1309,7 @@ impl<'a> Checker<'a> {
         span: &Span,
     ) -> Result<(Place, Type)> {
         let (thread_local, name) = match &base.kind {
-            ExprKind::Ident(name) if builtin(name).is_none() => (false, name.clone()),
+            ExprKind::Ident(name) if !is_predefined(name) => (false, name.clone()),
             ExprKind::SelfVar(name) => (true, name.clone()),
             _ => {
                 return Err(CompileError::new(
@@ -1534,6 +1534,12 @@ impl<'a> Checker<'a> {
         }
         Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
     }
+}
+
+/// Names D defines, which a script cannot assign or index: the built-in
+/// variables, curthread and NULL.
+fn is_predefined(name: &str) -> bool {
+    builtin(name).is_some() || name == "curthread" || name == "NULL"
 }
 
 /// A subroutine's kind, parameters (`?` marks an optional one) and result type.
