@@ -95,8 +95,10 @@ pub(crate) fn run(
     let mut last_status = std::time::Instant::now();
     loop {
         // Like dtrace(1), answer an interrupt with a newline (even when quiet),
-        // which ends the terminal's "^C" line.
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        // which ends the terminal's "^C" line. Read once: a signal arriving
+        // later in this pass is answered by the next.
+        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        if interrupted {
             state.borrow_mut().out.write_all(b"\n").ok();
         }
         ring.consume()?;
@@ -106,7 +108,7 @@ pub(crate) fn run(
             report_drops(session);
             last_status = std::time::Instant::now();
         }
-        if state.borrow().exit_status.is_some() || INTERRUPTED.load(Ordering::SeqCst) {
+        if state.borrow().exit_status.is_some() || interrupted {
             break;
         }
         std::thread::sleep(opts.switchrate);
