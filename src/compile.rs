@@ -5,7 +5,7 @@
 use crate::diag::CompileError;
 use crate::flags::{Options, ProgramSource};
 use crate::provider::Registry;
-use crate::sema::check::{named_type, CheckOptions, Checker};
+use crate::sema::check::{named_type, CheckOptions, Checker, LIBRARY};
 use crate::sema::ir::Program;
 use crate::syntax::{self, ast};
 
@@ -31,6 +31,18 @@ pub(crate) fn compile(
     registry: &mut Registry,
     zero_matches_ok: bool,
 ) -> Result<Compiled, String> {
+    let library = parse_library()?;
+    let library_types: std::collections::HashSet<&str> = library
+        .iter()
+        .flat_map(|(_, program)| &program.items)
+        .filter_map(|item| match item {
+            ast::Item::Decl(d) if d.class == Some(ast::StorageClass::Typedef) => Some(&d.declarators),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|d| d.name.as_deref())
+        .collect();
+    let is_type = |name: &str| named_type(name).is_some() || library_types.contains(name);
     let mut parsed = Vec::new();
     for source in sources {
         let text = match source {
@@ -46,7 +58,7 @@ pub(crate) fn compile(
             }
             ProgramSource::Description(text) | ProgramSource::Probe(text) => text.clone(),
         };
-        let ast = syntax::parse(&text, &|name| named_type(name).is_some()).map_err(|e| {
+        let ast = syntax::parse(&text, &is_type).map_err(|e| {
             format_error(
                 source,
                 &text,
@@ -69,6 +81,7 @@ pub(crate) fn compile(
         CheckOptions { macro_args, zero_matches_ok, strsize: options.strsize, target_pid: None },
         registry,
     );
+    checker.load_library(&library).map_err(|e| format!("failed to load the D library: {}", e.message))?;
     let mut matches = Vec::new();
     for p in &parsed {
         let before = checker.matched;
@@ -79,6 +92,18 @@ pub(crate) fn compile(
         matches.push((notice_name(&p.kind), checker.matched - before));
     }
     Ok(Compiled { program: checker.finish(), matches })
+}
+
+/// The D library files every script sees (`providers/*.d`, built in).
+fn parse_library() -> Result<Vec<(String, ast::Program)>, String> {
+    LIBRARY
+        .iter()
+        .map(|(name, text)| {
+            let program = syntax::parse(text, &|n| named_type(n).is_some())
+                .map_err(|e| format!("failed to parse the D library file {name}: {}", e.message))?;
+            Ok((name.to_string(), program))
+        })
+        .collect()
 }
 
 fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), String> {

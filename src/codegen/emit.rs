@@ -1115,6 +1115,9 @@ impl<'a> Emitter<'a> {
             TKind::Progenyof { pid, parent_offset, tgid_offset } => {
                 self.progenyof(pid, *parent_offset, *tgid_offset)?
             }
+            TKind::Xlate { .. } => {
+                return Err(CodegenError("internal error: a translated struct reached code generation".into()))
+            }
             TKind::StackId => {
                 // The kernel stack of the probe's context; -1 when it cannot be had.
                 self.emit(mov(R1, R6));

@@ -14,6 +14,11 @@ use crate::diag::{CompileError, Result};
 use crate::provider::Registry;
 use crate::syntax::ast::{self, BinOp, ExprKind, Span, StmtKind, UnOp};
 
+mod decls;
+#[cfg(test)]
+mod tests;
+pub(crate) use decls::LIBRARY;
+
 /// What the checker needs from the command line.
 pub(crate) struct CheckOptions<'a> {
     /// `$0`, `$1`, ...: the script name and its arguments.
@@ -47,6 +52,10 @@ pub(crate) struct Checker<'a> {
     agg_lines: Vec<usize>,
     /// The running kernel's types, read only when a script names one.
     ktypes: KernelTypes,
+    /// Types, constants, inlines and translators declared in D.
+    declared: decls::Declared,
+    /// Translator inputs in scope while a translated member is checked.
+    bindings: Vec<(String, TExpr)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -76,6 +85,8 @@ impl<'a> Checker<'a> {
             text: String::new(),
             agg_lines: Vec::new(),
             ktypes: KernelTypes::default(),
+            declared: decls::Declared::default(),
+            bindings: Vec::new(),
         }
     }
 
@@ -90,16 +101,8 @@ impl<'a> Checker<'a> {
                 ast::Item::Clause(clause) => self.clause(clause)?,
                 ast::Item::Pragma { .. } => {} // options are applied by the caller
                 ast::Item::Decl(decl) => self.declaration(decl)?,
-                ast::Item::Inline(def) => {
-                    return Err(CompileError::new(
-                        "D_UNSUPPORTED",
-                        &def.span,
-                        "inline definitions are not supported yet",
-                    ))
-                }
-                ast::Item::Translator(def) => {
-                    return Err(CompileError::new("D_UNSUPPORTED", &def.span, "translators are not supported yet"))
-                }
+                ast::Item::Inline(def) => self.inline(def)?,
+                ast::Item::Translator(def) => self.translator(def)?,
             }
         }
         Ok(())
@@ -173,24 +176,29 @@ impl<'a> Checker<'a> {
             None | Some(ast::StorageClass::Static) => Scope::Global,
             Some(ast::StorageClass::SelfVar) => Scope::Thread,
             Some(ast::StorageClass::ThisVar) => Scope::Clause,
+            Some(ast::StorageClass::Typedef) => {
+                let base = self.type_spec(&decl.spec, &decl.span)?;
+                return self.typedef(decl, base);
+            }
             Some(_) => {
                 return Err(CompileError::new("D_UNSUPPORTED", &decl.span, "this declaration is not supported yet"))
             }
         };
-        let ty = self.type_spec(&decl.spec, &decl.span)?;
+        let base = self.type_spec(&decl.spec, &decl.span)?;
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
-            if !d.ops.is_empty() {
+            let ty = self.declarator_type(base.clone(), &d.ops, &d.span)?;
+            if !(ty.is_scalar() || ty == Type::String) {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
                     &d.span,
-                    "pointer and array variables are not supported yet",
+                    format!("variables of type {} are not supported yet", ty.name()),
                 ));
             }
             if self.var_index.contains_key(&(scope, name.clone())) {
                 return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
             }
-            self.new_var(scope, name, ty.clone());
+            self.new_var(scope, name, ty);
         }
         Ok(())
     }
@@ -201,15 +209,18 @@ impl<'a> Checker<'a> {
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
                 int_type_from_words(&words)
             }
-            ast::TypeSpec::Named { name, .. } => named_type(name),
-            ast::TypeSpec::Struct(ast::RecordSpec { name: Some(name), members: None })
-            | ast::TypeSpec::Union(ast::RecordSpec { name: Some(name), members: None }) => {
-                let union = matches!(spec, ast::TypeSpec::Union(_));
-                return Ok(Type::Struct(self.kernel_record(name, union, span)?));
-            }
-            _ => None,
+            ast::TypeSpec::Named { name, .. } => self.typedef_named(name),
+            ast::TypeSpec::Struct(record) => return self.record_type(record, false, span),
+            ast::TypeSpec::Union(record) => return self.record_type(record, true, span),
+            ast::TypeSpec::Enum(e) => return self.enum_type(e),
         };
         ty.ok_or_else(|| CompileError::new("D_UNSUPPORTED", span, "this type is not supported yet"))
+    }
+
+    /// A type name as in casts and sizeof: specifiers and an abstract declarator.
+    fn type_name(&mut self, tn: &ast::TypeName) -> Result<Type> {
+        let base = self.type_spec(&tn.spec, &tn.span)?;
+        self.declarator_type(base, &tn.ops, &tn.span)
     }
 
     /// The index of a string constant, added if new.
@@ -240,7 +251,13 @@ impl<'a> Checker<'a> {
     /// `base->name` (arrow) or `base.name`: the member's value, read from the
     /// kernel at the struct's address plus the member's offset.
     fn member_access(&mut self, base: &ast::Expr, name: &str, arrow: bool, span: &Span) -> Result<TExpr> {
-        let base = self.expr(base)?;
+        let base = self.expr_any(base)?;
+        if let TKind::Xlate { translator, input } = base.kind {
+            if arrow != matches!(base.ty, Type::Pointer(_)) {
+                return Err(member_operand_error(arrow, &base.ty, span));
+            }
+            return self.translated_member(translator, *input, name, span);
+        }
         let record = match (&base.ty, arrow) {
             (Type::Pointer(to), true) => match &**to {
                 Type::Struct(r) => r.clone(),
@@ -251,9 +268,6 @@ impl<'a> Checker<'a> {
         };
         let found = self.ktypes.member(&record, name).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
         let Some(member) = found else {
-            if self.ktypes.is_bitfield(&record, name) {
-                return Err(CompileError::new("D_UNSUPPORTED", span, "bit-field members are not supported yet"));
-            }
             let kind = if record.union { "union" } else { "struct" };
             return Err(CompileError::new(
                 "D_MEMBER_NAME",
@@ -264,11 +278,110 @@ impl<'a> Checker<'a> {
         let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
         let addr_ty = Type::Pointer(Box::new(Type::Void));
         let addr = typed(TKind::Offset(Box::new(base), member.offset as u64), addr_ty);
-        Ok(match member.kind {
-            MemberKind::CharArray { len } => typed(TKind::LoadStr(Box::new(addr), len), Type::String),
-            MemberKind::Value(ty @ Type::Struct(_)) => TExpr { ty, ..addr },
-            MemberKind::Value(ty) => typed(TKind::Load(Box::new(addr)), ty),
-        })
+        match member.kind {
+            MemberKind::CharArray { len } => Ok(typed(TKind::LoadStr(Box::new(addr), len), Type::String)),
+            MemberKind::Value(ty) => value_at(addr, ty, span),
+            MemberKind::Bitfield { ty, shift, bits } => Ok(bitfield(addr, ty, shift, bits, span)),
+        }
+    }
+
+    /// Whether `base[...]` indexes an associative array rather than a
+    /// pointer or array: a global or self-> name that is not a scalar
+    /// variable (assignment declares associative arrays on first use).
+    fn names_assoc_array(&self, base: &ast::Expr) -> bool {
+        let (scope, name) = match &base.kind {
+            ExprKind::Ident(name) if !is_predefined(name) => (Scope::Global, name),
+            ExprKind::SelfVar(name) => (Scope::Thread, name),
+            _ => return false,
+        };
+        self.lookup_var(scope, name).is_none_or(|(_, ty)| pointee(&ty).is_none())
+    }
+
+    /// `base[index]` where base is a pointer or an array: the element.
+    fn pointer_index(&mut self, base: TExpr, keys: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        if keys.len() != 1 {
+            return Err(CompileError::new(
+                "D_OP_INDEX",
+                span,
+                format!("operator [ ] applied to type {} requires exactly one index", base.ty.name()),
+            ));
+        }
+        let index = self.expr(&keys[0])?;
+        let elem = self.pointer_add(BinOp::Add, base, index, span)?;
+        self.deref(elem, span)
+    }
+
+    /// `*p`: the value p points at.
+    fn deref(&mut self, e: TExpr, span: &Span) -> Result<TExpr> {
+        match &e.ty {
+            Type::Pointer(to) | Type::Array(to, _) => {
+                let to = (**to).clone();
+                value_at(TExpr { ty: Type::Pointer(Box::new(Type::Void)), ..e }, to, span)
+            }
+            other => Err(CompileError::new(
+                "D_DEREF_NONPTR",
+                span,
+                format!("operator * requires an operand of pointer type: \"{}\"", other.name()),
+            )),
+        }
+    }
+
+    /// Pointer arithmetic as in C: `p + n` and `p - n` move by n elements,
+    /// `p - q` counts the elements between. Arrays decay to pointers.
+    fn pointer_add(&mut self, op: BinOp, l: TExpr, r: TExpr, span: &Span) -> Result<TExpr> {
+        let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
+        let (ptr, int) = match (pointee(&l.ty), pointee(&r.ty)) {
+            (Some(a), Some(b)) if op == BinOp::Sub => {
+                if a != b {
+                    return Err(CompileError::new(
+                        "D_OP_INCOMPAT",
+                        span,
+                        format!("operands have incompatible types: \"{}\" - \"{}\"", l.ty.name(), r.ty.name()),
+                    ));
+                }
+                let size = type_size(&a, self.opts.strsize).max(1) as u64;
+                let diff = typed(
+                    TKind::Binary { op, signed: true, lhs: Box::new(l), rhs: Box::new(r) },
+                    Type::Int { size: 8, signed: true, name: "ptrdiff_t" },
+                );
+                let count = TKind::Binary {
+                    op: BinOp::Div,
+                    signed: true,
+                    lhs: Box::new(diff.clone()),
+                    rhs: Box::new(typed(TKind::Int(size), Type::INT64)),
+                };
+                return Ok(typed(count, diff.ty));
+            }
+            (Some(_), None) if r.ty.is_int() => (l, r),
+            (None, Some(_)) if l.ty.is_int() && op == BinOp::Add => (r, l),
+            _ => {
+                return Err(CompileError::new(
+                    "D_OP_INCOMPAT",
+                    span,
+                    format!(
+                        "operands have incompatible types: \"{}\" {} \"{}\"",
+                        l.ty.name(),
+                        binop_text(op),
+                        r.ty.name()
+                    ),
+                ))
+            }
+        };
+        let elem = pointee(&ptr.ty).expect("checked above");
+        // void * moves by bytes, as GCC and DTrace allow.
+        let size = match elem {
+            Type::Void => 1,
+            ref t => type_size(t, self.opts.strsize) as u64,
+        };
+        let int = typed(TKind::Cast(Box::new(int)), Type::INT64);
+        let scaled = if size == 1 {
+            int
+        } else {
+            let size = typed(TKind::Int(size), Type::INT64);
+            typed(TKind::Binary { op: BinOp::Mul, signed: true, lhs: Box::new(int), rhs: Box::new(size) }, Type::INT64)
+        };
+        let ty = Type::Pointer(Box::new(elem));
+        Ok(typed(TKind::Binary { op, signed: false, lhs: Box::new(ptr), rhs: Box::new(scaled) }, ty))
     }
 
     fn new_var(&mut self, scope: Scope, name: &str, ty: Type) -> Var {
@@ -849,6 +962,20 @@ impl<'a> Checker<'a> {
     }
 
     fn expr(&mut self, e: &ast::Expr) -> Result<TExpr> {
+        let value = self.expr_any(e)?;
+        if let TKind::Xlate { .. } = value.kind {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                &e.span,
+                format!("a translated {} can only be used with -> or . yet", value.ty.name()),
+            ));
+        }
+        Ok(value)
+    }
+
+    /// An expression, including a translated struct (`xlate`, `curpsinfo`),
+    /// which only member access may use.
+    fn expr_any(&mut self, e: &ast::Expr) -> Result<TExpr> {
         let span = e.span.clone();
         let typed = |kind, ty| TExpr { kind, ty, span: e.span.clone() };
         Ok(match &e.kind {
@@ -878,6 +1005,45 @@ impl<'a> Checker<'a> {
             }
             ExprKind::Arrow(base, member) => return self.member_access(base, member, true, &span),
             ExprKind::Member(base, member) => return self.member_access(base, member, false, &span),
+            ExprKind::Ident(name) if self.bindings.iter().any(|(param, _)| param == name) => {
+                let (_, input) = self.bindings.iter().rev().find(|(param, _)| param == name).expect("just found");
+                TExpr { span, ..input.clone() }
+            }
+            ExprKind::Ident(name) if builtin(name).is_none() && self.declares_value(name) => {
+                return self.declared_value(name, &span)
+            }
+            ExprKind::Xlate(target, operand) => return self.xlate(target, operand, &span),
+            ExprKind::Offsetof(tn, member) => {
+                let ty = self.type_name(tn)?;
+                let Type::Struct(record) = &ty else {
+                    return Err(CompileError::new(
+                        "D_OFFSETOF_TYPE",
+                        &span,
+                        format!("offsetof operand must be a struct or union type: {}", ty.name()),
+                    ));
+                };
+                let found =
+                    self.ktypes.member(record, member).map_err(|why| CompileError::new("D_TYPE_ERR", &span, why))?;
+                match found {
+                    Some(m) if !matches!(m.kind, MemberKind::Bitfield { .. }) => {
+                        typed(TKind::Int(m.offset as u64), Type::Int { size: 8, signed: false, name: "size_t" })
+                    }
+                    Some(_) => {
+                        return Err(CompileError::new(
+                            "D_OFFSETOF_BITFIELD",
+                            &span,
+                            format!("cannot take offset of a bit-field: {member}"),
+                        ))
+                    }
+                    None => {
+                        return Err(CompileError::new(
+                            "D_UNKNOWN",
+                            &span,
+                            format!("{} is not a member of {}", member, ty.name()),
+                        ))
+                    }
+                }
+            }
             ExprKind::Ident(name) => match builtin(name) {
                 Some((b, ty)) => {
                     match b {
@@ -973,19 +1139,7 @@ impl<'a> Checker<'a> {
             ExprKind::Assign(op, target, value) => self.assign(*op, target, value, &span)?,
             ExprKind::Call { name, name_span, args } => self.subroutine(name, name_span, args, &span)?,
             ExprKind::Cast(tn, inner) => {
-                let mut ty = self.type_spec(&tn.spec, &tn.span)?;
-                for op in &tn.ops {
-                    match op {
-                        ast::DeclOp::Pointer => ty = Type::Pointer(Box::new(ty)),
-                        _ => {
-                            return Err(CompileError::new(
-                                "D_UNSUPPORTED",
-                                &tn.span,
-                                "casts to array or function types are not supported yet",
-                            ))
-                        }
-                    }
-                }
+                let ty = self.type_name(tn)?;
                 let inner = self.expr(inner)?;
                 match (&ty, &inner.ty) {
                     (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
@@ -1004,29 +1158,41 @@ impl<'a> Checker<'a> {
                 }
             }
             ExprKind::SizeofType(tn) => {
-                let ty = self.type_spec(&tn.spec, &tn.span)?;
+                let ty = self.type_name(tn)?;
                 typed(
                     TKind::Int(type_size(&ty, self.opts.strsize) as u64),
                     Type::Int { size: 8, signed: false, name: "size_t" },
                 )
             }
             ExprKind::SizeofExpr(inner) => {
-                let inner = self.expr(inner)?;
+                let inner = char_array(self.expr(inner)?);
                 typed(
                     TKind::Int(type_size(&inner.ty, self.opts.strsize) as u64),
                     Type::Int { size: 8, signed: false, name: "size_t" },
                 )
             }
+            // A string as it is; an integer or a pointer as the address of a
+            // string in kernel memory, as DTrace treats them.
             ExprKind::Stringof(inner) => {
                 let inner = self.expr(inner)?;
-                if inner.ty != Type::String {
-                    return Err(CompileError::new(
-                        "D_UNSUPPORTED",
-                        &span,
-                        "stringof of a non-string is not supported yet",
-                    ));
+                match &inner.ty {
+                    Type::String => inner,
+                    Type::Int { .. } | Type::Pointer(_) => {
+                        let len = self.opts.strsize;
+                        typed(TKind::LoadStr(Box::new(inner), len), Type::String)
+                    }
+                    Type::Array(elem, len) if **elem == Type::CHAR || matches!(**elem, Type::Int { size: 1, .. }) => {
+                        let len = *len;
+                        typed(TKind::LoadStr(Box::new(inner), len), Type::String)
+                    }
+                    other => {
+                        return Err(CompileError::new(
+                            "D_STRINGOF_TYPE",
+                            &span,
+                            format!("cannot apply stringof to a value of type {}", other.name()),
+                        ))
+                    }
                 }
-                inner
             }
             ExprKind::Aggregation(name) => {
                 return Err(CompileError::new(
@@ -1041,6 +1207,17 @@ impl<'a> Checker<'a> {
                     &span,
                     "an aggregation's value may not be used in an expression",
                 ))
+            }
+            ExprKind::Index(base, keys) if !self.names_assoc_array(base) => {
+                let base = char_array(self.expr(base)?);
+                if pointee(&base.ty).is_none() {
+                    return Err(CompileError::new(
+                        "D_OP_INDEX",
+                        &span,
+                        format!("operator [ ] cannot be applied to type {}", base.ty.name()),
+                    ));
+                }
+                return self.pointer_index(base, keys, &span);
             }
             ExprKind::Index(base, keys) => {
                 let (place, ty) = self.element(base, keys, None, &span)?;
@@ -1122,42 +1299,37 @@ impl<'a> Checker<'a> {
                 Ok(TExpr { kind, ty, span: span.clone() })
             }
             UnOp::Deref => {
-                let e = self.expr(inner)?;
-                match &e.ty {
-                    Type::Pointer(to) if to.is_int() || matches!(**to, Type::Pointer(_)) => {
-                        let ty = (**to).clone();
-                        Ok(TExpr { kind: TKind::Load(Box::new(e)), ty, span: span.clone() })
-                    }
-                    Type::Pointer(_) => Err(CompileError::new(
-                        "D_UNSUPPORTED",
-                        span,
-                        "dereferencing pointers to non-integer types is not supported yet",
-                    )),
-                    other => Err(CompileError::new(
-                        "D_DEREF_NONPTR",
-                        span,
-                        format!("operator * requires an operand of pointer type: \"{}\"", other.name()),
-                    )),
-                }
+                let e = char_array(self.expr(inner)?);
+                self.deref(e, span)
             }
-            // &p->m / &s.m: the member's address, typed as a pointer to it.
+            // &p->m, &a[i], &*p: the address the value would be read from.
             UnOp::AddrOf => {
                 let e = match &inner.kind {
-                    ExprKind::Arrow(base, member) => self.member_access(base, member, true, span)?,
-                    ExprKind::Member(base, member) => self.member_access(base, member, false, span)?,
+                    ExprKind::Arrow(..)
+                    | ExprKind::Member(..)
+                    | ExprKind::Index(..)
+                    | ExprKind::Unary(UnOp::Deref, _) => self.expr(inner)?,
                     _ => {
                         return Err(CompileError::new(
-                            "D_UNSUPPORTED",
+                            "D_ADDROF_LVAL",
                             span,
-                            "operator & is supported for struct members only yet",
+                            "unacceptable operand for unary & operator",
                         ))
                     }
                 };
                 let (addr, to) = match e.kind {
                     TKind::Load(addr) => (*addr, e.ty),
-                    TKind::LoadStr(addr, _) => (*addr, Type::Int { size: 1, signed: true, name: "char" }),
-                    TKind::Offset(..) => (TExpr { ty: Type::Void, ..e.clone() }, e.ty),
-                    _ => return Err(CompileError::new("D_UNSUPPORTED", span, "operator & cannot be applied here")),
+                    TKind::LoadStr(addr, len) => (*addr, Type::Array(Box::new(Type::CHAR), len)),
+                    _ if matches!(e.ty, Type::Struct(_) | Type::Array(..)) => {
+                        (TExpr { ty: Type::Void, ..e.clone() }, e.ty)
+                    }
+                    _ => {
+                        return Err(CompileError::new(
+                            "D_ADDROF_LVAL",
+                            span,
+                            "unacceptable operand for unary & operator",
+                        ))
+                    }
                 };
                 Ok(TExpr { ty: Type::Pointer(Box::new(to)), ..addr })
             }
@@ -1192,6 +1364,11 @@ impl<'a> Checker<'a> {
             return Ok(typed(TKind::Logical { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
         }
         let relational = matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne);
+        let arithmetic = matches!(op, BinOp::Add | BinOp::Sub);
+        let (l, r) = if arithmetic { (char_array(l), char_array(r)) } else { (l, r) };
+        if arithmetic && (pointee(&l.ty).is_some() || pointee(&r.ty).is_some()) {
+            return self.pointer_add(op, l, r, span);
+        }
         if l.ty == Type::String || r.ty == Type::String {
             if relational && l.ty == r.ty {
                 return Ok(typed(TKind::StrCmp { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
@@ -1223,6 +1400,7 @@ impl<'a> Checker<'a> {
         if relational && l.ty.is_scalar() && r.ty.is_scalar() && !(l.ty.is_int() && r.ty.is_int()) {
             return Ok(typed(TKind::Binary { op, signed: false, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
         }
+
         if !l.ty.is_int() || !r.ty.is_int() {
             return Err(CompileError::new(
                 "D_OP_INT",
@@ -1832,7 +2010,7 @@ fn value_layout(ty: &Type) -> ValueLayout {
     match ty {
         Type::String => ValueLayout::Str,
         Type::Int { size, signed, .. } => ValueLayout::Int { size: *size, signed: *signed },
-        Type::Pointer(_) | Type::Struct(_) => ValueLayout::Int { size: 8, signed: false },
+        Type::Pointer(_) | Type::Struct(_) | Type::Array(..) => ValueLayout::Int { size: 8, signed: false },
         Type::Stack => ValueLayout::Stack,
         Type::Void => ValueLayout::Int { size: 8, signed: true },
     }
@@ -1845,8 +2023,60 @@ fn type_size(ty: &Type, strsize: usize) -> usize {
         Type::String => strsize,
         Type::Pointer(_) | Type::Stack => 8,
         Type::Struct(r) => r.size,
+        Type::Array(of, len) => type_size(of, strsize) * len,
         Type::Void => 1,
     }
+}
+
+/// A char array member read as a string, seen as the array again (for
+/// indexing and pointer arithmetic); anything else unchanged.
+fn char_array(e: TExpr) -> TExpr {
+    match e.kind {
+        TKind::LoadStr(addr, len) => TExpr { ty: Type::Array(Box::new(Type::CHAR), len), ..*addr },
+        _ => e,
+    }
+}
+
+/// What a pointer or an array (decaying to a pointer) points at.
+fn pointee(ty: &Type) -> Option<Type> {
+    match ty {
+        Type::Pointer(to) | Type::Array(to, _) => Some((**to).clone()),
+        _ => None,
+    }
+}
+
+/// The value of type `ty` stored at `addr`: integers and pointers are read
+/// from memory; a struct or an array is its address.
+fn value_at(addr: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
+    match ty {
+        Type::Int { .. } | Type::Pointer(_) => Ok(TExpr { kind: TKind::Load(Box::new(addr)), ty, span: span.clone() }),
+        Type::Struct(_) | Type::Array(..) => Ok(TExpr { ty, ..addr }),
+        _ => Err(CompileError::new("D_DEREF_VOID", span, "cannot dereference pointer to type void")),
+    }
+}
+
+/// A bit-field's value: the bytes that hold it, shifted down and masked
+/// (signed fields sign-extended by shifting up and back down).
+fn bitfield(addr: TExpr, ty: Type, shift: u32, bits: u32, span: &Span) -> TExpr {
+    let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
+    let unit = match (shift + bits).div_ceil(8) {
+        1 => 1,
+        2 => 2,
+        3 | 4 => 4,
+        _ => 8,
+    };
+    let storage = typed(TKind::Load(Box::new(addr)), Type::Int { size: unit, signed: false, name: "uint64_t" });
+    let signed = matches!(ty, Type::Int { signed: true, .. });
+    let binary = |op, lhs, by: u32| {
+        let rhs = typed(TKind::Int(by as u64), Type::INT);
+        typed(
+            TKind::Binary { op, signed, lhs: Box::new(lhs), rhs: Box::new(rhs) },
+            Type::Int { size: 8, signed, name: "int64_t" },
+        )
+    };
+    let up = binary(BinOp::Shl, storage, 64 - shift - bits);
+    let value = binary(BinOp::Shr, up, 64 - bits);
+    typed(TKind::Cast(Box::new(value)), ty)
 }
 
 /// Bytes a variable of this type occupies (8-byte aligned).
@@ -1863,7 +2093,7 @@ fn arg_class(ty: &Type) -> ArgClass {
         Type::String => ArgClass::String,
         Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
         Type::Pointer(_) => ArgClass::Pointer,
-        Type::Void | Type::Struct(_) | Type::Stack => ArgClass::Other,
+        Type::Void | Type::Struct(_) | Type::Array(..) | Type::Stack => ArgClass::Other,
     }
 }
 

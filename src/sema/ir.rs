@@ -23,15 +23,35 @@ pub(crate) enum Type {
     Struct(std::rc::Rc<Record>),
     /// `stack()`: the ID of the kernel stack in the stack map.
     Stack,
+    /// An array of `len` elements (a kernel struct's member, or declared in
+    /// D). Like a struct, an expression of this type evaluates to its
+    /// address; indexing reads an element.
+    Array(Box<Type>, usize),
 }
 
-/// A kernel struct or union, as the running kernel's BTF describes it.
+/// A struct or union: the running kernel's (from BTF) or declared in D.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Record {
     pub name: String,
     pub union: bool,
     pub size: usize,
-    pub btf: btf_rs::Struct,
+    pub body: RecordBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RecordBody {
+    /// Members are looked up in BTF when a script names them.
+    Kernel(btf_rs::Struct),
+    /// Declared in D (a script or a `providers/*.d` file), laid out as C would.
+    D(Vec<DMember>),
+}
+
+/// A member of a struct declared in D.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DMember {
+    pub name: String,
+    pub offset: usize,
+    pub ty: Type,
 }
 
 impl Type {
@@ -39,6 +59,7 @@ impl Type {
     pub(crate) const INT64: Type = Type::Int { size: 8, signed: true, name: "int64_t" };
     pub(crate) const UINT64: Type = Type::Int { size: 8, signed: false, name: "uint64_t" };
     pub(crate) const UINT: Type = Type::Int { size: 4, signed: false, name: "uint_t" };
+    pub(crate) const CHAR: Type = Type::Int { size: 1, signed: true, name: "char" };
 
     pub(crate) fn is_int(&self) -> bool {
         matches!(self, Type::Int { .. })
@@ -55,6 +76,7 @@ impl Type {
             Type::Pointer(to) => format!("{} *", to.name()),
             Type::Struct(r) => format!("{} {}", if r.union { "union" } else { "struct" }, r.name),
             Type::Stack => "stack".into(),
+            Type::Array(of, len) => format!("{} [{len}]", of.name()),
         }
     }
 }
@@ -176,6 +198,13 @@ pub(crate) enum TKind {
     Subr(Subr, Vec<TExpr>),
     /// `stack()`: the current kernel stack's ID in the stack map.
     StackId,
+    /// `xlate<T>(input)`: only its members are values (sema replaces
+    /// `xlate<T>(e)->m` with the translator's expression for m), so codegen
+    /// never sees one.
+    Xlate {
+        translator: usize,
+        input: Box<TExpr>,
+    },
     /// progenyof(pid): whether the current process is pid or descends from
     /// it, walking task_struct.real_parent (offsets from the kernel's BTF).
     Progenyof {

@@ -12,7 +12,7 @@ use std::sync::{Mutex, OnceLock};
 
 use btf_rs::{Backend, Btf};
 
-use super::ir::{Record, Type};
+use super::ir::{Record, RecordBody, Type};
 
 const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 
@@ -23,6 +23,9 @@ pub(crate) enum MemberKind {
     Value(Type),
     /// A `char` array: read as a string of at most `len` bytes.
     CharArray { len: usize },
+    /// An integer bit-field: `bits` bits, `shift` bits into the byte at the
+    /// member's offset.
+    Bitfield { ty: Type, shift: u32, bits: u32 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +72,8 @@ impl KernelTypes {
         for t in types {
             match (t, union) {
                 (btf_rs::Type::Struct(s), false) | (btf_rs::Type::Union(s), true) => {
-                    let record = Rc::new(Record { name: name.to_string(), union, size: s.size(), btf: s });
+                    let record =
+                        Rc::new(Record { name: name.to_string(), union, size: s.size(), body: RecordBody::Kernel(s) });
                     self.records.insert((name.to_string(), union), record.clone());
                     return Ok(Some(record));
                 }
@@ -81,21 +85,45 @@ impl KernelTypes {
 
     /// Member `name` of `record`, looking inside anonymous structs and unions.
     pub(crate) fn member(&mut self, record: &Record, name: &str) -> Result<Option<MemberRef>, String> {
-        let btf = self.btf()?;
-        Ok(find_member(btf, &record.btf, name, 0).and_then(|(offset, t, bitfield)| {
-            if bitfield {
-                return None;
+        let s = match &record.body {
+            RecordBody::D(members) => {
+                return Ok(members
+                    .iter()
+                    .find(|m| m.name == name)
+                    .map(|m| MemberRef { offset: m.offset, kind: MemberKind::of(m.ty.clone()) }))
             }
-            Some(MemberRef { offset, kind: member_kind(btf, &t)? })
+            RecordBody::Kernel(s) => s,
+        };
+        let btf = self.btf()?;
+        Ok(find_member(btf, s, name, 0).and_then(|(bit_offset, t, bits)| {
+            let kind = MemberKind::of(d_type(btf, &t)?);
+            let offset = (bit_offset / 8) as usize;
+            match (bits, kind) {
+                (None, kind) if bit_offset % 8 == 0 => Some(MemberRef { offset, kind }),
+                (_, MemberKind::Value(ty @ Type::Int { .. })) => {
+                    let bits = bits.unwrap_or(8 * type_bytes(&ty) as u32);
+                    Some(MemberRef { offset, kind: MemberKind::Bitfield { ty, shift: bit_offset % 8, bits } })
+                }
+                _ => None,
+            }
         }))
     }
+}
 
-    /// Whether `name` names a bitfield member of `record` (not supported yet).
-    pub(crate) fn is_bitfield(&mut self, record: &Record, name: &str) -> bool {
-        match self.btf() {
-            Ok(btf) => find_member(btf, &record.btf, name, 0).is_some_and(|(_, _, bitfield)| bitfield),
-            Err(_) => false,
+impl MemberKind {
+    /// How a member of type `ty` is read: char arrays as strings.
+    pub(crate) fn of(ty: Type) -> MemberKind {
+        match ty {
+            Type::Array(elem, len) if matches!(*elem, Type::Int { size: 1, .. }) => MemberKind::CharArray { len },
+            ty => MemberKind::Value(ty),
         }
+    }
+}
+
+fn type_bytes(ty: &Type) -> usize {
+    match ty {
+        Type::Int { size, .. } => *size as usize,
+        _ => 8,
     }
 }
 
@@ -118,10 +146,10 @@ fn map_a_copy() -> Result<(Btf, std::fs::File), String> {
     Ok((btf, file))
 }
 
-/// (byte offset, type, is a bitfield) of member `name`.
-fn find_member(btf: &Btf, s: &btf_rs::Struct, name: &str, base: usize) -> Option<(usize, btf_rs::Type, bool)> {
+/// (bit offset, type, bit-field width if one) of member `name`.
+fn find_member(btf: &Btf, s: &btf_rs::Struct, name: &str, base: u32) -> Option<(u32, btf_rs::Type, Option<u32>)> {
     for m in &s.members {
-        let offset = base + (m.bit_offset() / 8) as usize;
+        let offset = base + m.bit_offset();
         let member_name = btf.resolve_name(m).unwrap_or_default();
         // Resolving a type costs a walk of the mapped BTF: only for the
         // member asked for, and anonymous ones to look inside.
@@ -130,8 +158,8 @@ fn find_member(btf: &Btf, s: &btf_rs::Struct, name: &str, base: usize) -> Option
         }
         let t = btf.resolve_chained_type(m).ok()?;
         if member_name == name {
-            let bitfield = m.bitfield_size().is_some_and(|b| b != 0) || m.bit_offset() % 8 != 0;
-            return Some((offset, t, bitfield));
+            let bits = m.bitfield_size().filter(|&b| b != 0);
+            return Some((offset, t, bits));
         }
         if member_name.is_empty() {
             if let Some(inner) = strip(btf, t) {
@@ -161,37 +189,28 @@ fn strip(btf: &Btf, mut t: btf_rs::Type) -> Option<btf_rs::Type> {
     None
 }
 
-/// The D view of a member's BTF type.
-fn member_kind(btf: &Btf, t: &btf_rs::Type) -> Option<MemberKind> {
+/// The D type of a BTF type: integers, enums, pointers, structs, unions
+/// and arrays of those; `None` for what D cannot use (functions, floats).
+fn d_type(btf: &Btf, t: &btf_rs::Type) -> Option<Type> {
     let type_name = typedef_name(btf, t);
     let t = strip(btf, t.clone())?;
     Some(match &t {
-        btf_rs::Type::Int(i) => MemberKind::Value(int_type(i.size(), i.is_signed(), type_name)),
-        btf_rs::Type::Enum(_) => MemberKind::Value(Type::Int { size: 4, signed: false, name: "enum" }),
-        btf_rs::Type::Ptr(p) => MemberKind::Value(Type::Pointer(Box::new(pointee(btf, p)))),
+        btf_rs::Type::Int(i) => int_type(i.size(), i.is_signed(), type_name),
+        btf_rs::Type::Enum(_) => Type::Int { size: 4, signed: false, name: "enum" },
+        btf_rs::Type::Ptr(p) => Type::Pointer(Box::new(pointee(btf, p))),
         btf_rs::Type::Struct(s) | btf_rs::Type::Union(s) => {
             let union = matches!(t, btf_rs::Type::Union(_));
             let name = btf.resolve_name(s).unwrap_or_default();
-            MemberKind::Value(Type::Struct(Rc::new(Record { name, union, size: s.size(), btf: s.clone() })))
+            Type::Struct(Rc::new(Record { name, union, size: s.size(), body: RecordBody::Kernel(s.clone()) }))
         }
-        btf_rs::Type::Array(a) => {
-            let elem = strip(btf, btf.resolve_chained_type(a).ok()?)?;
-            match elem {
-                btf_rs::Type::Int(i) if i.size() == 1 => MemberKind::CharArray { len: a.len() },
-                _ => return None,
-            }
-        }
+        btf_rs::Type::Array(a) => Type::Array(Box::new(d_type(btf, &btf.resolve_chained_type(a).ok()?)?), a.len()),
         _ => return None,
     })
 }
 
-/// What a pointer points to, for D: integers, structs and unions, else void.
+/// What a pointer points to, for D: what `d_type` knows, else void.
 fn pointee(btf: &Btf, p: &btf_rs::Ptr) -> Type {
-    let Ok(target) = btf.resolve_chained_type(p) else { return Type::Void };
-    match member_kind(btf, &target) {
-        Some(MemberKind::Value(t)) => t,
-        _ => Type::Void,
-    }
+    btf.resolve_chained_type(p).ok().and_then(|target| d_type(btf, &target)).unwrap_or(Type::Void)
 }
 
 fn typedef_name(btf: &Btf, t: &btf_rs::Type) -> Option<String> {

@@ -170,3 +170,53 @@ fn copyin_reads_the_callers_memory() {
     let out = run(&["-qn", r#"BEGIN { trace(*(char *)copyin(8, 1)); } BEGIN { exit(0); }"#]);
     assert!(out.stderr.contains("invalid address (0x8) in action #1"), "{}", out.stderr);
 }
+
+#[test]
+fn bitfield_members_read_their_own_bits() {
+    // signal_struct's is_child_subreaper and has_child_subreaper are
+    // neighbouring one-bit fields. Under a subreaper parent (the shell made
+    // one with prctl), dtrace has only the second set.
+    let script = format!(
+        r#"exec timeout 20 {} -qn 'BEGIN {{ printf("%d %d\n", curthread->signal->is_child_subreaper,
+            curthread->signal->has_child_subreaper); exit(0); }}'"#,
+        crate::util::DTRACE
+    );
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &script]);
+    // SAFETY: prctl is async-signal-safe; the child only sets a flag on itself.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            Ok(())
+        });
+    }
+    let out = cmd.output().expect("sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout, "0 1\n\n");
+}
+
+#[test]
+fn curpsinfo_describes_the_traced_process() {
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"syscall::exit_group:entry /curpsinfo->pr_fname == "sh"/ {
+            printf("%d %d %d %d %s|\n", curpsinfo->pr_pid, curpsinfo->pr_ppid, curpsinfo->pr_pgid,
+                   curpsinfo->pr_sid, curpsinfo->pr_psargs); exit(0); }"#,
+    ]);
+    t.wait_for("ready");
+    // A shell in a new session: its pid is its process group and session ID.
+    let child = Command::new("setsid").args(["sh", "-c", ":; :"]).spawn().expect("setsid");
+    let out = t.finish();
+    drop(child);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let line = out.stdout.lines().find(|l| l.ends_with("|")).unwrap_or_default().to_string();
+    let fields: Vec<&str> = line.trim_end_matches('|').split(' ').collect();
+    assert_eq!(fields.len(), 5, "{line}");
+    assert_eq!(fields[0], fields[2], "pgid {line}");
+    assert_eq!(fields[0], fields[3], "sid {line}");
+    assert_eq!(fields[4], "sh", "psargs {line}");
+}

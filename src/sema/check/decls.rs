@@ -1,0 +1,353 @@
+//! What D programs declare besides variables: structs, unions and enums,
+//! typedefs, `inline` constants and translators (with `xlate`), both from
+//! scripts and from the D library files in `providers/` that define
+//! `psinfo_t`, `curpsinfo` and the other stable types.
+//!
+//! Translators are checked where a script uses one of their members, with
+//! the translator's input bound to the `xlate` operand, so a library
+//! translator costs nothing (no kernel type is read) until it is used.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::*;
+
+/// Everything declared in D so far, in every source and library file.
+#[derive(Default)]
+pub(super) struct Declared {
+    typedefs: HashMap<String, Type>,
+    records: HashMap<(String, bool), Rc<Record>>,
+    /// Enumerators: `enum e { A, B = 5 }` declares A = 0 and B = 5.
+    constants: HashMap<String, i64>,
+    inlines: HashMap<String, Inline>,
+    translators: Vec<Translator>,
+}
+
+struct Inline {
+    ty: Type,
+    value: ast::Expr,
+}
+
+pub(super) struct Translator {
+    output: Rc<Record>,
+    /// The input type as written, resolved (kernel types read) on first use.
+    input_decl: ast::TypeName,
+    input: Option<Type>,
+    param: String,
+    members: HashMap<String, ast::Expr>,
+}
+
+/// The D library: declarations every script sees, as DTrace's
+/// /usr/lib/dtrace/*.d files.
+pub(crate) const LIBRARY: &[(&str, &str)] = &[("procfs.d", include_str!("../../../providers/procfs.d"))];
+
+impl Checker<'_> {
+    /// Loads the D library files (parsed, not yet type-checked against the
+    /// kernel: translators are checked when used).
+    pub(crate) fn load_library(&mut self, library: &[(String, ast::Program)]) -> Result<()> {
+        for (_, program) in library {
+            for item in &program.items {
+                match item {
+                    ast::Item::Decl(decl) => self.declaration(decl)?,
+                    ast::Item::Inline(def) => self.inline(def)?,
+                    ast::Item::Translator(def) => self.translator(def)?,
+                    ast::Item::Clause(_) | ast::Item::Pragma { .. } => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn typedef(&mut self, decl: &ast::Decl, base: Type) -> Result<()> {
+        for d in &decl.declarators {
+            let Some(name) = &d.name else { continue };
+            let ty = self.declarator_type(base.clone(), &d.ops, &d.span)?;
+            if self.declared.typedefs.get(name).is_some_and(|old| *old != ty) {
+                return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
+            }
+            self.declared.typedefs.insert(name.clone(), ty);
+        }
+        Ok(())
+    }
+
+    pub(super) fn typedef_named(&self, name: &str) -> Option<Type> {
+        self.declared.typedefs.get(name).cloned().or_else(|| named_type(name))
+    }
+
+    /// A struct or union type: declared in D (a body declares it), else the kernel's.
+    pub(super) fn record_type(&mut self, spec: &ast::RecordSpec, union: bool, span: &Span) -> Result<Type> {
+        let Some(members) = &spec.members else {
+            let name = spec.name.as_deref().unwrap_or_default();
+            if let Some(r) = self.declared.records.get(&(name.to_string(), union)) {
+                return Ok(Type::Struct(r.clone()));
+            }
+            return Ok(Type::Struct(self.kernel_record(name, union, span)?));
+        };
+        let mut laid_out: Vec<DMember> = Vec::new();
+        let (mut size, mut align) = (0usize, 1usize);
+        for m in members {
+            let base = self.type_spec(&m.spec, &m.span)?;
+            let ty = self.declarator_type(base, &m.declarator.ops, &m.span)?;
+            let Some(name) = &m.declarator.name else { continue };
+            if m.bits.is_some() {
+                return Err(CompileError::new(
+                    "D_DECL_BFTYPE",
+                    &m.span,
+                    "bit-fields in D structs and unions are not supported",
+                ));
+            }
+            if laid_out.iter().any(|o| &o.name == name) {
+                return Err(CompileError::new("D_DECL_DUPMEMBER", &m.span, format!("duplicate member name: {name}")));
+            }
+            let (member_size, member_align) = (type_size(&ty, self.opts.strsize), type_align(&ty));
+            let offset = if union { 0 } else { size.next_multiple_of(member_align) };
+            size = if union { size.max(member_size) } else { offset + member_size };
+            align = align.max(member_align);
+            laid_out.push(DMember { name: name.clone(), offset, ty });
+        }
+        let name = spec.name.clone().unwrap_or_default();
+        let record = Rc::new(Record {
+            name: name.clone(),
+            union,
+            size: size.next_multiple_of(align),
+            body: RecordBody::D(laid_out),
+        });
+        if !name.is_empty() {
+            if self.declared.records.contains_key(&(name.clone(), union)) {
+                let kind = if union { "union" } else { "struct" };
+                return Err(CompileError::new("D_DECL_TYPERED", span, format!("type redeclared: {kind} {name}")));
+            }
+            self.declared.records.insert((name, union), record.clone());
+        }
+        Ok(Type::Struct(record))
+    }
+
+    /// An enum type; a body declares its enumerators as integer constants.
+    pub(super) fn enum_type(&mut self, spec: &ast::EnumSpec) -> Result<Type> {
+        let mut next = 0i64;
+        for (name, value, span) in spec.values.iter().flatten() {
+            if let Some(value) = value {
+                next = self.constant_value(value)?;
+            }
+            if self.declared.constants.contains_key(name) || builtin(name).is_some() {
+                return Err(CompileError::new("D_DECL_IDRED", span, format!("identifier redeclared: {name}")));
+            }
+            self.declared.constants.insert(name.clone(), next);
+            next += 1;
+        }
+        Ok(Type::INT)
+    }
+
+    /// An integer constant expression (enumerator values, array sizes).
+    fn constant_value(&mut self, e: &ast::Expr) -> Result<i64> {
+        match self.expr(e)? {
+            TExpr { kind: TKind::Int(v), .. } => Ok(v as i64),
+            _ => const_int(e)
+                .ok_or_else(|| CompileError::new("D_DECL_ARRSUB", &e.span, "integer constant expression required")),
+        }
+    }
+
+    /// The type a declarator makes of `base`: `*p` a pointer, `a[4]` an array.
+    pub(super) fn declarator_type(&mut self, base: Type, ops: &[ast::DeclOp], span: &Span) -> Result<Type> {
+        let mut ty = base;
+        // Operators are listed from the name outwards, so the last applies first.
+        for op in ops.iter().rev() {
+            ty = match op {
+                ast::DeclOp::Pointer => Type::Pointer(Box::new(ty)),
+                ast::DeclOp::Array(Some(len)) => {
+                    let len = self.constant_value(len)?;
+                    if len <= 0 {
+                        return Err(CompileError::new("D_DECL_ARRSUB", span, "array dimension must be positive"));
+                    }
+                    Type::Array(Box::new(ty), len as usize)
+                }
+                _ => {
+                    return Err(CompileError::new(
+                        "D_DECL_ARRNULL",
+                        span,
+                        "declarations of this form are not supported",
+                    ))
+                }
+            };
+        }
+        Ok(ty)
+    }
+
+    /// Whether `name` is an enumerator or an inline.
+    pub(super) fn declares_value(&self, name: &str) -> bool {
+        self.declared.constants.contains_key(name) || self.declared.inlines.contains_key(name)
+    }
+
+    /// The value of the enumerator or inline `name` (see `declares_value`).
+    pub(super) fn declared_value(&mut self, name: &str, span: &Span) -> Result<TExpr> {
+        if let Some(&v) = self.declared.constants.get(name) {
+            return Ok(TExpr { kind: TKind::Int(v as u64), ty: Type::INT, span: span.clone() });
+        }
+        let inline = &self.declared.inlines[name];
+        let (ty, value) = (inline.ty.clone(), inline.value.clone());
+        let value = self.expr_any(&value)?;
+        convert(value, ty, span)
+    }
+
+    pub(super) fn inline(&mut self, def: &ast::InlineDef) -> Result<()> {
+        let base = self.type_spec(&def.ty.spec, &def.ty.span)?;
+        let ty = self.declarator_type(base, &def.ty.ops, &def.ty.span)?;
+        if self.declared.inlines.contains_key(&def.name) || builtin(&def.name).is_some() {
+            return Err(CompileError::new("D_DECL_IDRED", &def.span, format!("identifier redeclared: {}", def.name)));
+        }
+        self.declared.inlines.insert(def.name.clone(), Inline { ty, value: def.value.clone() });
+        Ok(())
+    }
+
+    pub(super) fn translator(&mut self, def: &ast::TranslatorDef) -> Result<()> {
+        let output = match self.type_spec(&def.output.spec, &def.output.span)? {
+            Type::Struct(r) if def.output.ops.is_empty() && matches!(r.body, RecordBody::D(_)) => r,
+            other => {
+                return Err(CompileError::new(
+                    "D_XLATE_SOU",
+                    &def.output.span,
+                    format!("translator output type must be a struct or union: {}", other.name()),
+                ))
+            }
+        };
+        let mut members = HashMap::new();
+        for (name, value, span) in &def.members {
+            if self.record_member(&output, name).is_none() {
+                return Err(CompileError::new(
+                    "D_XLATE_MEMB",
+                    span,
+                    format!("translator member {name} is not a member of {}", Type::Struct(output.clone()).name()),
+                ));
+            }
+            members.insert(name.clone(), value.clone());
+        }
+        self.declared.translators.push(Translator {
+            output,
+            input_decl: def.input.clone(),
+            input: None,
+            param: def.input_name.clone(),
+            members,
+        });
+        Ok(())
+    }
+
+    fn record_member(&self, record: &Record, name: &str) -> Option<DMember> {
+        match &record.body {
+            RecordBody::D(members) => members.iter().find(|m| m.name == name).cloned(),
+            RecordBody::Kernel(_) => None,
+        }
+    }
+
+    /// `xlate <T *> (e)` or `xlate <T> (e)`: finds the translator to T from
+    /// e's type. The result is usable only with `->` or `.`.
+    pub(super) fn xlate(&mut self, target: &ast::TypeName, operand: &ast::Expr, span: &Span) -> Result<TExpr> {
+        let base = self.type_spec(&target.spec, &target.span)?;
+        let ty = self.declarator_type(base, &target.ops, &target.span)?;
+        let output = match &ty {
+            Type::Struct(r) => r.clone(),
+            Type::Pointer(to) => match &**to {
+                Type::Struct(r) => r.clone(),
+                _ => return Err(xlate_type_error(&ty, span)),
+            },
+            _ => return Err(xlate_type_error(&ty, span)),
+        };
+        let input = self.expr(operand)?;
+        for index in 0..self.declared.translators.len() {
+            if self.declared.translators[index].output != output {
+                continue;
+            }
+            if self.resolve_input(index)? == input.ty {
+                return Ok(TExpr {
+                    kind: TKind::Xlate { translator: index, input: Box::new(input) },
+                    ty,
+                    span: span.clone(),
+                });
+            }
+        }
+        Err(CompileError::new(
+            "D_XLATE_NONE",
+            span,
+            format!("cannot translate from \"{}\" to \"{}\"", input.ty.name(), ty.name()),
+        ))
+    }
+
+    /// The input type of translator `index`, reading a kernel struct the
+    /// first time it is needed.
+    fn resolve_input(&mut self, index: usize) -> Result<Type> {
+        if let Some(ty) = &self.declared.translators[index].input {
+            return Ok(ty.clone());
+        }
+        let decl = self.declared.translators[index].input_decl.clone();
+        let base = self.type_spec(&decl.spec, &decl.span)?;
+        let ty = self.declarator_type(base, &decl.ops, &decl.span)?;
+        self.declared.translators[index].input = Some(ty.clone());
+        Ok(ty)
+    }
+
+    /// `xlate<...>(e)->name`: the translator's expression for `name`, with
+    /// its input bound to e, converted to the member's type.
+    pub(super) fn translated_member(
+        &mut self,
+        translator: usize,
+        input: TExpr,
+        name: &str,
+        span: &Span,
+    ) -> Result<TExpr> {
+        let t = &self.declared.translators[translator];
+        // As in DTrace, a member the translator does not convert is reported
+        // as such, whether or not the struct has it.
+        let Some(value) = t.members.get(name).cloned() else {
+            return Err(CompileError::new(
+                "D_XLATE_NOCONV",
+                span,
+                format!("translator does not define conversion for member: {name}"),
+            ));
+        };
+        let member = self.record_member(&t.output, name).expect("translator members are checked when declared");
+        self.bindings.push((t.param.clone(), input));
+        let value = self.expr(&value);
+        self.bindings.pop();
+        let ty = match member.ty {
+            Type::Array(elem, _) if matches!(*elem, Type::Int { size: 1, .. }) => Type::String,
+            ty => ty,
+        };
+        convert(value?, ty, span)
+    }
+}
+
+fn xlate_type_error(ty: &Type, span: &Span) -> CompileError {
+    CompileError::new(
+        "D_XLATE_SOU",
+        span,
+        format!("xlate output type must be a struct or union or a pointer to one: {}", ty.name()),
+    )
+}
+
+/// `value` as a value of type `ty` (inline and translator member values).
+fn convert(value: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
+    match (&ty, &value.ty) {
+        (a, b) if a == b => Ok(value),
+        (Type::Int { .. }, t) | (Type::Pointer(_), t @ (Type::Int { .. } | Type::Pointer(_))) if t.is_scalar() => {
+            Ok(TExpr { kind: TKind::Cast(Box::new(value)), ty, span: span.clone() })
+        }
+        _ => Err(CompileError::new(
+            "D_OP_INCOMPAT",
+            span,
+            format!("operands have incompatible types: \"{}\" = \"{}\"", ty.name(), value.ty.name()),
+        )),
+    }
+}
+
+/// C's alignment of a type (a string is a char array).
+fn type_align(ty: &Type) -> usize {
+    match ty {
+        Type::Int { size, .. } => *size as usize,
+        Type::Array(of, _) => type_align(of),
+        Type::Struct(r) => match &r.body {
+            RecordBody::D(members) => members.iter().map(|m| type_align(&m.ty)).max().unwrap_or(1),
+            RecordBody::Kernel(_) => 8,
+        },
+        Type::String | Type::Void => 1,
+        Type::Pointer(_) | Type::Stack => 8,
+    }
+}

@@ -1,0 +1,110 @@
+//! The type checker without privileges: D declarations, pointer
+//! arithmetic and translators type-check (or fail) as DTrace's do. Kernel
+//! types come from /sys/kernel/btf/vmlinux, which any user may read.
+
+use super::*;
+use crate::flags::{Options, ProgramSource};
+
+fn compile(src: &str) -> std::result::Result<Program, String> {
+    let mut options = Options::default();
+    let mut registry = Registry::new();
+    let sources = [ProgramSource::Description(src.to_string())];
+    crate::compile::compile(&sources, &["dtrace".to_string()], &mut options, &mut registry, false).map(|c| c.program)
+}
+
+/// The type of the first traced value in `BEGIN { trace(expr); }`.
+fn type_of(expr: &str) -> String {
+    let program = compile(&format!("BEGIN {{ trace({expr}); }}")).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    let TStmt::Action { kind: ActionKind::Record(values), .. } = &program.clauses[0].body[0] else {
+        panic!("{expr}: not a trace")
+    };
+    values[0].ty.name()
+}
+
+fn error_of(src: &str) -> String {
+    match compile(src) {
+        Ok(_) => panic!("{src}: compiled"),
+        Err(e) => {
+            let message = e.split_once(&format!("{src}: ")).map_or(e.as_str(), |(_, m)| m);
+            message.trim_start_matches(REGION_ACTIONS).to_string()
+        }
+    }
+}
+
+fn has_btf() -> bool {
+    std::path::Path::new("/sys/kernel/btf/vmlinux").exists()
+}
+
+#[test]
+fn pointer_arithmetic_keeps_the_pointer_type_and_differences_count_elements() {
+    assert_eq!(type_of("(int *)0 + 1"), "int *");
+    assert_eq!(type_of("1 + (long *)0"), "long *");
+    assert_eq!(type_of("(int *)8 - (int *)0"), "ptrdiff_t");
+    assert_eq!(type_of("*(short *)0"), "short");
+    assert_eq!(type_of("((char **)0)[2]"), "char *");
+    assert_eq!(
+        error_of("BEGIN { trace((int *)0 + (int *)0); }"),
+        "operands have incompatible types: \"int *\" + \"int *\""
+    );
+    assert_eq!(
+        error_of("BEGIN { trace((int *)0 - (long *)0); }"),
+        "operands have incompatible types: \"int *\" - \"long *\""
+    );
+}
+
+#[test]
+fn d_structs_are_laid_out_as_c_lays_them_out() {
+    let src = "struct s { char c; int i; char name[5]; long l; }; union u { char c[3]; short s; };
+               BEGIN { trace(sizeof (struct s)); trace(offsetof(struct s, name)); trace(offsetof(struct s, l));
+                       trace(sizeof (union u)); }";
+    let program = compile(src).expect("compiles");
+    let sizes: Vec<u64> = program.clauses[0]
+        .body
+        .iter()
+        .map(|s| match s {
+            TStmt::Action { kind: ActionKind::Record(v), .. } => match v[0].kind {
+                TKind::Int(n) => n,
+                _ => panic!("not a constant"),
+            },
+            _ => panic!("not a trace"),
+        })
+        .collect();
+    assert_eq!(sizes, [24, 8, 16, 4]);
+    assert_eq!(error_of("struct s { int a; int a; };"), "duplicate member name: a");
+    assert_eq!(error_of("struct s { int a; }; struct s { int b; };"), "type redeclared: struct s");
+}
+
+#[test]
+fn enumerators_typedefs_and_inlines_are_names_for_values_and_types() {
+    assert!(compile("typedef unsigned char my_t; BEGIN { trace(sizeof (my_t)); trace((my_t)300); }").is_ok());
+    let program = compile("enum e { A = 3, B }; inline int C = B * 2; BEGIN { trace(C); }").expect("compiles");
+    let TStmt::Action { kind: ActionKind::Record(v), .. } = &program.clauses[0].body[0] else { panic!() };
+    assert_eq!(v[0].ty, Type::INT);
+    assert_eq!(error_of("inline int X = 1; inline int X = 2;"), "identifier redeclared: X");
+}
+
+#[test]
+fn translators_check_their_members_when_used() {
+    if !has_btf() {
+        return;
+    }
+    assert_eq!(type_of("curpsinfo->pr_pid"), "pid_t");
+    assert_eq!(type_of("curpsinfo->pr_fname"), "string");
+    assert_eq!(type_of("xlate <lwpsinfo_t *> (curthread)->pr_lwpid"), "id_t");
+    assert_eq!(error_of("BEGIN { trace(curpsinfo->pr_x); }"), "translator does not define conversion for member: pr_x");
+    assert_eq!(
+        error_of("BEGIN { trace(curpsinfo); }"),
+        "a translated struct psinfo * can only be used with -> or . yet"
+    );
+}
+
+#[test]
+fn kernel_arrays_index_and_bitfields_read_as_integers() {
+    if !has_btf() {
+        return;
+    }
+    assert_eq!(type_of("curthread->signal->pids[1]"), "struct pid *");
+    assert_eq!(type_of("curthread->comm[0]"), "char");
+    assert_eq!(type_of("curthread->signal->is_child_subreaper"), "unsigned int");
+    assert_eq!(type_of("sizeof (curthread->comm)"), "size_t");
+}

@@ -1,0 +1,4 @@
+BEGIN
+{
+	trace(xlate <struct psinfo *> (pid)->pr_pid);
+}
