@@ -111,11 +111,13 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         Some("dt_scratch"),
         4,
         // The slots, one word for the code generator (emit::subr's launder
-        // cell), then the string clause-local variables.
+        // cell), the string clause-local variables, then alloca() memory
+        // and as much again, so that a copy of a checked size at a checked
+        // offset stays inside the value as far as the verifier can tell.
         (scratch_slots * program.strsize
             + 8
-            + program.clause_locals.iter().filter(|v| v.ty == crate::sema::ir::Type::String).count() * program.strsize)
-            as u32,
+            + program.clause_locals.iter().filter(|v| v.ty == crate::sema::ir::Type::String).count() * program.strsize
+            + 2 * program.alloca_bytes) as u32,
         1,
         &map_opts(),
     )?;

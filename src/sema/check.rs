@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::ir::*;
-use super::ktypes::{KernelTypes, MemberKind};
+use super::ktypes::{KernelTypes, KernelVariable, MemberKind};
 use super::probes::{expand_macros, ProbeDesc};
 use crate::consume::printf::{self, ArgClass};
 use crate::diag::{CompileError, Result};
@@ -56,6 +56,8 @@ pub(crate) struct Checker<'a> {
     declared: decls::Declared,
     /// Translator inputs in scope while a translated member is checked.
     bindings: Vec<(String, TExpr)>,
+    /// Bytes of alloca() memory the current clause has reserved.
+    clause_alloca: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -64,6 +66,9 @@ enum Scope {
     Thread,
     Clause,
 }
+
+/// The most alloca() memory one clause may use.
+const MAX_ALLOCA: usize = 4096;
 
 /// Size of the record header (`struct dt_rec_hdr`).
 pub(crate) const RECORD_HEADER: usize = 24;
@@ -87,6 +92,7 @@ impl<'a> Checker<'a> {
             ktypes: KernelTypes::default(),
             declared: decls::Declared::default(),
             bindings: Vec::new(),
+            clause_alloca: 0,
         }
     }
 
@@ -138,6 +144,7 @@ impl<'a> Checker<'a> {
             }
         }
         self.matched += probes.len();
+        self.clause_alloca = 0;
 
         self.region = REGION_PREDICATE;
         let predicate = match &clause.predicate {
@@ -283,6 +290,56 @@ impl<'a> Checker<'a> {
             MemberKind::Value(ty) => value_at(addr, ty, span),
             MemberKind::Bitfield { ty, shift, bits } => Ok(bitfield(addr, ty, shift, bits, span)),
         }
+    }
+
+    /// `` `name ``: a kernel variable at its /proc/kallsyms address. The
+    /// kernel's BTF gives no types for (non-per-CPU) variables, so its value
+    /// reads as a `long`; other types via a cast of its address:
+    /// `*(int *)&`nr_threads`.
+    fn kernel_variable(&mut self, module: Option<&str>, name: &str, span: &Span) -> Result<TExpr> {
+        let shown = match module {
+            Some(m) => format!("{m}`{name}"),
+            None => format!("`{name}"),
+        };
+        match self.ktypes.variable(module, name) {
+            KernelVariable::At(addr) => {
+                let addr = TExpr { kind: TKind::Int(addr), ty: Type::Pointer(Box::new(Type::Void)), span: span.clone() };
+                value_at(addr, Type::Int { size: 8, signed: true, name: "long" }, span)
+            }
+            KernelVariable::PerCpu => Err(CompileError::new(
+                "D_UNSUPPORTED",
+                span,
+                format!("{shown} is a per-CPU variable; those are not supported yet"),
+            )),
+            KernelVariable::Unknown => {
+                Err(CompileError::new("D_SYM_BADREF", span, format!("failed to resolve {shown}: Unknown symbol name")))
+            }
+        }
+    }
+
+    /// Reserves alloca(size) bytes in the clause's alloca region. Sizes are
+    /// constants, so the region's size (and the verifier's bounds) are
+    /// known when the program is built.
+    fn alloca(&mut self, size: &TExpr, span: &Span) -> Result<Subr> {
+        let TKind::Int(bytes) = size.kind else {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                span,
+                "alloca( ) sizes that are not constant expressions are not supported yet",
+            ));
+        };
+        let offset = self.clause_alloca;
+        let end = offset + (bytes as usize).next_multiple_of(8);
+        if bytes as usize > MAX_ALLOCA || end > MAX_ALLOCA {
+            return Err(CompileError::new(
+                "D_ALLOCA_SIZE",
+                span,
+                format!("alloca( ) of more than {MAX_ALLOCA} bytes in one clause is not supported"),
+            ));
+        }
+        self.clause_alloca = end;
+        self.program.alloca_bytes = self.program.alloca_bytes.max(end);
+        Ok(Subr::Alloca(offset))
     }
 
     /// Whether `base[...]` indexes an associative array rather than a
@@ -1013,6 +1070,7 @@ impl<'a> Checker<'a> {
                 return self.declared_value(name, &span)
             }
             ExprKind::Xlate(target, operand) => return self.xlate(target, operand, &span),
+            ExprKind::Backquote { module, name } => return self.kernel_variable(module.as_deref(), name, &span),
             ExprKind::Offsetof(tn, member) => {
                 let ty = self.type_name(tn)?;
                 let Type::Struct(record) = &ty else {
@@ -1224,7 +1282,6 @@ impl<'a> Checker<'a> {
                 let Place::Element { array, keys } = place else { unreachable!("element() returns elements") };
                 typed(TKind::Element { array, keys }, ty)
             }
-            _ => return Err(CompileError::new("D_UNSUPPORTED", &span, "this expression is not supported yet")),
         })
     }
 
@@ -1308,7 +1365,8 @@ impl<'a> Checker<'a> {
                     ExprKind::Arrow(..)
                     | ExprKind::Member(..)
                     | ExprKind::Index(..)
-                    | ExprKind::Unary(UnOp::Deref, _) => self.expr(inner)?,
+                    | ExprKind::Unary(UnOp::Deref, _)
+                    | ExprKind::Backquote { .. } => self.expr(inner)?,
                     _ => {
                         return Err(CompileError::new(
                             "D_ADDROF_LVAL",
@@ -1684,11 +1742,13 @@ impl<'a> Checker<'a> {
         let mut values = Vec::new();
         for (i, (a, param)) in args.iter().zip(params).enumerate() {
             let e = self.expr(a)?;
+            // A char array passed for a pointer is its address, as in C.
+            let e = if param.ends_with('*') { char_array(e) } else { e };
             let want_string = param.trim_end_matches('?') == "string";
             let ok = if want_string {
                 e.ty == Type::String
             } else if param.ends_with('*') {
-                e.ty.is_scalar()
+                e.ty.is_scalar() || matches!(e.ty, Type::Array(..))
             } else {
                 e.ty.is_int()
             };
@@ -1710,6 +1770,10 @@ impl<'a> Checker<'a> {
             // Their result for a name without a directory part.
             self.intern(b".");
         }
+        let subr = match subr {
+            Subr::Alloca(_) => self.alloca(&values[0], &args[0].span)?,
+            other => other,
+        };
         Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
     }
 }
@@ -1743,6 +1807,10 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "getmajor" => (Subr::Getmajor, &["dev_t"], Type::Int { size: 4, signed: false, name: "major_t" }),
         "inet_ntoa" => (Subr::InetNtoa, &["ipaddr_t *"], Type::String),
         "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
+        // The offset of alloca's memory is filled in by `Checker::alloca`.
+        "alloca" => (Subr::Alloca(0), &["size_t"], Type::Pointer(Box::new(Type::Void))),
+        "bcopy" => (Subr::Bcopy, &["void *", "void *", "size_t"], Type::Void),
+        "copyinto" => (Subr::Copyinto, &["uintptr_t", "size_t", "void *"], Type::Void),
         "getminor" => (Subr::Getminor, &["dev_t"], Type::Int { size: 4, signed: false, name: "minor_t" }),
         _ => return None,
     })

@@ -238,6 +238,13 @@ pub(crate) enum Subr {
     /// copyin(uaddr, size): `size` bytes of the process's memory (at most
     /// strsize) in a scratch buffer; the value is the buffer's address.
     Copyin,
+    /// alloca(size): the address of `size` bytes of this CPU's scratch
+    /// memory, at this byte offset in the clause's alloca region.
+    Alloca(usize),
+    /// bcopy(src, dest, size): kernel memory into alloca'd memory.
+    Bcopy,
+    /// copyinto(uaddr, size, dest): user memory into alloca'd memory.
+    Copyinto,
 }
 
 #[derive(Debug, Clone)]
@@ -475,4 +482,6 @@ pub(crate) struct Program {
     /// Some clause records `stack()`: a stack map is needed.
     pub uses_stack: bool,
     pub uses_probe_names: bool,
+    /// The most alloca() memory any clause reserves.
+    pub alloca_bytes: usize,
 }

@@ -110,6 +110,48 @@ impl KernelTypes {
     }
 }
 
+/// A kernel variable named with DTrace's backquote (`` `jiffies ``).
+pub(crate) enum KernelVariable {
+    /// Its address, from /proc/kallsyms.
+    At(u64),
+    /// A per-CPU variable: its symbol is an offset, not an address.
+    PerCpu,
+    /// Not in /proc/kallsyms (or addresses are hidden from us).
+    Unknown,
+}
+
+impl KernelTypes {
+    /// Looks `name` up among the kernel's data symbols (or any symbol of
+    /// `module`). One pass over /proc/kallsyms, only for scripts that use
+    /// the backquote.
+    pub(crate) fn variable(&mut self, module: Option<&str>, name: &str) -> KernelVariable {
+        use std::io::BufRead;
+        let Ok(file) = std::fs::File::open("/proc/kallsyms") else { return KernelVariable::Unknown };
+        let module = module.filter(|m| !matches!(*m, "vmlinux" | "kernel" | "genunix"));
+        for line in std::io::BufReader::new(file).lines().map_while(|l| l.ok()) {
+            let mut words = line.split_whitespace();
+            let (Some(addr), Some(_kind), Some(sym)) = (words.next(), words.next(), words.next()) else { continue };
+            if sym != name {
+                continue;
+            }
+            let in_module = words.next().map(|m| m.trim_start_matches('[').trim_end_matches(']'));
+            if in_module != module {
+                continue;
+            }
+            let Ok(addr) = u64::from_str_radix(addr, 16) else { continue };
+            if addr == 0 {
+                return KernelVariable::Unknown;
+            }
+            // BTF describes per-CPU variables (and, on current kernels, only those).
+            let per_cpu = self.btf().ok().is_some_and(|btf| {
+                btf.resolve_types_by_name(name).unwrap_or_default().iter().any(|t| matches!(t, btf_rs::Type::Var(_)))
+            });
+            return if per_cpu { KernelVariable::PerCpu } else { KernelVariable::At(addr) };
+        }
+        KernelVariable::Unknown
+    }
+}
+
 impl MemberKind {
     /// How a member of type `ty` is read: char arrays as strings.
     pub(crate) fn of(ty: Type) -> MemberKind {

@@ -220,3 +220,36 @@ fn curpsinfo_describes_the_traced_process() {
     assert_eq!(fields[0], fields[3], "sid {line}");
     assert_eq!(fields[4], "sh", "psargs {line}");
 }
+
+#[test]
+fn bcopy_outside_alloca_memory_is_a_bad_address() {
+    // As in DTrace, only alloca()'d memory may be written; the clause's
+    // data is discarded and tracing goes on.
+    let out = run(&[
+        "-qn",
+        r#"BEGIN { this->p = alloca(8); printf("lost\n"); bcopy(curthread->comm, (void *)16, 4); }
+           BEGIN { bcopy(curthread->comm, alloca(4), 9); } BEGIN { printf("went on\n"); exit(0); }"#,
+    ]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "went on\n\n");
+    let errors: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(errors.len(), 2, "{}", out.stderr);
+    assert_eq!(errors[0], "dtrace: error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): invalid address (0x10) in action #3");
+    assert!(errors[1].starts_with("dtrace: error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): invalid address (0x"), "{}", errors[1]);
+}
+
+#[test]
+fn copyinto_copies_the_callers_memory_into_alloca_memory() {
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"syscall::openat:entry /execname == "cat"/ { this->buf = alloca(32); copyinto(arg1, 14, this->buf);
+            printf("%s\n", stringof(this->buf)); }"#,
+    ]);
+    t.wait_for("ready");
+    Command::new("cat").arg("/etc/hostname").output().expect("cat");
+    let out = t.stop();
+    assert!(out.stdout.lines().any(|l| l == "/etc/hostname"), "{}", out.stdout);
+}

@@ -82,6 +82,11 @@ t 9 stack -qn 'syscall::getppid:entry { @[stack()] = count(); } tick-1s { exit(0
 kill $L; wait $L 2>/dev/null
 grep -q 'vmlinux`' /tmp/out.9 && [ $RC = 0 ]; r $? "frames=$(grep -c 'vmlinux`' /tmp/out.9)"
 
+# 10. D types against the guest's BTF and kallsyms: a kernel variable, curpsinfo's translator,
+# pointer arithmetic on a char array (the guests run with one CPU)
+t 10 kernel-types -qn 'BEGIN { printf("%d %d %s %d %c %d\n", `jiffies > 0, *(unsigned int *)&`nr_cpu_ids, curpsinfo->pr_fname, curpsinfo->pr_pid == pid, *(curthread->comm + 1), curthread->signal->is_child_subreaper); exit(0); }'
+grep -qx '1 1 dtrace 1 t 0' /tmp/out.10 && [ $RC = 0 ]; r $? "out=$(head -1 /tmp/out.10)"
+
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then

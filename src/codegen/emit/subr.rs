@@ -114,7 +114,72 @@ impl Emitter<'_> {
                 self.dst_into_r0(dst);
                 self.stack_top = saved;
             }
+            Subr::Alloca(offset) => {
+                self.used_scratch = true;
+                self.emit(mov(R0, R8));
+                self.emit(alu_imm(Alu::Add, R0, (self.alloca_base() + offset) as i32));
+            }
+            Subr::Bcopy => self.copy_into_alloca(&args[0], &args[2], &args[1], Helper::ProbeReadKernel)?,
+            Subr::Copyinto => self.copy_into_alloca(&args[0], &args[1], &args[2], Helper::ProbeReadUser)?,
         }
+        Ok(())
+    }
+
+    /// Where alloca() memory starts in the scratch map: after the string
+    /// slots, the launder word and the string clause-locals.
+    fn alloca_base(&self) -> usize {
+        let string_locals = self.program.clause_locals.iter().filter(|v| v.ty == Type::String).count();
+        (self.env.scratch_slots + string_locals) * self.program.strsize + 8
+    }
+
+    /// bcopy/copyinto: `size` bytes from `src` (kernel or user memory, as
+    /// `helper` reads) to `dest`, which must lie in alloca() memory; as in
+    /// DTrace, any other destination is a bad-address fault. The destination
+    /// is checked as a number (laundered: it may come from any variable)
+    /// and rebuilt from the scratch pointer, so the verifier sees a map
+    /// pointer with a bounded offset.
+    fn copy_into_alloca(&mut self, src: &TExpr, size: &TExpr, dest: &TExpr, helper: Helper) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        let limit = self.program.alloca_bytes as i32;
+        let base = self.alloca_base() as i32;
+        let src = self.stash(src)?;
+        let size = self.stash(size)?;
+        self.expr(dest)?;
+        self.used_scratch = true;
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+        self.launder(R0);
+        self.emit(mov(R1, R0));
+        self.emit(mov(R2, R8));
+        self.emit(alu_imm(Alu::Add, R2, base));
+        self.launder(R2);
+        self.emit(alu_reg(Alu::Sub, R1, R2));
+        self.fault_unless_at_most(R1, limit)?;
+        self.emit(ldx(Size::DW, R2, FP, size));
+        self.fault_unless_at_most(R2, limit)?;
+        self.emit(mov(R3, R1));
+        self.emit(alu_reg(Alu::Add, R3, R2));
+        self.fault_unless_at_most(R3, limit)?;
+        self.emit(mov(R3, R8));
+        self.emit(alu_imm(Alu::Add, R3, base));
+        self.emit(alu_reg(Alu::Add, R3, R1));
+        self.emit(mov(R1, R3));
+        self.emit(ldx(Size::DW, R3, FP, src));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+        self.emit(call(helper));
+        self.fault_on_read_error()?;
+        self.emit(mov_imm(R0, 0));
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// A bad-address fault (at the address saved in STACK_FAULT_ADDR)
+    /// unless `reg` <= `limit`, unsigned.
+    fn fault_unless_at_most(&mut self, reg: Reg, limit: i32) -> Result<(), CodegenError> {
+        let ok = self.new_label();
+        self.jump(jmp_imm(Cond::Le, reg, limit, 0), ok);
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(ok);
         Ok(())
     }
 

@@ -1,0 +1,4 @@
+BEGIN
+{
+	this->p = alloca(arg0);
+}
