@@ -71,6 +71,9 @@ enum MapKey {
 const MAX_STACK_KEY: usize = 64;
 /// Keys computed while computing a key (`a[b[x]]`) each need their own buffer.
 pub(crate) const MAX_KEY_DEPTH: usize = 4;
+/// stackdepth's buffer: room for the kernel's default maximum of 127
+/// frames (kernel.perf_event_max_stack).
+pub(crate) const STACK_BUFFER_BYTES: usize = 127 * 8;
 const STACK_KEY: i16 = -8;
 const STACK_FAULT_ADDR: i16 = -16;
 const STACK_FAULT_ACTION: i16 = -24;
@@ -1420,6 +1423,19 @@ impl<'a> Emitter<'a> {
             }
             Builtin::Id => self.emit(ldx(Size::W, R0, R7, layout::CTX_PROBE_ID as i16)),
             Builtin::Curthread => self.emit(call(Helper::GetCurrentTask)),
+            Builtin::Stackdepth => {
+                // The frames bpf_get_stack() copies, 8 bytes each (0 on error).
+                self.used_scratch = true;
+                self.emit(mov(R1, R6));
+                self.emit(mov(R2, R8));
+                self.emit(alu_imm(Alu::Add, R2, self.stack_buffer_base() as i32));
+                self.emit(mov_imm(R3, STACK_BUFFER_BYTES as i32));
+                self.emit(mov_imm(R4, 0));
+                self.emit(call(Helper::GetStack));
+                self.emit(jmp_imm(Cond::Sge, R0, 0, 1));
+                self.emit(mov_imm(R0, 0));
+                self.emit(alu_imm(Alu::Rsh, R0, 3));
+            }
             Builtin::Epid => {
                 let epid = self.clause.map_or(0, |c| c.epid);
                 self.emit(mov_imm(R0, epid as i32));

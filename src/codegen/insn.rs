@@ -94,6 +94,7 @@ pub(crate) enum Helper {
     GetCurrentComm = 16,
     GetStackid = 27,
     GetCurrentTask = 35,
+    GetStack = 67,
     GetPrandomU32 = 7,
     ProbeReadUser = 112,
     ProbeReadKernel = 113,

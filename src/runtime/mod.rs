@@ -117,7 +117,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         (scratch_slots * program.strsize
             + 8
             + program.clause_locals.iter().filter(|v| v.ty == crate::sema::ir::Type::String).count() * program.strsize
-            + 2 * program.alloca_bytes) as u32,
+            + 2 * program.alloca_bytes
+            + if program.uses_stackdepth { crate::codegen::emit::STACK_BUFFER_BYTES } else { 0 }) as u32,
         1,
         &map_opts(),
     )?;

@@ -303,7 +303,8 @@ impl<'a> Checker<'a> {
         };
         match self.ktypes.variable(module, name) {
             KernelVariable::At(addr) => {
-                let addr = TExpr { kind: TKind::Int(addr), ty: Type::Pointer(Box::new(Type::Void)), span: span.clone() };
+                let addr =
+                    TExpr { kind: TKind::Int(addr), ty: Type::Pointer(Box::new(Type::Void)), span: span.clone() };
                 value_at(addr, Type::Int { size: 8, signed: true, name: "long" }, span)
             }
             KernelVariable::PerCpu => Err(CompileError::new(
@@ -1106,6 +1107,7 @@ impl<'a> Checker<'a> {
                 Some((b, ty)) => {
                     match b {
                         Builtin::Ppid => self.program.uses_ppid = true,
+                        Builtin::Stackdepth => self.program.uses_stackdepth = true,
                         Builtin::Arg(_) => self.program.uses_args = true,
                         Builtin::ProbeProv | Builtin::ProbeMod | Builtin::ProbeFunc | Builtin::ProbeName => {
                             self.program.uses_probe_names = true
@@ -2242,6 +2244,7 @@ fn builtin(name: &str) -> Option<(Builtin, Type)> {
         "errno" => (Builtin::Errno, Type::INT),
         "id" => (Builtin::Id, Type::UINT),
         "epid" => (Builtin::Epid, Type::UINT),
+        "stackdepth" => (Builtin::Stackdepth, Type::Int { size: 4, signed: false, name: "uint32_t" }),
         _ => return None,
     })
 }

@@ -103,6 +103,8 @@ pub(crate) enum Builtin {
     Epid,
     /// The current thread: `struct task_struct *`.
     Curthread,
+    /// The number of frames in the kernel stack at the probe.
+    Stackdepth,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -484,4 +486,7 @@ pub(crate) struct Program {
     pub uses_probe_names: bool,
     /// The most alloca() memory any clause reserves.
     pub alloca_bytes: usize,
+    /// Whether `stackdepth` is used: the scratch map then ends with a
+    /// buffer for the stack (`STACK_BUFFER_BYTES`).
+    pub uses_stackdepth: bool,
 }

@@ -235,8 +235,15 @@ fn bcopy_outside_alloca_memory_is_a_bad_address() {
     assert_eq!(out.stdout, "went on\n\n");
     let errors: Vec<&str> = out.stderr.lines().collect();
     assert_eq!(errors.len(), 2, "{}", out.stderr);
-    assert_eq!(errors[0], "dtrace: error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): invalid address (0x10) in action #3");
-    assert!(errors[1].starts_with("dtrace: error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): invalid address (0x"), "{}", errors[1]);
+    assert_eq!(
+        errors[0],
+        "dtrace: error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): invalid address (0x10) in action #3"
+    );
+    assert!(
+        errors[1].starts_with("dtrace: error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): invalid address (0x"),
+        "{}",
+        errors[1]
+    );
 }
 
 #[test]
@@ -252,4 +259,27 @@ fn copyinto_copies_the_callers_memory_into_alloca_memory() {
     Command::new("cat").arg("/etc/hostname").output().expect("cat");
     let out = t.stop();
     assert!(out.stdout.lines().any(|l| l == "/etc/hostname"), "{}", out.stdout);
+}
+
+#[test]
+fn stackdepth_counts_the_frames_stack_prints() {
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"syscall::getppid:entry /execname == "sh"/ { printf("depth %d\n", stackdepth); stack(); exit(0); }"#,
+    ]);
+    t.wait_for("ready");
+    Command::new("sh").args(["-c", "echo $PPID"]).output().expect("sh");
+    let out = t.finish();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let depth: usize = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("depth "))
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| panic!("no depth in {}", out.stdout));
+    let frames = out.stdout.lines().filter(|l| l.starts_with("              ")).count();
+    assert!(depth > 0, "{}", out.stdout);
+    assert_eq!(depth, frames, "{}", out.stdout);
 }

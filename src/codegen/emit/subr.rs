@@ -132,13 +132,25 @@ impl Emitter<'_> {
         (self.env.scratch_slots + string_locals) * self.program.strsize + 8
     }
 
+    /// Where stackdepth's buffer starts in the scratch map: after alloca()
+    /// memory and its verifier slack.
+    pub(in crate::codegen) fn stack_buffer_base(&self) -> usize {
+        self.alloca_base() + 2 * self.program.alloca_bytes
+    }
+
     /// bcopy/copyinto: `size` bytes from `src` (kernel or user memory, as
     /// `helper` reads) to `dest`, which must lie in alloca() memory; as in
     /// DTrace, any other destination is a bad-address fault. The destination
     /// is checked as a number (laundered: it may come from any variable)
     /// and rebuilt from the scratch pointer, so the verifier sees a map
     /// pointer with a bounded offset.
-    fn copy_into_alloca(&mut self, src: &TExpr, size: &TExpr, dest: &TExpr, helper: Helper) -> Result<(), CodegenError> {
+    fn copy_into_alloca(
+        &mut self,
+        src: &TExpr,
+        size: &TExpr,
+        dest: &TExpr,
+        helper: Helper,
+    ) -> Result<(), CodegenError> {
         let saved = self.stack_top;
         let limit = self.program.alloca_bytes as i32;
         let base = self.alloca_base() as i32;
