@@ -980,6 +980,15 @@ impl<'a> Emitter<'a> {
             self.expr(value)?;
             match value_layout {
                 ValueLayout::Int { .. } | ValueLayout::Stack => self.emit(stx(Size::DW, R9, offset, R0)),
+                ValueLayout::Bytes(n) => {
+                    self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+                    self.emit(mov(R3, R0));
+                    self.emit(mov(R1, R9));
+                    self.emit(alu_imm(Alu::Add, R1, offset as i32));
+                    self.emit(mov_imm(R2, *n as i32));
+                    self.emit(call(Helper::ProbeReadKernel));
+                    self.fault_on_read_error()?;
+                }
                 ValueLayout::Str => {
                     self.emit(mov(R3, R0));
                     self.emit(mov(R1, R9));

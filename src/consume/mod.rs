@@ -6,6 +6,7 @@
 pub(crate) mod aggfmt;
 mod aggregate;
 mod ksyms;
+mod print;
 pub(crate) mod printf;
 
 use std::cell::RefCell;
@@ -189,7 +190,8 @@ impl State<'_> {
                     printf::Value::Int { bits: read_u64(bytes, 0), size: *size, signed: *signed }
                 }
                 // The stack ID: %k renders it through FormatContext::stack.
-                ValueLayout::Stack => printf::Value::Str(bytes),
+                // Raw bytes (print()) are read by their action.
+                ValueLayout::Stack | ValueLayout::Bytes(_) => printf::Value::Str(bytes),
                 ValueLayout::Str => {
                     printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())])
                 }
@@ -198,6 +200,11 @@ impl State<'_> {
         }
         match &action.kind {
             RecordKind::Trace => trace_value(&values[0], self.quiet, line),
+            RecordKind::Print(node) => match values[0] {
+                printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), line),
+                printf::Value::Str(bytes) => print::print_value(node, bytes, line),
+                printf::Value::Text(_) => {}
+            },
             RecordKind::Printf(format) => {
                 printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, line)
             }

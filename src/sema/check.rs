@@ -67,6 +67,9 @@ enum Scope {
     Clause,
 }
 
+/// The largest struct or array print() records.
+const MAX_PRINT_BYTES: usize = 8192;
+
 /// The most alloca() memory one clause may use.
 const MAX_ALLOCA: usize = 4096;
 
@@ -318,11 +321,52 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// How print() shows a value of type `ty`: the type's shape, with every
+    /// member of a struct (nested structs included, pointers not followed).
+    fn print_node(&mut self, ty: &Type, span: &Span) -> Result<PrintNode> {
+        let kind = match ty {
+            Type::Int { size, signed, name } => {
+                PrintKind::Int { size: *size as usize, char: *size == 1 && *signed && name.ends_with("char") }
+            }
+            Type::Pointer(_) => PrintKind::Pointer,
+            Type::String => PrintKind::String,
+            Type::Array(elem, len) => PrintKind::Array {
+                elem: Box::new(self.print_node(elem, span)?),
+                len: *len,
+                elem_size: type_size(elem, self.opts.strsize),
+            },
+            Type::Struct(record) => {
+                let fields = self.ktypes.fields(record).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
+                let mut members = Vec::new();
+                for f in fields {
+                    let Some(ty) = f.ty else { continue };
+                    let mut node = self.print_node(&ty, span)?;
+                    if let Some(typedef) = f.typedef {
+                        node.name = typedef;
+                    }
+                    members.push(PrintMember { name: f.name, bit_offset: f.bit_offset, bits: f.bits, node });
+                }
+                PrintKind::Record(members)
+            }
+            Type::Void | Type::Stack => {
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    span,
+                    format!(
+                        "print( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: {}",
+                        ty.name()
+                    ),
+                ))
+            }
+        };
+        Ok(PrintNode { name: ty.name(), kind })
+    }
+
     /// Reserves alloca(size) bytes in the clause's alloca region. Sizes are
     /// constants, so the region's size (and the verifier's bounds) are
     /// known when the program is built.
     fn alloca(&mut self, size: &TExpr, span: &Span) -> Result<Subr> {
-        let TKind::Int(bytes) = size.kind else {
+        let Some(bytes) = folded(size) else {
             return Err(CompileError::new(
                 "D_UNSUPPORTED",
                 span,
@@ -559,6 +603,25 @@ impl<'a> Checker<'a> {
                 }
                 (RecordKind::Trace, ActionKind::Record(vec![e]))
             }
+            "print" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                let e = char_array(self.expr(&args[0])?);
+                let node = self.print_node(&e.ty, &args[0].span)?;
+                if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
+                    let size = type_size(&e.ty, self.opts.strsize);
+                    if size > MAX_PRINT_BYTES {
+                        return Err(CompileError::new(
+                            "D_UNSUPPORTED",
+                            &args[0].span,
+                            format!(
+                                "print( ) of more than {MAX_PRINT_BYTES} bytes is not supported ({} has {size})",
+                                e.ty.name()
+                            ),
+                        ));
+                    }
+                }
+                (RecordKind::Print(node), ActionKind::Record(vec![e]))
+            }
             "printf" => {
                 if args.is_empty() {
                     return Err(CompileError::new(
@@ -673,6 +736,14 @@ impl<'a> Checker<'a> {
         }
         self.actions_in_clause += 1;
         let values = match &kind {
+            // print() records a struct's or an array's bytes, not its address.
+            ActionKind::Record(args) if matches!(record_kind, RecordKind::Print(_)) => args
+                .iter()
+                .map(|a| match a.ty {
+                    Type::Struct(_) | Type::Array(..) => ValueLayout::Bytes(type_size(&a.ty, self.opts.strsize)),
+                    _ => value_layout(&a.ty),
+                })
+                .collect(),
             ActionKind::Record(args) => args.iter().map(|a| value_layout(&a.ty)).collect(),
             ActionKind::Exit(_) => vec![ValueLayout::Int { size: 4, signed: true }],
         };
@@ -1857,6 +1928,25 @@ fn func_text(f: &AggFunc) -> &'static str {
 
 /// The value of an integer constant expression (literals, negation, and
 /// simple arithmetic on them), as aggregating-function parameters need.
+/// The value of a typed integer expression made of constants (`sizeof (x) * 2`).
+fn folded(e: &TExpr) -> Option<u64> {
+    match &e.kind {
+        TKind::Int(v) => Some(*v),
+        TKind::Cast(inner) => folded(inner),
+        TKind::Binary { op, lhs, rhs, .. } => {
+            let (l, r) = (folded(lhs)?, folded(rhs)?);
+            match op {
+                BinOp::Add => l.checked_add(r),
+                BinOp::Sub => l.checked_sub(r),
+                BinOp::Mul => l.checked_mul(r),
+                BinOp::Div => l.checked_div(r),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 fn const_int(e: &ast::Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Int { value, .. } => Some(*value as i64),
@@ -2120,7 +2210,11 @@ fn pointee(ty: &Type) -> Option<Type> {
 fn value_at(addr: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
     match ty {
         Type::Int { .. } | Type::Pointer(_) => Ok(TExpr { kind: TKind::Load(Box::new(addr)), ty, span: span.clone() }),
-        Type::Struct(_) | Type::Array(..) => Ok(TExpr { ty, ..addr }),
+        // The address itself, whatever computed it (Offset keeps the
+        // computation's own type for the code generator).
+        Type::Struct(_) | Type::Array(..) => {
+            Ok(TExpr { kind: TKind::Offset(Box::new(addr), 0), ty, span: span.clone() })
+        }
         _ => Err(CompileError::new("D_DEREF_VOID", span, "cannot dereference pointer to type void")),
     }
 }

@@ -81,6 +81,43 @@ impl Type {
     }
 }
 
+/// What the consumer needs to print a value of some type as print() does:
+/// type names, and for structs each member's place and type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PrintNode {
+    /// The type as DTrace names it (`int`, `struct file *`, `char [16]`).
+    pub name: String,
+    pub kind: PrintKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PrintKind {
+    /// An integer of `size` bytes; a `char` prints as a character.
+    Int {
+        size: usize,
+        char: bool,
+    },
+    Pointer,
+    /// A D string (top-level only).
+    String,
+    Array {
+        elem: Box<PrintNode>,
+        len: usize,
+        elem_size: usize,
+    },
+    Record(Vec<PrintMember>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PrintMember {
+    /// Empty for an anonymous struct or union.
+    pub name: String,
+    pub bit_offset: usize,
+    /// The width of a bit-field.
+    pub bits: Option<u32>,
+    pub node: PrintNode,
+}
+
 /// Values read from the kernel or the probe context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Builtin {
@@ -297,6 +334,8 @@ pub(crate) enum RecordKind {
     Trace,
     /// `stack()` as an action: prints the stack.
     Stack,
+    /// print(): the value with its type, as DTrace prints it.
+    Print(PrintNode),
     /// Index into `Program::formats`.
     Printf(usize),
     Exit,
@@ -327,6 +366,8 @@ pub(crate) enum ValueLayout {
     Str,
     /// A kernel stack: its ID in the stack map (8 bytes).
     Stack,
+    /// The bytes of a struct or array, copied from its address.
+    Bytes(usize),
 }
 
 impl ValueLayout {
@@ -334,6 +375,7 @@ impl ValueLayout {
         match self {
             ValueLayout::Int { .. } | ValueLayout::Stack => 8,
             ValueLayout::Str => (strsize + 7) & !7,
+            ValueLayout::Bytes(n) => (n + 7) & !7,
         }
     }
 }

@@ -110,6 +110,52 @@ impl KernelTypes {
     }
 }
 
+/// One member of a struct, for print(): anonymous members keep an empty
+/// name; `ty` is `None` for types D cannot show (floats, functions).
+pub(crate) struct Field {
+    pub name: String,
+    pub bit_offset: usize,
+    pub bits: Option<u32>,
+    pub ty: Option<Type>,
+    /// The typedef the member is declared with (`atomic_t`), if any.
+    pub typedef: Option<String>,
+}
+
+impl KernelTypes {
+    /// Every member of `record`, in order.
+    pub(crate) fn fields(&mut self, record: &Record) -> Result<Vec<Field>, String> {
+        let s = match &record.body {
+            RecordBody::D(members) => {
+                return Ok(members
+                    .iter()
+                    .map(|m| Field {
+                        name: m.name.clone(),
+                        bit_offset: 8 * m.offset,
+                        bits: None,
+                        ty: Some(m.ty.clone()),
+                        typedef: None,
+                    })
+                    .collect())
+            }
+            RecordBody::Kernel(s) => s,
+        };
+        let btf = self.btf()?;
+        Ok(s.members
+            .iter()
+            .map(|m| {
+                let t = btf.resolve_chained_type(m).ok();
+                Field {
+                    name: btf.resolve_name(m).unwrap_or_default(),
+                    bit_offset: m.bit_offset() as usize,
+                    bits: m.bitfield_size().filter(|&b| b != 0),
+                    ty: t.as_ref().and_then(|t| d_type(btf, t)),
+                    typedef: t.as_ref().and_then(|t| typedef_name(btf, t)),
+                }
+            })
+            .collect())
+    }
+}
+
 /// A kernel variable named with DTrace's backquote (`` `jiffies ``).
 pub(crate) enum KernelVariable {
     /// Its address, from /proc/kallsyms.
