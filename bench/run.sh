@@ -70,6 +70,12 @@ command_for() {
 	dtrace:struct) CMD=("$DTRACE" -qn 'BEGIN { trace(curthread->comm); exit(0); }') ;;
 	bpftrace:struct) CMD=(bpftrace -e 'BEGIN { printf("%s\n", curtask->comm); exit(); }') ;;
 	floor:struct) CMD=("$FLOOR" --once "$OUT/task_comm.bpf.o") ;;
+	# Five kernel structs through BTF: task_struct, mm_struct, signal_struct, cred, kuid_t.
+	dtrace:structs5) CMD=("$DTRACE" -qn 'BEGIN { printf("%s %d %d %d %d\n", curthread->comm, curthread->mm->map_count,
+		curthread->signal->nr_threads, curthread->cred->uid.val, curthread->real_parent->pid); exit(0); }') ;;
+	bpftrace:structs5) CMD=(bpftrace -e 'BEGIN { printf("%s %d %d %d %d\n", curtask->comm, curtask->mm->map_count,
+		curtask->signal->nr_threads, curtask->cred->uid.val, curtask->real_parent->pid); exit(); }') ;;
+	floor:structs5) CMD=("$FLOOR" --once "$OUT/task_comm.bpf.o") ;;
 
 	dtrace:count) CMD=("$DTRACE" -q -n 'syscall::getppid:entry { @[execname] = count(); }') ;;
 	bpftrace:count) CMD=(bpftrace -e 'tracepoint:syscalls:sys_enter_getppid { @[comm] = count(); }') ;;
@@ -157,7 +163,7 @@ rotation() { local r=$1 k; for k in 0 1 2; do echo "${TOOLS[$(((r + k) % 3))]}";
 
 echo "bench: start-up" >&2
 for round in $(seq "$ROUNDS"); do
-	for case in begin syscalls struct; do
+	for case in begin syscalls struct structs5; do
 		for tool in $(rotation "$round"); do
 			command_for "$tool" "$case"
 			if out=$("$OUT/measure" "${CMD[@]}" 2>/dev/null | tail -1) && [ -n "$out" ]; then
@@ -260,6 +266,7 @@ $ROUNDS rounds, median (min–max). Untraced getppid(): $base ns per call.
 $(row start-begin '`BEGIN { exit(0) }`' 'd < 50 && d * 5 <= b')
 $(row start-syscalls '`syscall:::entry` one-liner (bpftrace: `tracepoint:syscalls:sys_enter_*`)' 'd < 50 && d * 5 <= b')
 $(row start-struct 'kernel struct access (`curthread->comm`)' 'd < 50 && d * 5 <= b')
+$(row start-structs5 'five kernel structs (task, mm, signal, cred, kuid)' 'd < 50 && d * 5 <= b')
 
 ### Peak memory (kB, resident)
 
@@ -267,6 +274,7 @@ $(row start-struct 'kernel struct access (`curthread->comm`)' 'd < 50 && d * 5 <
 |---|---|---|---|---|---|---|
 $(row mem-begin '`BEGIN { exit(0) }`' 'd < 20480')
 $(row mem-syscalls '`syscall:::entry` one-liner' 'd < 20480')
+$(row mem-structs5 'five kernel structs' 'd < 20480')
 $(row mem-count '(a) tracing, `@[execname] = count()`' 'd < 20480')
 $(row mem-latency '(c) tracing, latency `quantize`' 'd < 20480')
 $(row mem-printf '(d) tracing, `printf` of every event' 'd < 20480')
