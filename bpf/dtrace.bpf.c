@@ -45,6 +45,35 @@ struct {
 	__type(value, __u32);
 } dt_dtrace_progs SEC(".maps");
 
+/* Per-thread on-CPU time for vtimestamp (struct dt_vtime by thread ID);
+ * least recently used threads make room for new ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct dt_vtime);
+} dt_vtime SEC(".maps");
+
+/* Loaded and attached only for scripts that use vtimestamp. The raw
+ * tracepoint's first three arguments are (preempt, prev, next) on every
+ * kernel; later kernels add prev_state after them. */
+SEC("raw_tp/sched_switch")
+int dt_vtime_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	struct task_struct *next = (struct task_struct *)ctx->args[2];
+	__u64 now = bpf_ktime_get_ns();
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	struct dt_vtime *v = bpf_map_lookup_elem(&dt_vtime, &tid);
+	if (v && v->since)
+		v->total += now - v->since;
+	tid = BPF_CORE_READ(next, pid);
+	v = bpf_map_lookup_elem(&dt_vtime, &tid);
+	if (v)
+		v->since = now;
+	return 0;
+}
+
 /* ctx->args[0] = slot, [1] = probe id, [2..] = arg0.. */
 SEC("raw_tp")
 int dt_fire(struct bpf_raw_tracepoint_args *ctx)

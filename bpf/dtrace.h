@@ -58,6 +58,15 @@ struct dt_fault_rec {
 #define DT_FAULT_BADADDR 1
 #define DT_FAULT_DIVZERO 2
 
+/* vtimestamp: a thread's time on CPU since tracing began (or since it
+ * first read vtimestamp), kept by dt_vtime_switch in the dt_vtime map,
+ * keyed by thread ID. While the thread runs, its vtimestamp is
+ * total + (now - since). */
+struct dt_vtime {
+	__u64 total; /* ns on CPU before the current time slice */
+	__u64 since; /* bpf_ktime_get_ns() when the current slice began */
+};
+
 #endif
 
 /* ---- BPF side only from here: maps every entry program shares. ----
@@ -88,6 +97,7 @@ struct dt_probe_ctx dt_layout_ctx;
 struct dt_state dt_layout_state;
 struct dt_rec_hdr dt_layout_hdr;
 struct dt_fault_rec dt_layout_fault;
+struct dt_vtime dt_layout_vtime;
 
 /* Set before load when the script uses ppid (costs two kernel reads). */
 const volatile bool dt_need_ppid = false;

@@ -50,6 +50,8 @@ pub(crate) struct CodegenEnv {
     pub agg_zero_fd: i32,
     /// Per-CPU counter of aggregation updates lost to a full map.
     pub agg_drops_fd: i32,
+    /// Hash map thread ID → struct dt_vtime, for vtimestamp.
+    pub vtime_fd: i32,
 }
 
 #[derive(Debug)]
@@ -791,6 +793,43 @@ impl<'a> Emitter<'a> {
         MapKey::OnStack(STACK_KEY)
     }
 
+    /// r0 = vtimestamp: the thread's dt_vtime total plus its current slice.
+    /// A thread seen for the first time starts at 0 now; the context-switch
+    /// program (dt_vtime_switch) keeps it from then on.
+    fn vtimestamp(&mut self) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        let value = self.alloc_slot(layout::VTIME_SIZE as i16)?;
+        let entry = self.alloc_slot(8)?;
+        let (found, end) = (self.new_label(), self.new_label());
+        let key = self.thread_key();
+        self.emit2(ld_map_fd(R1, self.env.vtime_fd));
+        self.key_into_r2(key);
+        self.emit(call(Helper::MapLookupElem));
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
+        self.emit(call(Helper::KtimeGetNs));
+        self.emit(st_imm(Size::DW, FP, value + layout::VTIME_TOTAL as i16, 0));
+        self.emit(stx(Size::DW, FP, value + layout::VTIME_SINCE as i16, R0));
+        self.emit2(ld_map_fd(R1, self.env.vtime_fd));
+        self.key_into_r2(key);
+        self.emit(mov(R3, FP));
+        self.emit(alu_imm(Alu::Add, R3, value as i32));
+        self.emit(mov_imm(R4, BPF_NOEXIST));
+        self.emit(call(Helper::MapUpdateElem));
+        self.emit(mov_imm(R0, 0));
+        self.jump(ja(0), end);
+        self.bind(found);
+        self.emit(stx(Size::DW, FP, entry, R0));
+        self.emit(call(Helper::KtimeGetNs));
+        self.emit(ldx(Size::DW, R1, FP, entry));
+        self.emit(ldx(Size::DW, R2, R1, layout::VTIME_SINCE as i16));
+        self.emit(alu_reg(Alu::Sub, R0, R2));
+        self.emit(ldx(Size::DW, R2, R1, layout::VTIME_TOTAL as i16));
+        self.emit(alu_reg(Alu::Add, R0, R2));
+        self.bind(end);
+        self.stack_top = saved;
+        Ok(())
+    }
+
     /// The key of an element place, built once for a read-modify-write.
     fn place_key(&mut self, place: &Place, fail: Label) -> Result<Option<i16>, CodegenError> {
         match place {
@@ -1397,6 +1436,7 @@ impl<'a> Emitter<'a> {
                 self.emit(alu_imm(Alu::Add, R0, dst));
             }
             Builtin::Timestamp => self.emit(call(Helper::KtimeGetNs)),
+            Builtin::Vtimestamp => self.vtimestamp()?,
             Builtin::Walltimestamp => {
                 self.emit(call(Helper::KtimeGetNs));
                 self.emit2(ld_imm64(R1, self.env.wall_offset_ns));

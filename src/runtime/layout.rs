@@ -4,7 +4,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use super::skel::dtrace::types::{dt_fault_rec, dt_probe_ctx, dt_rec_hdr, dt_state};
+use super::skel::dtrace::types::{dt_fault_rec, dt_probe_ctx, dt_rec_hdr, dt_state, dt_vtime};
 
 pub(crate) const CTX_ARGS: usize = offset_of!(dt_probe_ctx, args);
 pub(crate) const CTX_PROBE_ID: usize = offset_of!(dt_probe_ctx, probe_id);
@@ -24,6 +24,10 @@ pub(crate) const FAULT_EPID: usize = offset_of!(dt_fault_rec, epid);
 pub(crate) const FAULT_ACTION: usize = offset_of!(dt_fault_rec, action);
 pub(crate) const FAULT_KIND: usize = offset_of!(dt_fault_rec, kind);
 pub(crate) const FAULT_ADDR: usize = offset_of!(dt_fault_rec, addr);
+
+pub(crate) const VTIME_SIZE: usize = size_of::<dt_vtime>();
+pub(crate) const VTIME_TOTAL: usize = offset_of!(dt_vtime, total);
+pub(crate) const VTIME_SINCE: usize = offset_of!(dt_vtime, since);
 
 /// `epid` of a fault record (DT_EPID_FAULT).
 pub(crate) const EPID_FAULT: u32 = u32::MAX;

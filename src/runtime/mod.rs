@@ -93,7 +93,13 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         ro.dt_need_ppid = program.uses_ppid;
     }
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
+    open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
     let core = open_core.load().context("loading the dtrace entry programs")?;
+    let vtime_link = if program.uses_vtimestamp {
+        Some(core.progs.dt_vtime_switch.attach().context("attaching vtimestamp's context-switch program")?)
+    } else {
+        None
+    };
 
     // Maps of the generated code.
     let mut maps = Vec::new();
@@ -247,6 +253,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         stack_fd: stacks.as_ref().map_or(-1, |m| m.as_fd().as_raw_fd()),
         agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
+        vtime_fd: core.maps.dt_vtime.as_fd().as_raw_fd(),
     };
     maps.extend([globals, strings, scratch, probenames, agg_key, agg_zero]);
     maps.extend(assoc);
@@ -303,7 +310,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         }
     }
 
-    let mut links = Vec::new();
+    let mut links: Vec<Link> = vtime_link.into_iter().collect();
     let syscall_skel = if sys_enabled.iter().any(|b| *b != 0) {
         let mut open = skel::syscall::SyscallSkelBuilder::default().open(leak_storage())?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {

@@ -1179,6 +1179,7 @@ impl<'a> Checker<'a> {
                     match b {
                         Builtin::Ppid => self.program.uses_ppid = true,
                         Builtin::Stackdepth => self.program.uses_stackdepth = true,
+                        Builtin::Vtimestamp => self.program.uses_vtimestamp = true,
                         Builtin::Arg(_) => self.program.uses_args = true,
                         Builtin::ProbeProv | Builtin::ProbeMod | Builtin::ProbeFunc | Builtin::ProbeName => {
                             self.program.uses_probe_names = true
@@ -2338,6 +2339,7 @@ fn builtin(name: &str) -> Option<(Builtin, Type)> {
         "errno" => (Builtin::Errno, Type::INT),
         "id" => (Builtin::Id, Type::UINT),
         "epid" => (Builtin::Epid, Type::UINT),
+        "vtimestamp" => (Builtin::Vtimestamp, Type::UINT64),
         "stackdepth" => (Builtin::Stackdepth, Type::Int { size: 4, signed: false, name: "uint32_t" }),
         _ => return None,
     })

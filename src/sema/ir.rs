@@ -142,6 +142,8 @@ pub(crate) enum Builtin {
     Curthread,
     /// The number of frames in the kernel stack at the probe.
     Stackdepth,
+    /// The current thread's time on CPU (ns), counted from when tracing began.
+    Vtimestamp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -531,4 +533,7 @@ pub(crate) struct Program {
     /// Whether `stackdepth` is used: the scratch map then ends with a
     /// buffer for the stack (`STACK_BUFFER_BYTES`).
     pub uses_stackdepth: bool,
+    /// Whether `vtimestamp` is used: the runtime then keeps per-thread CPU
+    /// time at every context switch.
+    pub uses_vtimestamp: bool,
 }

@@ -3,6 +3,7 @@
 //! DTrace's messages for bad members, and faults on bad addresses.
 
 use super::*;
+use crate::util::script;
 
 #[test]
 fn curthread_members_read_the_current_task() {
@@ -282,4 +283,51 @@ fn stackdepth_counts_the_frames_stack_prints() {
     let frames = out.stdout.lines().filter(|l| l.starts_with("              ")).count();
     assert!(depth > 0, "{}", out.stdout);
     assert_eq!(depth, frames, "{}", out.stdout);
+}
+
+#[test]
+fn vtimestamp_counts_time_on_cpu_only() {
+    // Two CPU-bound dd's share one CPU: each runs about half of the wall
+    // time. A sleep runs almost not at all.
+    let path = script(
+        "vtime.d",
+        r#"self uint64_t t;
+self uint64_t v;
+BEGIN { printf("ready\n"); }
+syscall::read:entry,syscall::clock_nanosleep:entry /(execname == "dd" || execname == "sleep") && !self->t/
+{ self->t = timestamp; self->v = vtimestamp; }
+syscall::exit_group:entry /self->t/
+{ printf("%s %d %d\n", execname, (timestamp - self->t) / 1000000, (vtimestamp - self->v) / 1000000); }
+"#,
+    );
+    let mut t = Tracer::spawn(&["-qs", &path]);
+    t.wait_for("ready");
+    let dd = || {
+        Command::new("taskset")
+            .args(["-c", "0", "dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=6000"])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dd")
+    };
+    let (mut a, mut b) = (dd(), dd());
+    a.wait().expect("dd");
+    b.wait().expect("dd");
+    Command::new("sleep").arg("0.3").status().expect("sleep");
+    let out = t.stop();
+    let rows: Vec<(String, u64, u64)> = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split(' ');
+            Some((w.next()?.to_string(), w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+        })
+        .collect();
+    let dds: Vec<_> = rows.iter().filter(|r| r.0 == "dd").collect();
+    assert_eq!(dds.len(), 2, "{}", out.stdout);
+    for (_, wall, cpu) in dds {
+        // Bounds loose enough for other tests running beside this one.
+        assert!(*wall > 0 && *cpu * 100 >= *wall * 15 && *cpu * 100 <= *wall * 75, "{}", out.stdout);
+    }
+    let sleep = rows.iter().find(|r| r.0 == "sleep").unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(sleep.1 >= 290 && sleep.2 < 50, "{}", out.stdout);
 }
