@@ -41,9 +41,14 @@ struct dt_rec_hdr {
 	__u32 epid;     /* enabled probe ID: which clause wrote the record */
 	__u32 probe_id; /* probe that fired */
 	__u32 cpu;
-	__u32 pad;
+	__u32 spec;     /* speculation the record belongs to (from 1); 0: none */
 	__u64 present;  /* bit i set: action i of the clause ran (if/else may skip some) */
 };
+
+/* commit() and discard() end a speculation with a record that is just a
+ * dt_rec_hdr with one of these epids and the speculation in `spec`. */
+#define DT_EPID_COMMIT 0xfffffffeu
+#define DT_EPID_DISCARD 0xfffffffdu
 
 /* A runtime fault (bad address, ...) reported to the consumer. Written
  * after a dt_rec_hdr whose epid is DT_EPID_FAULT. */
@@ -57,6 +62,26 @@ struct dt_fault_rec {
 };
 #define DT_FAULT_BADADDR 1
 #define DT_FAULT_DIVZERO 2
+
+/* One speculation: entry ID (from 1) of dt_specs. speculation() takes a
+ * free one, commit() and discard() mark it ending, and the consumer frees
+ * it once it has read their record: until then no record of a later
+ * speculation can be mistaken for one of this one. */
+struct dt_spec {
+	__u64 state; /* DT_SPEC_* */
+	__u64 bytes; /* bytes speculated so far, held against specsize */
+};
+#define DT_SPEC_FREE 0
+#define DT_SPEC_ACTIVE 1
+#define DT_SPEC_ENDING 2
+
+/* Speculation troubles per CPU (dt_spec_stats), reported as DTrace's
+ * speculative drops and failed speculations. */
+struct dt_spec_stats {
+	__u64 drops;   /* speculative records over specsize */
+	__u64 busy;    /* speculation() failed while some were still ending */
+	__u64 unavail; /* speculation() failed: every one in use */
+};
 
 #endif
 
@@ -88,6 +113,8 @@ struct dt_probe_ctx dt_layout_ctx;
 struct dt_state dt_layout_state;
 struct dt_rec_hdr dt_layout_hdr;
 struct dt_fault_rec dt_layout_fault;
+struct dt_spec dt_layout_spec;
+struct dt_spec_stats dt_layout_spec_stats;
 
 /* Set before load when the script uses ppid (costs two kernel reads). */
 const volatile bool dt_need_ppid = false;

@@ -9,6 +9,7 @@
 //! - r0: the value of the expression being evaluated; intermediate values
 //!   live in stack slots, so helper calls never clobber them.
 
+mod spec;
 mod subr;
 
 use super::insn::*;
@@ -50,6 +51,12 @@ pub(crate) struct CodegenEnv {
     pub agg_zero_fd: i32,
     /// Per-CPU counter of aggregation updates lost to a full map.
     pub agg_drops_fd: i32,
+    /// Array of `struct dt_spec` by speculation ID, and the per-CPU `struct dt_spec_stats`.
+    pub specs_fd: i32,
+    pub spec_stats_fd: i32,
+    /// The nspec and specsize options.
+    pub nspec: u32,
+    pub specsize: u64,
 }
 
 #[derive(Debug)]
@@ -119,6 +126,9 @@ struct ClauseState {
     fault_used: bool,
     /// Number (from 1) of the action being emitted, for fault messages.
     action: u32,
+    /// In a clause that speculates: the stack slot set when speculate()
+    /// refused the record, which is then dropped at the clause's end.
+    speculation_dropped: Option<i16>,
 }
 
 /// Generates the program run for a probe whose enabled clauses are `clauses`
@@ -283,6 +293,7 @@ impl<'a> Emitter<'a> {
             reserved: false,
             fault_used: false,
             action: 0,
+            speculation_dropped: None,
         });
         if let Some(pred) = &clause.predicate {
             self.expr(pred)?;
@@ -290,24 +301,21 @@ impl<'a> Emitter<'a> {
         }
         if clause.records {
             let size = layout::HDR_SIZE.max(clause.record_size) as i32;
-            let reserved = self.new_label();
-            self.emit2(ld_map_fd(R1, self.env.events_fd));
-            self.emit(mov_imm(R2, size));
-            self.emit(mov_imm(R3, 0));
-            self.emit(call(Helper::RingbufReserve));
-            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), reserved);
-            self.count_drop();
-            self.jump(ja(0), end);
-            self.bind(reserved);
+            self.reserve_record(size, end);
             self.emit(mov(R9, R0));
-            self.emit(st_imm(Size::W, R9, layout::HDR_EPID as i16, clause.epid as i32));
-            self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
-            self.emit(stx(Size::W, R9, layout::HDR_PROBE_ID as i16, R1));
+            self.header_fields(R9, clause.epid);
             self.emit(call(Helper::GetSmpProcessorId));
             self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
-            self.emit(st_imm(Size::DW, R9, layout::HDR_PRESENT as i16, 0));
+            let dropped = if clause.speculates {
+                let slot = self.alloc_slot(8)?;
+                self.emit(st_imm(Size::DW, FP, slot, 0));
+                Some(slot)
+            } else {
+                None
+            };
             if let Some(c) = self.clause.as_mut() {
                 c.reserved = true;
+                c.speculation_dropped = dropped;
             }
         }
         // DTrace numbers every statement of a clause as an action, from 1.
@@ -317,13 +325,23 @@ impl<'a> Emitter<'a> {
             }
             self.stmt(stmt)?;
         }
+        let state = self.clause.ok_or_else(|| CodegenError("internal error: no clause".into()))?;
         if clause.records {
+            let submit = self.new_label();
+            if let Some(dropped) = state.speculation_dropped {
+                self.emit(ldx(Size::DW, R1, FP, dropped));
+                self.jump(jmp_imm(Cond::Eq, R1, 0, 0), submit);
+                self.emit(mov(R1, R9));
+                self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+                self.emit(call(Helper::RingbufDiscard));
+                self.jump(ja(0), end);
+            }
+            self.bind(submit);
             self.emit(mov(R1, R9));
             self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
             self.emit(call(Helper::RingbufSubmit));
         }
         // A fault abandons the clause's record and reports the fault.
-        let state = self.clause.ok_or_else(|| CodegenError("internal error: no clause".into()))?;
         if state.fault_used || state.early_fault_used {
             self.jump(ja(0), end);
             if state.fault_used {
@@ -352,21 +370,9 @@ impl<'a> Emitter<'a> {
     /// The fault kind is in r0's caller-saved slot STACK_VALUE, address and
     /// action number in their stack slots.
     fn fault_record(&mut self, epid: u32, end: Label) {
-        let reserved = self.new_label();
-        self.emit2(ld_map_fd(R1, self.env.events_fd));
-        self.emit(mov_imm(R2, (layout::HDR_SIZE + layout::FAULT_SIZE) as i32));
-        self.emit(mov_imm(R3, 0));
-        self.emit(call(Helper::RingbufReserve));
-        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), reserved);
-        self.count_drop();
-        self.jump(ja(0), end);
-        self.bind(reserved);
+        self.reserve_record((layout::HDR_SIZE + layout::FAULT_SIZE) as i32, end);
+        self.header_fields(R0, layout::EPID_FAULT);
         let f = layout::HDR_SIZE as i16;
-        self.emit(st_imm(Size::W, R0, layout::HDR_EPID as i16, layout::EPID_FAULT as i32));
-        self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
-        self.emit(stx(Size::W, R0, layout::HDR_PROBE_ID as i16, R1));
-        self.emit(st_imm(Size::W, R0, layout::HDR_CPU as i16, 0));
-        self.emit(st_imm(Size::DW, R0, layout::HDR_PRESENT as i16, 0));
         self.emit(st_imm(Size::W, R0, f + layout::FAULT_EPID as i16, epid as i32));
         self.emit(ldx(Size::W, R1, FP, STACK_FAULT_ACTION));
         self.emit(stx(Size::W, R0, f + layout::FAULT_ACTION as i16, R1));
@@ -378,6 +384,31 @@ impl<'a> Emitter<'a> {
         self.emit(mov(R1, R0));
         self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
         self.emit(call(Helper::RingbufSubmit));
+    }
+
+    /// r0 = a new ring-buffer record of `size` bytes; when the buffer is
+    /// full, counts a drop and jumps to `full`.
+    fn reserve_record(&mut self, size: i32, full: Label) {
+        let reserved = self.new_label();
+        self.emit2(ld_map_fd(R1, self.env.events_fd));
+        self.emit(mov_imm(R2, size));
+        self.emit(mov_imm(R3, 0));
+        self.emit(call(Helper::RingbufReserve));
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), reserved);
+        self.count_drop();
+        self.jump(ja(0), full);
+        self.bind(reserved);
+    }
+
+    /// Fills the header of the record at `rec` with `epid` and the probe;
+    /// CPU, speculation and present actions start at 0.
+    fn header_fields(&mut self, rec: Reg, epid: u32) {
+        self.emit(st_imm(Size::W, rec, layout::HDR_EPID as i16, epid as i32));
+        self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
+        self.emit(stx(Size::W, rec, layout::HDR_PROBE_ID as i16, R1));
+        self.emit(st_imm(Size::W, rec, layout::HDR_CPU as i16, 0));
+        self.emit(st_imm(Size::W, rec, layout::HDR_SPEC as i16, 0));
+        self.emit(st_imm(Size::DW, rec, layout::HDR_PRESENT as i16, 0));
     }
 
     /// Runs the ERROR clauses inline after a fault in clause `epid`, with
@@ -466,11 +497,11 @@ impl<'a> Emitter<'a> {
     }
 
     fn count_drop(&mut self) {
-        self.count_in(self.env.drops_fd);
+        self.count_in(self.env.drops_fd, 0);
     }
 
-    /// Adds one to this CPU's counter in a per-CPU array of one u64.
-    fn count_in(&mut self, fd: i32) {
+    /// Adds one to this CPU's counter at byte `offset` of a one-entry per-CPU array.
+    fn count_in(&mut self, fd: i32, offset: i16) {
         let skip = self.new_label();
         self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
         self.emit2(ld_map_fd(R1, fd));
@@ -479,7 +510,7 @@ impl<'a> Emitter<'a> {
         self.emit(call(Helper::MapLookupElem));
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), skip);
         self.emit(mov_imm(R1, 1));
-        self.emit(atomic_add64(R0, 0, R1));
+        self.emit(atomic_add64(R0, offset, R1));
         self.bind(skip);
     }
 
@@ -512,6 +543,7 @@ impl<'a> Emitter<'a> {
                 Ok(())
             }
             TStmt::Action { action, kind } => self.action(*action, kind),
+            TStmt::Speculation { op, id } => self.speculation_op(*op, id),
             TStmt::Aggregate { agg, keys, value, incr } => self.aggregate(*agg, keys, value.as_ref(), incr.as_ref()),
         }
     }
@@ -572,7 +604,7 @@ impl<'a> Emitter<'a> {
             self.emit(call(Helper::MapUpdateElem));
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), inserted);
             self.jump(jmp_imm(Cond::Eq, R0, -EEXIST, 0), inserted);
-            self.count_in(self.env.agg_drops_fd);
+            self.count_in(self.env.agg_drops_fd, 0);
             self.jump(ja(0), done);
             self.bind(inserted);
             self.emit2(ld_map_fd(R1, map_fd));
@@ -966,7 +998,8 @@ impl<'a> Emitter<'a> {
         let epid = clause.epid;
         let clause_ir = &self.program.clauses[epid as usize - 1];
         let layout = clause_ir.actions[action].clone();
-        let mut offset = layout.offset as i16;
+        let mut offset =
+            i16::try_from(layout.offset).map_err(|_| CodegenError("a clause records too many bytes".into()))?;
         let values: Vec<&TExpr> = match kind {
             ActionKind::Record(args) => args.iter().collect(),
             ActionKind::Exit(e) => vec![e],
@@ -984,8 +1017,19 @@ impl<'a> Emitter<'a> {
                     self.emit(mov_imm(R2, self.strsize()));
                     self.emit(call(Helper::ProbeReadKernelStr));
                 }
+                ValueLayout::Memory(size) => {
+                    // tracemem(): a bad address is a fault, as for any kernel read.
+                    self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+                    self.emit(mov(R3, R0));
+                    self.emit(mov(R1, R9));
+                    self.emit(alu_imm(Alu::Add, R1, offset as i32));
+                    self.emit(mov_imm(R2, *size as i32));
+                    self.emit(call(Helper::ProbeReadKernel));
+                    self.fault_on_read_error()?;
+                }
             }
-            offset += value_layout.bytes(self.program.strsize) as i16;
+            offset = i16::try_from(offset as usize + value_layout.bytes(self.program.strsize))
+                .map_err(|_| CodegenError("a clause records too many bytes".into()))?;
             self.scratch_next = scratch;
         }
         if matches!(kind, ActionKind::Exit(_)) {

@@ -33,6 +33,8 @@ pub(crate) struct RuntimeOptions {
     pub dynvar_entries: u32,
     /// Bytes per CPU for each aggregation (the aggsize option), when set.
     pub aggsize: Option<u64>,
+    pub nspec: u32,
+    pub specsize: u64,
 }
 
 /// Everything loaded and attached for one run.
@@ -93,6 +95,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         ro.dt_need_ppid = program.uses_ppid;
     }
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
+    // Speculation IDs count from 1; entry 0 stays free and refuses every use.
+    open_core.maps.dt_specs.set_max_entries(opts.nspec + 1)?;
     let core = open_core.load().context("loading the dtrace entry programs")?;
 
     // Maps of the generated code.
@@ -244,6 +248,10 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         stack_fd: stacks.as_ref().map_or(-1, |m| m.as_fd().as_raw_fd()),
         agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
+        specs_fd: core.maps.dt_specs.as_fd().as_raw_fd(),
+        spec_stats_fd: core.maps.dt_spec_stats.as_fd().as_raw_fd(),
+        nspec: opts.nspec,
+        specsize: opts.specsize,
     };
     maps.extend([globals, strings, scratch, probenames, agg_key, agg_zero]);
     maps.extend(assoc);
@@ -568,6 +576,30 @@ impl Session {
         percpu_counter(&self.core.maps.dt_aggdrops)
     }
 
+    /// Speculative drops and failed speculations (busy, unavailable) so far,
+    /// over all CPUs.
+    pub(crate) fn speculation_troubles(&self) -> SpeculationTroubles {
+        let per_cpu = match self.core.maps.dt_spec_stats.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
+            Ok(Some(values)) => values,
+            _ => Vec::new(),
+        };
+        let total = |offset: usize| -> u64 {
+            per_cpu.iter().map(|v| layout::read_u64(v, offset)).sum()
+        };
+        SpeculationTroubles {
+            drops: total(layout::SPEC_STATS_DROPS),
+            busy: total(layout::SPEC_STATS_BUSY),
+            unavailable: total(layout::SPEC_STATS_UNAVAIL),
+        }
+    }
+
+    /// Frees speculation `id` once its commit or discard has been handled.
+    pub(crate) fn free_speculation(&self, id: u32) -> Result<()> {
+        let free = vec![0u8; layout::SPEC_SIZE];
+        self.core.maps.dt_specs.update(&id.to_ne_bytes(), &free, MapFlags::ANY)?;
+        Ok(())
+    }
+
     /// The kernel addresses of stack `id` (innermost first), if recorded.
     pub(crate) fn stack_frames(&self, id: u64) -> Vec<u64> {
         let Some(map) = &self.stacks else { return Vec::new() };
@@ -583,6 +615,17 @@ impl Session {
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
     }
+}
+
+/// Counts of speculation troubles, as DTrace reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SpeculationTroubles {
+    /// Speculative records refused for want of room (specsize).
+    pub drops: u64,
+    /// speculation() calls that failed while some speculation was still ending.
+    pub busy: u64,
+    /// speculation() calls that failed with every speculation in use.
+    pub unavailable: u64,
 }
 
 const RAW_TP: u32 = libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT;
@@ -659,7 +702,7 @@ const MAX_PERCPU_VALUE: usize = 32768;
 
 fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
     match map.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
-        Ok(Some(values)) => values.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).collect(),
+        Ok(Some(values)) => values.iter().map(|v| layout::read_u64(v, 0)).collect(),
         _ => Vec::new(),
     }
 }

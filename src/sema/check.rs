@@ -47,6 +47,29 @@ pub(crate) struct Checker<'a> {
     agg_lines: Vec<usize>,
     /// The running kernel's types, read only when a script names one.
     ktypes: KernelTypes,
+    /// What the clause's earlier actions were, for the speculation rules.
+    order: ActionOrder,
+}
+
+/// What a clause's actions so far were: DTrace allows speculate() only
+/// before data-recording actions, commit() only without them, and neither
+/// twice (illumos dt_stmt_append).
+#[derive(Default)]
+struct ActionOrder {
+    speculated: bool,
+    committed: bool,
+    /// A data-recording action or aggregation outside any speculation.
+    recorded: bool,
+}
+
+/// An action as the speculation rules class it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ActionClass {
+    Spec(SpecOp),
+    Aggregation,
+    Exit,
+    /// trace(), printf() and the other actions that record data.
+    Data,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -76,6 +99,7 @@ impl<'a> Checker<'a> {
             text: String::new(),
             agg_lines: Vec::new(),
             ktypes: KernelTypes::default(),
+            order: ActionOrder::default(),
         }
     }
 
@@ -151,6 +175,7 @@ impl<'a> Checker<'a> {
         self.actions_in_clause = 0;
         self.layouts.clear();
         self.record_offset = RECORD_HEADER;
+        self.order = ActionOrder::default();
         let body = self.stmts(&clause.body)?;
         // An empty clause traces the probe firing, as DTrace's default action.
         let records = !self.layouts.is_empty() || clause.body.iter().all(|s| matches!(s.kind, StmtKind::Empty));
@@ -164,6 +189,7 @@ impl<'a> Checker<'a> {
             actions: std::mem::take(&mut self.layouts),
             record_size: self.record_offset,
             records,
+            speculates: self.order.speculated,
         });
         Ok(())
     }
@@ -335,6 +361,7 @@ impl<'a> Checker<'a> {
             StmtKind::Expr(e) => {
                 if let ExprKind::Assign(op, target, value) = &e.kind {
                     if let Some((name, keys)) = aggregation_target(target) {
+                        self.check_order(ActionClass::Aggregation, &e.span)?;
                         out.push(self.aggregate(*op, name, keys, value, &e.span)?);
                         return Ok(());
                     }
@@ -361,6 +388,18 @@ impl<'a> Checker<'a> {
 
     /// Actions (trace, printf, exit) are statements, not expressions.
     fn action(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<Option<TStmt>> {
+        let spec_op = match name {
+            "speculate" => Some(SpecOp::Speculate),
+            "commit" => Some(SpecOp::Commit),
+            "discard" => Some(SpecOp::Discard),
+            _ => None,
+        };
+        if let Some(op) = spec_op {
+            self.arity(name, name_span, args, 1, 1)?;
+            let id = self.int_arg(name, &args[0])?;
+            self.check_order(ActionClass::Spec(op), span)?;
+            return Ok(Some(TStmt::Speculation { op, id }));
+        }
         let kind = match name {
             "trace" => {
                 self.arity(name, name_span, args, 1, 1)?;
@@ -411,6 +450,7 @@ impl<'a> Checker<'a> {
                 (RecordKind::Printf(self.program.formats.len() - 1), ActionKind::Record(values))
             }
             "printa" => self.printa(name_span, args, span)?,
+            "tracemem" => self.tracemem(name_span, args)?,
             "stack" => {
                 self.arity(name, name_span, args, 0, 0)?;
                 self.program.uses_stack = true;
@@ -480,35 +520,150 @@ impl<'a> Checker<'a> {
             }
             "exit" => {
                 self.arity(name, name_span, args, 1, 1)?;
-                let e = self.expr(&args[0])?;
-                if !e.ty.is_int() {
-                    return Err(CompileError::new(
-                        "D_PROTO_ARG",
-                        &args[0].span,
-                        format!(
-                            "exit( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: {}",
-                            e.ty.name()
-                        ),
-                    ));
-                }
-                (RecordKind::Exit, ActionKind::Exit(e))
+                (RecordKind::Exit, ActionKind::Exit(self.int_arg(name, &args[0])?))
             }
             _ => return Ok(None),
         };
         let (record_kind, kind) = kind;
+        let class = if record_kind == RecordKind::Exit { ActionClass::Exit } else { ActionClass::Data };
+        self.check_order(class, span)?;
         let action = self.actions_in_clause;
         if action >= 64 {
             return Err(CompileError::new("D_ACT_MAX", span, "too many actions in one clause (the limit is 64)"));
         }
         self.actions_in_clause += 1;
-        let values = match &kind {
-            ActionKind::Record(args) => args.iter().map(|a| value_layout(&a.ty)).collect(),
-            ActionKind::Exit(_) => vec![ValueLayout::Int { size: 4, signed: true }],
+        let values = match (&kind, &record_kind) {
+            // tracemem's address stands for the memory it copies.
+            (ActionKind::Record(args), RecordKind::Tracemem { size }) => std::iter::once(ValueLayout::Memory(*size))
+                .chain(args[1..].iter().map(|a| value_layout(&a.ty)))
+                .collect(),
+            (ActionKind::Record(args), _) => args.iter().map(|a| value_layout(&a.ty)).collect(),
+            (ActionKind::Exit(_), _) => vec![ValueLayout::Int { size: 4, signed: true }],
         };
         let offset = self.record_offset;
         self.record_offset += values.iter().map(|v| v.bytes(self.opts.strsize)).sum::<usize>();
         self.layouts.push(ActionLayout { kind: record_kind, offset, values });
         Ok(Some(TStmt::Action { action, kind }))
+    }
+
+    /// An `int` argument (exit, speculate, commit, discard).
+    fn int_arg(&mut self, func: &str, arg: &ast::Expr) -> Result<TExpr> {
+        let e = self.expr(arg)?;
+        if !e.ty.is_int() {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                &arg.span,
+                format!(
+                    "{func}( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: {}",
+                    e.ty.name()
+                ),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// DTrace's rules on where speculate(), commit(), aggregations and
+    /// exit() may stand among a clause's actions, checked as each comes.
+    fn check_order(&mut self, class: ActionClass, span: &Span) -> Result<()> {
+        let o = &mut self.order;
+        let broken = match class {
+            ActionClass::Spec(SpecOp::Commit) => {
+                let broken = if o.committed {
+                    Some(("D_COMM_COMM", "commit( ) may not follow commit( )"))
+                } else if o.recorded {
+                    Some(("D_COMM_DREC", "commit( ) may not follow data-recording action(s)"))
+                } else {
+                    None
+                };
+                o.committed = true;
+                broken
+            }
+            ActionClass::Spec(SpecOp::Speculate) => {
+                let broken = if o.speculated {
+                    Some(("D_SPEC_SPEC", "speculate( ) may not follow speculate( )"))
+                } else if o.committed {
+                    Some(("D_SPEC_COMM", "speculate( ) may not follow commit( )"))
+                } else if o.recorded {
+                    Some(("D_SPEC_DREC", "speculate( ) may not follow data-recording action(s)"))
+                } else {
+                    None
+                };
+                o.speculated = true;
+                broken
+            }
+            // discard() records nothing and may stand anywhere.
+            ActionClass::Spec(SpecOp::Discard) => None,
+            ActionClass::Aggregation => {
+                o.recorded = true;
+                if o.committed {
+                    Some(("D_AGG_COMM", "aggregating actions may not follow commit( )"))
+                } else if o.speculated {
+                    Some(("D_AGG_SPEC", "aggregating actions may not follow speculate( )"))
+                } else {
+                    None
+                }
+            }
+            ActionClass::Exit | ActionClass::Data => {
+                let broken = if class == ActionClass::Exit && o.speculated {
+                    Some(("D_EXIT_SPEC", "exit( ) may not follow speculate( )"))
+                } else if o.committed {
+                    Some(("D_DREC_COMM", "data-recording actions may not follow commit( )"))
+                } else {
+                    None
+                };
+                // Speculative data is not the clause's own.
+                o.recorded |= !o.speculated;
+                broken
+            }
+        };
+        match broken {
+            Some((tag, message)) => Err(CompileError::new(tag, span, message)),
+            None => Ok(()),
+        }
+    }
+
+    /// tracemem(addr, size[, dsize]): `size` (a constant) bytes of kernel
+    /// memory; dsize, when given, says how many of them to print.
+    fn tracemem(&mut self, name_span: &Span, args: &[ast::Expr]) -> Result<(RecordKind, ActionKind)> {
+        self.arity("tracemem", name_span, args, 2, usize::MAX)?;
+        if let Some(extra) = args.get(3) {
+            return Err(CompileError::new(
+                "D_TRACEMEM_ARGS",
+                &extra.span,
+                "tracemem ( ) prototype mismatch: expected at most 3 args",
+            ));
+        }
+        let addr = self.expr(&args[0])?;
+        if !addr.ty.is_scalar() {
+            return Err(CompileError::new(
+                "D_TRACEMEM_ADDR",
+                &args[0].span,
+                format!(
+                    "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: {}",
+                    addr.ty.name()
+                ),
+            ));
+        }
+        let size = const_int(&args[1]).filter(|n| *n > 0).ok_or_else(|| {
+            CompileError::new(
+                "D_TRACEMEM_SIZE",
+                &args[1].span,
+                "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+            )
+        })?;
+        let mut values = vec![addr];
+        if let Some(dsize) = args.get(2) {
+            let e = self.expr(dsize)?;
+            if !e.ty.is_scalar() {
+                return Err(CompileError::new(
+                    "D_TRACEMEM_DYNSIZE",
+                    &dsize.span,
+                    "tracemem ( ) dynamic size (argument #3) must be of scalar type",
+                ));
+            }
+            values.push(e);
+        }
+        Ok((RecordKind::Tracemem { size: size as usize }, ActionKind::Record(values)))
     }
 
     /// printa([format,] @a, ...).
@@ -1469,7 +1624,8 @@ impl<'a> Checker<'a> {
                 }
                 Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
             }
-            "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt" => {
+            "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt"
+            | "tracemem" | "speculate" | "commit" | "discard" => {
                 Err(CompileError::new(
                     "D_PROTO_ARG",
                     name_span,
@@ -1565,6 +1721,7 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "getmajor" => (Subr::Getmajor, &["dev_t"], Type::Int { size: 4, signed: false, name: "major_t" }),
         "inet_ntoa" => (Subr::InetNtoa, &["ipaddr_t *"], Type::String),
         "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
+        "speculation" => (Subr::Speculation, &[], Type::INT),
         "getminor" => (Subr::Getminor, &["dev_t"], Type::Int { size: 4, signed: false, name: "minor_t" }),
         _ => return None,
     })

@@ -1,0 +1,151 @@
+//! Speculations in the kernel: speculation() takes a free entry of
+//! `dt_specs`, speculate() sends the clause's record to one, commit() and
+//! discard() end one with a record of their own.
+//!
+//! The consumer keeps the speculative records and prints or drops them when
+//! it reads the ending record; it frees the entry after that. Records leave
+//! the ring buffer in the order they were reserved, and a record is reserved
+//! when its clause starts, before speculate() checks that its speculation is
+//! active: so every record a speculation accepted is read before the record
+//! that ends it, and none of a later speculation with the same ID can be.
+//!
+//! The state changes are BPF_CMPXCHG (Linux 5.12): only programs that use
+//! speculations contain it.
+
+use super::*;
+
+impl Emitter<'_> {
+    /// r0 = speculation(): the ID of the first free speculation, now active,
+    /// or 0 (counted as failed: busy when some speculation was still
+    /// ending, else unavailable).
+    pub(super) fn speculation(&mut self) -> Result<(), CodegenError> {
+        let next_id = self.alloc_slot(8)?;
+        let saw_ending = self.alloc_slot(8)?;
+        let (top, next, won, failed, done) =
+            (self.new_label(), self.new_label(), self.new_label(), self.new_label(), self.new_label());
+        self.emit(st_imm(Size::DW, FP, next_id, 1));
+        self.emit(st_imm(Size::DW, FP, saw_ending, 0));
+        self.bind(top);
+        self.emit(ldx(Size::DW, R1, FP, next_id));
+        self.jump(jmp_imm(Cond::Gt, R1, self.env.nspec as i32, 0), failed);
+        self.spec_entry_from(R1, next);
+        // Free -> active, atomically: r0 is the state found.
+        self.emit(mov(R1, R0));
+        self.emit(mov_imm(R2, layout::SPEC_ACTIVE));
+        self.emit(mov_imm(R0, layout::SPEC_FREE));
+        self.emit(atomic_cmpxchg64(R1, layout::SPEC_STATE as i16, R2));
+        self.jump(jmp_imm(Cond::Eq, R0, layout::SPEC_FREE, 0), won);
+        self.jump(jmp_imm(Cond::Ne, R0, layout::SPEC_ENDING, 0), next);
+        self.emit(st_imm(Size::DW, FP, saw_ending, 1));
+        self.bind(next);
+        self.emit(ldx(Size::DW, R1, FP, next_id));
+        self.emit(alu_imm(Alu::Add, R1, 1));
+        self.emit(stx(Size::DW, FP, next_id, R1));
+        self.jump(ja(0), top);
+
+        // The ID passes through the entry's byte count on its way to r0, so
+        // the verifier follows the rest of the program once, not once per ID.
+        self.bind(won);
+        self.emit(ldx(Size::DW, R0, FP, next_id));
+        self.emit(stx(Size::DW, R1, layout::SPEC_BYTES as i16, R0));
+        self.emit(ldx(Size::DW, R0, R1, layout::SPEC_BYTES as i16));
+        self.emit(st_imm(Size::DW, R1, layout::SPEC_BYTES as i16, 0));
+        self.jump(ja(0), done);
+
+        self.bind(failed);
+        let unavailable = self.new_label();
+        let counted = self.new_label();
+        self.emit(ldx(Size::DW, R1, FP, saw_ending));
+        self.jump(jmp_imm(Cond::Eq, R1, 0, 0), unavailable);
+        self.count_in(self.env.spec_stats_fd, layout::SPEC_STATS_BUSY as i16);
+        self.jump(ja(0), counted);
+        self.bind(unavailable);
+        self.count_in(self.env.spec_stats_fd, layout::SPEC_STATS_UNAVAIL as i16);
+        self.bind(counted);
+        self.emit(mov_imm(R0, 0));
+        self.bind(done);
+        self.stack_top += 16;
+        Ok(())
+    }
+
+    /// speculate(id), commit(id), discard(id).
+    pub(super) fn speculation_op(&mut self, op: SpecOp, id: &TExpr) -> Result<(), CodegenError> {
+        self.expr(id)?;
+        match op {
+            SpecOp::Speculate => self.speculate(),
+            SpecOp::Commit => self.end_speculation(layout::EPID_COMMIT),
+            SpecOp::Discard => self.end_speculation(layout::EPID_DISCARD),
+        }
+    }
+
+    /// r0 = the entry of speculation r`id` (its ID is then at STACK_KEY);
+    /// jumps to `missing` for an ID past nspec.
+    fn spec_entry_from(&mut self, id: Reg, missing: Label) {
+        self.emit(stx(Size::W, FP, STACK_KEY, id));
+        self.emit2(ld_map_fd(R1, self.env.specs_fd));
+        self.emit(mov(R2, FP));
+        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+        self.emit(call(Helper::MapLookupElem));
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
+    }
+
+    /// Tags the clause's record with speculation r0 if it is active and has
+    /// room for the record (else counts a speculative drop); otherwise marks
+    /// the record to be dropped when the clause ends.
+    fn speculate(&mut self) -> Result<(), CodegenError> {
+        let state = self.clause.ok_or_else(|| CodegenError("internal error: speculate outside a clause".into()))?;
+        let Some(dropped) = state.speculation_dropped else {
+            // A clause that records nothing has nothing to speculate.
+            return Ok(());
+        };
+        let record_size = self.program.clauses[state.epid as usize - 1].record_size;
+        let (refuse, full, done) = (self.new_label(), self.new_label(), self.new_label());
+        self.spec_entry_from(R0, refuse);
+        self.emit(ldx(Size::DW, R1, R0, layout::SPEC_STATE as i16));
+        self.jump(jmp_imm(Cond::Ne, R1, layout::SPEC_ACTIVE, 0), refuse);
+        self.emit(ldx(Size::DW, R1, R0, layout::SPEC_BYTES as i16));
+        self.emit(alu_imm(Alu::Add, R1, record_size as i32));
+        self.emit2(ld_imm64(R2, self.env.specsize));
+        self.jump(jmp_reg(Cond::Gt, R1, R2, 0), full);
+        self.emit(mov_imm(R1, record_size as i32));
+        self.emit(atomic_add64(R0, layout::SPEC_BYTES as i16, R1));
+        self.emit(ldx(Size::W, R1, FP, STACK_KEY));
+        self.emit(stx(Size::W, R9, layout::HDR_SPEC as i16, R1));
+        self.jump(ja(0), done);
+        self.bind(full);
+        self.count_in(self.env.spec_stats_fd, layout::SPEC_STATS_DROPS as i16);
+        self.bind(refuse);
+        self.emit(st_imm(Size::DW, FP, dropped, 1));
+        self.bind(done);
+        Ok(())
+    }
+
+    /// commit() or discard() of speculation r0: active -> ending, then a
+    /// record with `epid` telling the consumer. Without room for the record
+    /// the speculation stays active (and a drop is counted).
+    fn end_speculation(&mut self, epid: u32) -> Result<(), CodegenError> {
+        let entry = self.alloc_slot(8)?;
+        let (done, no_room) = (self.new_label(), self.new_label());
+        self.spec_entry_from(R0, done);
+        self.emit(stx(Size::DW, FP, entry, R0));
+        self.emit(mov(R1, R0));
+        self.emit(mov_imm(R2, layout::SPEC_ENDING));
+        self.emit(mov_imm(R0, layout::SPEC_ACTIVE));
+        self.emit(atomic_cmpxchg64(R1, layout::SPEC_STATE as i16, R2));
+        self.jump(jmp_imm(Cond::Ne, R0, layout::SPEC_ACTIVE, 0), done);
+        self.reserve_record(layout::HDR_SIZE as i32, no_room);
+        self.header_fields(R0, epid);
+        self.emit(ldx(Size::W, R1, FP, STACK_KEY));
+        self.emit(stx(Size::W, R0, layout::HDR_SPEC as i16, R1));
+        self.emit(mov(R1, R0));
+        self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+        self.emit(call(Helper::RingbufSubmit));
+        self.jump(ja(0), done);
+        self.bind(no_room);
+        self.emit(ldx(Size::DW, R1, FP, entry));
+        self.emit(st_imm(Size::DW, R1, layout::SPEC_STATE as i16, layout::SPEC_ACTIVE));
+        self.bind(done);
+        self.stack_top += 8;
+        Ok(())
+    }
+}
