@@ -14,6 +14,8 @@
 //!   workload xcalls N           N mmap/touch/munmap rounds while a second
 //!                               thread runs, so TLB shootdowns cross CPUs
 //!   workload getppid N          N getppid(2)s
+//!   workload open PATH...       opens each PATH for reading (openat(2)), in
+//!                               order; prints how many opens failed
 
 use std::io::{BufRead, Read, Write};
 
@@ -100,8 +102,12 @@ fn main() {
                 unsafe { libc::getppid() };
             }
         }
+        Some("open") => {
+            let failed = args[2..].iter().filter(|path| std::fs::File::open(path).is_err()).count();
+            println!("{failed}");
+        }
         _ => {
-            eprintln!("usage: workload read|write|fork|exec|threads|switch|xcalls|getppid ...");
+            eprintln!("usage: workload read|write|fork|exec|threads|switch|xcalls|getppid|open ...");
             std::process::exit(2);
         }
     }

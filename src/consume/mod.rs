@@ -367,3 +367,23 @@ fn hex_dump(bytes: &[u8], line: &mut Vec<u8>) {
         line.push(b'\n');
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_dump_matches_dt_print_bytes() {
+        let mut out = Vec::new();
+        hex_dump(b"hello, world\x00\x01\x7f\x80ABCD", &mut out);
+        let want = concat!(
+            "\n             0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f  0123456789abcdef\n",
+            "         0: 68 65 6c 6c 6f 2c 20 77 6f 72 6c 64 00 01 7f 80  hello, world....\n",
+            "        10: 41 42 43 44                                      ABCD\n",
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        let mut nothing = Vec::new();
+        hex_dump(b"", &mut nothing);
+        assert!(nothing.is_empty());
+    }
+}
