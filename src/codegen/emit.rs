@@ -239,17 +239,11 @@ impl<'a> Emitter<'a> {
         let out = self.new_label();
         self.emit(mov(R6, R1));
         self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-        self.emit2(ld_map_fd(R1, self.env.ctx_fd));
-        self.emit(mov(R2, FP));
-        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-        self.emit(call(Helper::MapLookupElem));
+        self.lookup_stack_key(self.env.ctx_fd);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
         self.emit(mov(R7, R0));
         if self.with_scratch && self.env.scratch_slots > 0 {
-            self.emit2(ld_map_fd(R1, self.env.scratch_fd));
-            self.emit(mov(R2, FP));
-            self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-            self.emit(call(Helper::MapLookupElem));
+            self.lookup_stack_key(self.env.scratch_fd);
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
             self.emit(mov(R8, R0));
         }
@@ -484,16 +478,30 @@ impl<'a> Emitter<'a> {
     /// address in r0, at most `max` bytes; a bad address is a fault.
     fn read_str_into_scratch(&mut self, helper: Helper, max: i32) -> Result<(), CodegenError> {
         let dst = self.scratch_slot()?;
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-        self.emit(mov(R3, R0));
-        self.emit(mov(R1, R8));
-        self.emit(alu_imm(Alu::Add, R1, dst));
-        self.emit(mov_imm(R2, max));
-        self.emit(call(helper));
-        self.fault_on_read_error()?;
+        self.read_faulting(helper, R8, dst, max)?;
         self.emit(mov(R0, R8));
         self.emit(alu_imm(Alu::Add, R0, dst));
         Ok(())
+    }
+
+    /// Reads `size` bytes with `helper` (a bpf_probe_read*()) from the
+    /// address in r0 to `base` + `offset`; a bad address is a fault.
+    fn read_faulting(&mut self, helper: Helper, base: Reg, offset: i32, size: i32) -> Result<(), CodegenError> {
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+        self.emit(mov(R3, R0));
+        self.emit(mov(R1, base));
+        self.emit(alu_imm(Alu::Add, R1, offset));
+        self.emit(mov_imm(R2, size));
+        self.emit(call(helper));
+        self.fault_on_read_error()
+    }
+
+    /// r0 = the value for the key at STACK_KEY in map `fd` (NULL if none).
+    fn lookup_stack_key(&mut self, fd: i32) {
+        self.emit2(ld_map_fd(R1, fd));
+        self.emit(mov(R2, FP));
+        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+        self.emit(call(Helper::MapLookupElem));
     }
 
     fn count_drop(&mut self) {
@@ -504,10 +512,7 @@ impl<'a> Emitter<'a> {
     fn count_in(&mut self, fd: i32, offset: i16) {
         let skip = self.new_label();
         self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-        self.emit2(ld_map_fd(R1, fd));
-        self.emit(mov(R2, FP));
-        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-        self.emit(call(Helper::MapLookupElem));
+        self.lookup_stack_key(fd);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), skip);
         self.emit(mov_imm(R1, 1));
         self.emit(atomic_add64(R0, offset, R1));
@@ -694,10 +699,7 @@ impl<'a> Emitter<'a> {
                 return Err(CodegenError("keys nested too deeply".into()));
             }
             self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-            self.emit2(ld_map_fd(R1, self.env.agg_key_fd));
-            self.emit(mov(R2, FP));
-            self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-            self.emit(call(Helper::MapLookupElem));
+            self.lookup_stack_key(self.env.agg_key_fd);
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), fail);
             self.emit(alu_imm(Alu::Add, R0, (self.key_depth * self.env.key_buffer_size) as i32));
         }
@@ -1018,14 +1020,7 @@ impl<'a> Emitter<'a> {
                     self.emit(call(Helper::ProbeReadKernelStr));
                 }
                 ValueLayout::Memory(size) => {
-                    // tracemem(): a bad address is a fault, as for any kernel read.
-                    self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-                    self.emit(mov(R3, R0));
-                    self.emit(mov(R1, R9));
-                    self.emit(alu_imm(Alu::Add, R1, offset as i32));
-                    self.emit(mov_imm(R2, *size as i32));
-                    self.emit(call(Helper::ProbeReadKernel));
-                    self.fault_on_read_error()?;
+                    self.read_faulting(Helper::ProbeReadKernel, R9, offset as i32, *size as i32)?
                 }
             }
             offset = i16::try_from(offset as usize + value_layout.bytes(self.program.strsize))
@@ -1201,13 +1196,7 @@ impl<'a> Emitter<'a> {
         };
         self.expr(addr)?;
         let slot = self.alloc_slot(8)?;
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-        self.emit(mov(R3, R0));
-        self.emit(mov(R1, FP));
-        self.emit(alu_imm(Alu::Add, R1, slot as i32));
-        self.emit(mov_imm(R2, *size as i32));
-        self.emit(call(Helper::ProbeReadKernel));
-        self.fault_on_read_error()?;
+        self.read_faulting(Helper::ProbeReadKernel, FP, slot as i32, *size as i32)?;
         let width = match size {
             1 => Size::B,
             2 => Size::H,
@@ -1443,10 +1432,7 @@ impl<'a> Emitter<'a> {
                 let end = self.new_label();
                 self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
                 self.emit(stx(Size::W, FP, STACK_KEY, R1));
-                self.emit2(ld_map_fd(R1, self.env.probenames_fd));
-                self.emit(mov(R2, FP));
-                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-                self.emit(call(Helper::MapLookupElem));
+                self.lookup_stack_key(self.env.probenames_fd);
                 self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
                 // Not reachable for an enabled probe; the empty string keeps the verifier happy.
                 self.string_const(0);

@@ -583,9 +583,7 @@ impl Session {
             Ok(Some(values)) => values,
             _ => Vec::new(),
         };
-        let total = |offset: usize| -> u64 {
-            per_cpu.iter().map(|v| layout::read_u64(v, offset)).sum()
-        };
+        let total = |offset: usize| -> u64 { per_cpu.iter().map(|v| layout::read_u64(v, offset)).sum() };
         SpeculationTroubles {
             drops: total(layout::SPEC_STATS_DROPS),
             busy: total(layout::SPEC_STATS_BUSY),

@@ -162,13 +162,7 @@ impl<'a> Checker<'a> {
 
         self.region = REGION_PREDICATE;
         let predicate = match &clause.predicate {
-            Some(p) => {
-                let e = self.expr(p)?;
-                if !e.ty.is_scalar() {
-                    return Err(CompileError::new("D_PRED_SCALAR", &p.span, "predicate result must be of scalar type"));
-                }
-                Some(e)
-            }
+            Some(p) => Some(self.scalar_expr(p, "D_PRED_SCALAR", "predicate result must be of scalar type")?),
             None => None,
         };
         self.region = REGION_ACTIONS;
@@ -343,14 +337,7 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Decl(decl) => self.declaration(decl)?,
             StmtKind::If { cond, then, otherwise } => {
-                let c = self.expr(cond)?;
-                if !c.ty.is_scalar() {
-                    return Err(CompileError::new(
-                        "D_IF_SCALAR",
-                        &cond.span,
-                        "if-statement condition must be of scalar type",
-                    ));
-                }
+                let c = self.scalar_expr(cond, "D_IF_SCALAR", "if-statement condition must be of scalar type")?;
                 let then = self.stmts(then)?;
                 let otherwise = match otherwise {
                     Some(o) => self.stmts(o)?,
@@ -412,11 +399,7 @@ impl<'a> Checker<'a> {
                 }
                 let e = self.expr(&args[0])?;
                 if e.ty == Type::Void {
-                    return Err(CompileError::new(
-                        "D_PROTO_ARG",
-                        &args[0].span,
-                        "trace( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: void",
-                    ));
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "trace", 1, "@", "void"));
                 }
                 if let Type::Struct(_) = e.ty {
                     return Err(CompileError::new(
@@ -503,15 +486,8 @@ impl<'a> Checker<'a> {
                 let mut strings = Vec::new();
                 for (i, a) in args.iter().enumerate() {
                     let ExprKind::Str(text) = &a.kind else {
-                        return Err(CompileError::new(
-                            "D_PROTO_ARG",
-                            &a.span,
-                            format!(
-                                "setopt( ) argument #{} is incompatible with prototype:\n\tprototype: string\n\t argument: {}",
-                                i + 1,
-                                self.expr(a)?.ty.name()
-                            ),
-                        ));
+                        let ty = self.expr(a)?.ty.name();
+                        return Err(incompatible_arg("D_PROTO_ARG", &a.span, "setopt", i + 1, "string", &ty));
                     };
                     strings.push(String::from_utf8_lossy(text).into_owned());
                 }
@@ -550,14 +526,7 @@ impl<'a> Checker<'a> {
     fn int_arg(&mut self, func: &str, arg: &ast::Expr) -> Result<TExpr> {
         let e = self.expr(arg)?;
         if !e.ty.is_int() {
-            return Err(CompileError::new(
-                "D_PROTO_ARG",
-                &arg.span,
-                format!(
-                    "{func}( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: {}",
-                    e.ty.name()
-                ),
-            ));
+            return Err(incompatible_arg("D_PROTO_ARG", &arg.span, func, 1, "int", &e.ty.name()));
         }
         Ok(e)
     }
@@ -566,58 +535,38 @@ impl<'a> Checker<'a> {
     /// exit() may stand among a clause's actions, checked as each comes.
     fn check_order(&mut self, class: ActionClass, span: &Span) -> Result<()> {
         let o = &mut self.order;
-        let broken = match class {
-            ActionClass::Spec(SpecOp::Commit) => {
-                let broken = if o.committed {
-                    Some(("D_COMM_COMM", "commit( ) may not follow commit( )"))
-                } else if o.recorded {
-                    Some(("D_COMM_DREC", "commit( ) may not follow data-recording action(s)"))
-                } else {
-                    None
-                };
-                o.committed = true;
-                broken
-            }
-            ActionClass::Spec(SpecOp::Speculate) => {
-                let broken = if o.speculated {
-                    Some(("D_SPEC_SPEC", "speculate( ) may not follow speculate( )"))
-                } else if o.committed {
-                    Some(("D_SPEC_COMM", "speculate( ) may not follow commit( )"))
-                } else if o.recorded {
-                    Some(("D_SPEC_DREC", "speculate( ) may not follow data-recording action(s)"))
-                } else {
-                    None
-                };
-                o.speculated = true;
-                broken
-            }
+        // (whether the rule is broken, its tag, its message), first match wins.
+        let rules = match class {
+            ActionClass::Spec(SpecOp::Commit) => vec![
+                (o.committed, "D_COMM_COMM", "commit( ) may not follow commit( )"),
+                (o.recorded, "D_COMM_DREC", "commit( ) may not follow data-recording action(s)"),
+            ],
+            ActionClass::Spec(SpecOp::Speculate) => vec![
+                (o.speculated, "D_SPEC_SPEC", "speculate( ) may not follow speculate( )"),
+                (o.committed, "D_SPEC_COMM", "speculate( ) may not follow commit( )"),
+                (o.recorded, "D_SPEC_DREC", "speculate( ) may not follow data-recording action(s)"),
+            ],
             // discard() records nothing and may stand anywhere.
-            ActionClass::Spec(SpecOp::Discard) => None,
-            ActionClass::Aggregation => {
-                o.recorded = true;
-                if o.committed {
-                    Some(("D_AGG_COMM", "aggregating actions may not follow commit( )"))
-                } else if o.speculated {
-                    Some(("D_AGG_SPEC", "aggregating actions may not follow speculate( )"))
-                } else {
-                    None
-                }
-            }
-            ActionClass::Exit | ActionClass::Data => {
-                let broken = if class == ActionClass::Exit && o.speculated {
-                    Some(("D_EXIT_SPEC", "exit( ) may not follow speculate( )"))
-                } else if o.committed {
-                    Some(("D_DREC_COMM", "data-recording actions may not follow commit( )"))
-                } else {
-                    None
-                };
-                // Speculative data is not the clause's own.
-                o.recorded |= !o.speculated;
-                broken
-            }
+            ActionClass::Spec(SpecOp::Discard) => vec![],
+            ActionClass::Aggregation => vec![
+                (o.committed, "D_AGG_COMM", "aggregating actions may not follow commit( )"),
+                (o.speculated, "D_AGG_SPEC", "aggregating actions may not follow speculate( )"),
+            ],
+            ActionClass::Exit | ActionClass::Data => vec![
+                (class == ActionClass::Exit && o.speculated, "D_EXIT_SPEC", "exit( ) may not follow speculate( )"),
+                (o.committed, "D_DREC_COMM", "data-recording actions may not follow commit( )"),
+            ],
         };
-        match broken {
-            Some((tag, message)) => Err(CompileError::new(tag, span, message)),
+        match class {
+            ActionClass::Spec(SpecOp::Commit) => o.committed = true,
+            ActionClass::Spec(SpecOp::Speculate) => o.speculated = true,
+            ActionClass::Spec(SpecOp::Discard) => {}
+            ActionClass::Aggregation => o.recorded = true,
+            // Speculative data is not the clause's own.
+            ActionClass::Exit | ActionClass::Data => o.recorded |= !o.speculated,
+        }
+        match rules.into_iter().find(|(broken, _, _)| *broken) {
+            Some((_, tag, message)) => Err(CompileError::new(tag, span, message)),
             None => Ok(()),
         }
     }
@@ -635,33 +584,18 @@ impl<'a> Checker<'a> {
         }
         let addr = self.expr(&args[0])?;
         if !addr.ty.is_scalar() {
-            return Err(CompileError::new(
-                "D_TRACEMEM_ADDR",
-                &args[0].span,
-                format!(
-                    "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: {}",
-                    addr.ty.name()
-                ),
-            ));
+            let ty = addr.ty.name();
+            return Err(incompatible_arg("D_TRACEMEM_ADDR", &args[0].span, "tracemem", 1, "pointer or integer", &ty));
         }
-        let size = const_int(&args[1]).filter(|n| *n > 0).ok_or_else(|| {
-            CompileError::new(
-                "D_TRACEMEM_SIZE",
-                &args[1].span,
-                "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
-            )
-        })?;
+        let size = positive_const(
+            &args[1],
+            "D_TRACEMEM_SIZE",
+            "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+        )?;
         let mut values = vec![addr];
         if let Some(dsize) = args.get(2) {
-            let e = self.expr(dsize)?;
-            if !e.ty.is_scalar() {
-                return Err(CompileError::new(
-                    "D_TRACEMEM_DYNSIZE",
-                    &dsize.span,
-                    "tracemem ( ) dynamic size (argument #3) must be of scalar type",
-                ));
-            }
-            values.push(e);
+            let message = "tracemem ( ) dynamic size (argument #3) must be of scalar type";
+            values.push(self.scalar_expr(dsize, "D_TRACEMEM_DYNSIZE", message)?);
         }
         Ok((RecordKind::Tracemem { size: size as usize }, ActionKind::Record(values)))
     }
@@ -769,15 +703,18 @@ impl<'a> Checker<'a> {
             }),
             _ => {
                 let ty = self.expr(arg).map(|e| e.ty.name()).unwrap_or_else(|_| "void".into());
-                Err(CompileError::new(
-                    tag_of("AGGARG"),
-                    &arg.span,
-                    format!(
-                        "{func}( ) argument #{position} is incompatible with prototype:\n\tprototype: aggregation\n\t argument: {ty}"
-                    ),
-                ))
+                Err(incompatible_arg(tag_of("AGGARG"), &arg.span, func, position, "aggregation", &ty))
             }
         }
+    }
+
+    /// An expression that must be an integer or a pointer.
+    fn scalar_expr(&mut self, e: &ast::Expr, tag: &'static str, message: &str) -> Result<TExpr> {
+        let typed = self.expr(e)?;
+        if !typed.ty.is_scalar() {
+            return Err(CompileError::new(tag, &e.span, message));
+        }
+        Ok(typed)
     }
 
     /// An integer argument #2 of trunc() or normalize().
@@ -931,13 +868,11 @@ impl<'a> Checker<'a> {
                 let base = constant(1, "D_LQUANT_BASETYPE", "an integer constant")?;
                 let limit = constant(2, "D_LQUANT_LIMTYPE", "an integer constant")?;
                 let step = match args.get(3) {
-                    Some(a) => const_int(a).filter(|s| *s > 0).ok_or_else(|| {
-                        CompileError::new(
-                            "D_LQUANT_STEPTYPE",
-                            &a.span,
-                            "lquantize( ) argument #3 must be a non-zero positive integer constant",
-                        )
-                    })?,
+                    Some(a) => positive_const(
+                        a,
+                        "D_LQUANT_STEPTYPE",
+                        "lquantize( ) argument #3 must be a non-zero positive integer constant",
+                    )?,
                     None => 1,
                 };
                 check_lquantize(base, limit, step, &args[1].span)?;
@@ -947,13 +882,11 @@ impl<'a> Checker<'a> {
                 let factor = constant(1, "D_LLQUANT_FACTORTYPE", "an integer constant")?;
                 let low = constant(2, "D_LLQUANT_LMAGTYPE", "an integer constant")?;
                 let high = constant(3, "D_LLQUANT_HMAGTYPE", "an integer constant")?;
-                let nsteps = const_int(&args[4]).filter(|s| *s > 0).ok_or_else(|| {
-                    CompileError::new(
-                        "D_LLQUANT_STEPTYPE",
-                        &args[4].span,
-                        "llquantize( ) argument #4 must be a non-zero positive integer constant",
-                    )
-                })?;
+                let nsteps = positive_const(
+                    &args[4],
+                    "D_LLQUANT_STEPTYPE",
+                    "llquantize( ) argument #4 must be a non-zero positive integer constant",
+                )?;
                 check_llquantize(factor, low, high, nsteps, &args[1].span)?;
                 let func = AggFunc::Llquantize {
                     factor: factor as u64,
@@ -1592,14 +1525,7 @@ impl<'a> Checker<'a> {
                 self.arity(name, name_span, args, 1, 1)?;
                 let pid = self.expr(&args[0])?;
                 if !pid.ty.is_int() {
-                    return Err(CompileError::new(
-                        "D_PROTO_ARG",
-                        &args[0].span,
-                        format!(
-                            "progenyof( ) argument #1 is incompatible with prototype:\n\tprototype: pid_t\n\t argument: {}",
-                            pid.ty.name()
-                        ),
-                    ));
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "pid_t", &pid.ty.name()));
                 }
                 let task = self.kernel_record("task_struct", false, span)?;
                 let offset = |k: &mut KernelTypes, m: &str| -> Result<usize> {
@@ -1620,18 +1546,16 @@ impl<'a> Checker<'a> {
                 self.arity(name, name_span, args, 1, 2)?;
                 let addr = self.expr(&args[0])?;
                 if !addr.ty.is_int() {
-                    return Err(CompileError::new("D_PROTO_ARG", &args[0].span, format!("copyinstr( ) argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: {}", addr.ty.name())));
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "uintptr_t", &addr.ty.name()));
                 }
                 Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
             }
             "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt"
-            | "tracemem" | "speculate" | "commit" | "discard" => {
-                Err(CompileError::new(
-                    "D_PROTO_ARG",
-                    name_span,
-                    format!("{name}( ) may not be used as an expression; it is an action"),
-                ))
-            }
+            | "tracemem" | "speculate" | "commit" | "discard" => Err(CompileError::new(
+                "D_PROTO_ARG",
+                name_span,
+                format!("{name}( ) may not be used as an expression; it is an action"),
+            )),
             _ if is_aggregating_function(name) => Err(CompileError::new(
                 "D_CG_EXPR",
                 name_span,
@@ -1671,16 +1595,8 @@ impl<'a> Checker<'a> {
                 e.ty.is_int()
             };
             if !ok {
-                return Err(CompileError::new(
-                    "D_PROTO_ARG",
-                    &a.span,
-                    format!(
-                        "{name}( ) argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
-                        i + 1,
-                        if want_string { "const char *" } else { param.trim_end_matches('?') },
-                        e.ty.name()
-                    ),
-                ));
+                let prototype = if want_string { "const char *" } else { param.trim_end_matches('?') };
+                return Err(incompatible_arg("D_PROTO_ARG", &a.span, name, i + 1, prototype, &e.ty.name()));
             }
             values.push(e);
         }
@@ -1785,6 +1701,11 @@ fn const_int(e: &ast::Expr) -> Option<i64> {
         }
         _ => None,
     }
+}
+
+/// An argument that must be an integer constant above 0.
+fn positive_const(arg: &ast::Expr, tag: &'static str, message: &str) -> Result<i64> {
+    const_int(arg).filter(|n| *n > 0).ok_or_else(|| CompileError::new(tag, &arg.span, message))
 }
 
 fn check_lquantize(base: i64, limit: i64, step: i64, span: &Span) -> Result<()> {
@@ -1958,6 +1879,22 @@ fn check_printa_format(format: &printf::Format, keys: &[KeyColumn], span: &Span)
         }
     }
     Ok(())
+}
+
+/// DTrace's message for an argument whose type the function does not take.
+fn incompatible_arg(
+    tag: &'static str,
+    span: &Span,
+    func: &str,
+    position: usize,
+    prototype: &str,
+    argument: &str,
+) -> CompileError {
+    CompileError::new(
+        tag,
+        span,
+        format!("{func}( ) argument #{position} is incompatible with prototype:\n\tprototype: {prototype}\n\t argument: {argument}"),
+    )
 }
 
 fn member_operand_error(arrow: bool, ty: &Type, span: &Span) -> CompileError {

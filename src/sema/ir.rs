@@ -293,7 +293,9 @@ pub(crate) enum RecordKind {
     Denormalize(usize),
     /// tracemem(addr, size[, dsize]): `size` bytes copied from addr, then
     /// the optional dynamic size (how many of them to print).
-    Tracemem { size: usize },
+    Tracemem {
+        size: usize,
+    },
     /// setopt("name"[, "value"]): changes a consumer option at run time.
     Setopt {
         name: String,

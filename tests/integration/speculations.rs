@@ -34,12 +34,11 @@ fn failed_speculations_are_reported_as_dtrace_words_them() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert!(out.stderr.contains("dtrace: 1 failed speculation (no speculative buffer available)\n"), "{}", out.stderr);
     // The only one ended, but not yet freed by the consumer.
-    let out = run(&["-qn", "BEGIN { a = speculation(); } BEGIN { discard(a); b = speculation(); c = speculation(); exit(0); }"]);
-    assert!(
-        out.stderr.contains("dtrace: 2 failed speculations (available buffer(s) still busy)\n"),
-        "{}",
-        out.stderr
-    );
+    let out = run(&[
+        "-qn",
+        "BEGIN { a = speculation(); } BEGIN { discard(a); b = speculation(); c = speculation(); exit(0); }",
+    ]);
+    assert!(out.stderr.contains("dtrace: 2 failed speculations (available buffer(s) still busy)\n"), "{}", out.stderr);
     // A record past specsize.
     let out = run(&[
         "-q",
@@ -63,7 +62,10 @@ fn an_ended_speculation_is_free_again_once_handled() {
 
 #[test]
 fn committed_records_keep_their_probe_columns() {
-    let out = run(&["-n", r#"BEGIN { a = speculation(); } BEGIN { speculate(a); trace(7); } BEGIN { commit(a); } BEGIN { exit(0); }"#]);
+    let out = run(&[
+        "-n",
+        r#"BEGIN { a = speculation(); } BEGIN { speculate(a); trace(7); } BEGIN { commit(a); } BEGIN { exit(0); }"#,
+    ]);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines[0], "CPU     ID                    FUNCTION:NAME");
     assert_eq!(&lines[1][3..], format!("      1 {:>32}  {:>8}", ":BEGIN", 7), "{:?}", out.stdout);

@@ -82,10 +82,7 @@ impl Emitter<'_> {
     /// jumps to `missing` for an ID past nspec.
     fn spec_entry_from(&mut self, id: Reg, missing: Label) {
         self.emit(stx(Size::W, FP, STACK_KEY, id));
-        self.emit2(ld_map_fd(R1, self.env.specs_fd));
-        self.emit(mov(R2, FP));
-        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-        self.emit(call(Helper::MapLookupElem));
+        self.lookup_stack_key(self.env.specs_fd);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
     }
 
