@@ -37,14 +37,29 @@ struct {
 	__type(value, __u64);
 } dt_aggdrops SEC(".maps");
 
-/* Speculations by ID (entry 0 unused); max_entries (nspec + 1) is set
- * before load. Only generated code and the consumer use them. */
+/* Speculations by ID (entry 0 unused), the IDs free for speculation(),
+ * and the ended and freed counts (DT_SPEC_ENDED, DT_SPEC_FREED); the sizes
+ * follow nspec, set before load. Only generated code and the consumer use
+ * them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct dt_spec);
 } dt_specs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);
+	__type(value, __u32);
+} dt_spec_free SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} dt_spec_ends SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

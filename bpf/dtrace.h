@@ -64,9 +64,10 @@ struct dt_fault_rec {
 #define DT_FAULT_DIVZERO 2
 
 /* One speculation: entry ID (from 1) of dt_specs. speculation() takes a
- * free one, commit() and discard() mark it ending, and the consumer frees
- * it once it has read their record: until then no record of a later
- * speculation can be mistaken for one of this one. */
+ * free ID from the dt_spec_free queue, commit() and discard() mark it
+ * ending, and the consumer frees it (and queues its ID again) once it has
+ * read their record: until then no record of a later speculation can be
+ * mistaken for one of this one. */
 struct dt_spec {
 	__u64 state; /* DT_SPEC_* */
 	__u64 bytes; /* bytes speculated so far, held against specsize */
@@ -74,6 +75,11 @@ struct dt_spec {
 #define DT_SPEC_FREE 0
 #define DT_SPEC_ACTIVE 1
 #define DT_SPEC_ENDING 2
+/* Keys of dt_spec_ends: speculations ended so far (counted by the generated
+ * code) and freed so far (written by the consumer). While they differ, a
+ * failed speculation() is "busy" rather than "unavailable". */
+#define DT_SPEC_ENDED 0
+#define DT_SPEC_FREED 1
 
 /* Speculation troubles per CPU (dt_spec_stats), reported as DTrace's
  * speculative drops and failed speculations. */

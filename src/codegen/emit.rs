@@ -51,11 +51,13 @@ pub(crate) struct CodegenEnv {
     pub agg_zero_fd: i32,
     /// Per-CPU counter of aggregation updates lost to a full map.
     pub agg_drops_fd: i32,
-    /// Array of `struct dt_spec` by speculation ID, and the per-CPU `struct dt_spec_stats`.
+    /// Array of `struct dt_spec` by speculation ID, the queue of free IDs,
+    /// the ended/freed counts and the per-CPU `struct dt_spec_stats`.
     pub specs_fd: i32,
+    pub spec_free_fd: i32,
+    pub spec_ends_fd: i32,
     pub spec_stats_fd: i32,
-    /// The nspec and specsize options.
-    pub nspec: u32,
+    /// The specsize option.
     pub specsize: u64,
 }
 
@@ -510,8 +512,13 @@ impl<'a> Emitter<'a> {
 
     /// Adds one to this CPU's counter at byte `offset` of a one-entry per-CPU array.
     fn count_in(&mut self, fd: i32, offset: i16) {
+        self.increment(fd, 0, offset);
+    }
+
+    /// Atomically adds one to the u64 at byte `offset` of entry `key` of an array.
+    fn increment(&mut self, fd: i32, key: u32, offset: i16) {
         let skip = self.new_label();
-        self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
+        self.emit(st_imm(Size::W, FP, STACK_KEY, key as i32));
         self.lookup_stack_key(fd);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), skip);
         self.emit(mov_imm(R1, 1));

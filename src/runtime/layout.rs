@@ -41,6 +41,9 @@ pub(crate) const SPEC_BYTES: usize = offset_of!(dt_spec, bytes);
 pub(crate) const SPEC_FREE: i32 = 0;
 pub(crate) const SPEC_ACTIVE: i32 = 1;
 pub(crate) const SPEC_ENDING: i32 = 2;
+/// Keys of dt_spec_ends (DT_SPEC_ENDED, DT_SPEC_FREED).
+pub(crate) const SPEC_ENDED: u32 = 0;
+pub(crate) const SPEC_FREED: u32 = 1;
 
 pub(crate) const SPEC_STATS_DROPS: usize = offset_of!(dt_spec_stats, drops);
 pub(crate) const SPEC_STATS_BUSY: usize = offset_of!(dt_spec_stats, busy);

@@ -56,6 +56,8 @@ pub(crate) struct Session {
     stacks: Option<MapHandle>,
     has_begin: bool,
     has_end: bool,
+    /// Speculations freed so far (mirrored in dt_spec_ends for speculation()).
+    speculations_freed: std::cell::Cell<u64>,
 }
 
 /// Where a generated program goes: which entry program's array, which type.
@@ -97,6 +99,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
     // Speculation IDs count from 1; entry 0 stays free and refuses every use.
     open_core.maps.dt_specs.set_max_entries(opts.nspec + 1)?;
+    open_core.maps.dt_spec_free.set_max_entries(opts.nspec.max(1))?;
     let core = open_core.load().context("loading the dtrace entry programs")?;
 
     // Maps of the generated code.
@@ -249,10 +252,14 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
         specs_fd: core.maps.dt_specs.as_fd().as_raw_fd(),
+        spec_free_fd: core.maps.dt_spec_free.as_fd().as_raw_fd(),
+        spec_ends_fd: core.maps.dt_spec_ends.as_fd().as_raw_fd(),
         spec_stats_fd: core.maps.dt_spec_stats.as_fd().as_raw_fd(),
-        nspec: opts.nspec,
         specsize: opts.specsize,
     };
+    for id in 1..=opts.nspec {
+        queue_free_speculation(&core, id)?;
+    }
     maps.extend([globals, strings, scratch, probenames, agg_key, agg_zero]);
     maps.extend(assoc);
 
@@ -513,6 +520,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         stacks,
         has_begin,
         has_end,
+        speculations_freed: std::cell::Cell::new(0),
     })
 }
 
@@ -591,11 +599,16 @@ impl Session {
         }
     }
 
-    /// Frees speculation `id` once its commit or discard has been handled.
+    /// Frees speculation `id` once its commit or discard has been handled:
+    /// counts it freed and gives its ID back to speculation().
     pub(crate) fn free_speculation(&self, id: u32) -> Result<()> {
-        let free = vec![0u8; layout::SPEC_SIZE];
+        let mut free = vec![0u8; layout::SPEC_SIZE];
+        free[layout::SPEC_STATE..layout::SPEC_STATE + 8].copy_from_slice(&(layout::SPEC_FREE as u64).to_ne_bytes());
         self.core.maps.dt_specs.update(&id.to_ne_bytes(), &free, MapFlags::ANY)?;
-        Ok(())
+        self.speculations_freed.set(self.speculations_freed.get() + 1);
+        let freed = self.speculations_freed.get().to_ne_bytes();
+        self.core.maps.dt_spec_ends.update(&layout::SPEC_FREED.to_ne_bytes(), &freed, MapFlags::ANY)?;
+        queue_free_speculation(&self.core, id)
     }
 
     /// The kernel addresses of stack `id` (innermost first), if recorded.
@@ -613,6 +626,12 @@ impl Session {
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
     }
+}
+
+/// Puts speculation `id` in the queue speculation() takes free IDs from.
+fn queue_free_speculation(core: &skel::dtrace::DtraceSkel<'static>, id: u32) -> Result<()> {
+    // A queue has no keys.
+    core.maps.dt_spec_free.update(&[], &id.to_ne_bytes(), MapFlags::ANY).context("queueing a free speculation")
 }
 
 /// Counts of speculation troubles, as DTrace reports them.

@@ -1,62 +1,50 @@
-//! Speculations in the kernel: speculation() takes a free entry of
-//! `dt_specs`, speculate() sends the clause's record to one, commit() and
-//! discard() end one with a record of their own.
+//! Speculations in the kernel: speculation() pops a free ID from the
+//! `dt_spec_free` queue (no search, whatever nspec is) and activates its
+//! `dt_specs` entry, speculate() sends the clause's record to one, commit()
+//! and discard() end one with a record of their own.
 //!
 //! The consumer keeps the speculative records and prints or drops them when
-//! it reads the ending record; it frees the entry after that. Records leave
+//! it reads the ending record; after that it frees the entry and queues the
+//! ID again. Records leave
 //! the ring buffer in the order they were reserved, and a record is reserved
 //! when its clause starts, before speculate() checks that its speculation is
 //! active: so every record a speculation accepted is read before the record
 //! that ends it, and none of a later speculation with the same ID can be.
 //!
-//! The state changes are BPF_CMPXCHG (Linux 5.12): only programs that use
+//! Ending is a BPF_CMPXCHG from active to ending (Linux 5.12), so only one
+//! commit() or discard() ends a speculation: only programs that end
 //! speculations contain it.
 
 use super::*;
 
 impl Emitter<'_> {
-    /// r0 = speculation(): the ID of the first free speculation, now active,
-    /// or 0 (counted as failed: busy when some speculation was still
-    /// ending, else unavailable).
+    /// r0 = speculation(): a free speculation's ID, now active, or 0
+    /// (counted as failed: busy while some speculation has ended but is not
+    /// yet freed, else unavailable).
     pub(super) fn speculation(&mut self) -> Result<(), CodegenError> {
-        let next_id = self.alloc_slot(8)?;
-        let saw_ending = self.alloc_slot(8)?;
-        let (top, next, won, failed, done) =
-            (self.new_label(), self.new_label(), self.new_label(), self.new_label(), self.new_label());
-        self.emit(st_imm(Size::DW, FP, next_id, 1));
-        self.emit(st_imm(Size::DW, FP, saw_ending, 0));
-        self.bind(top);
-        self.emit(ldx(Size::DW, R1, FP, next_id));
-        self.jump(jmp_imm(Cond::Gt, R1, self.env.nspec as i32, 0), failed);
-        self.spec_entry_from(R1, next);
-        // Free -> active, atomically: r0 is the state found.
-        self.emit(mov(R1, R0));
-        self.emit(mov_imm(R2, layout::SPEC_ACTIVE));
-        self.emit(mov_imm(R0, layout::SPEC_FREE));
-        self.emit(atomic_cmpxchg64(R1, layout::SPEC_STATE as i16, R2));
-        self.jump(jmp_imm(Cond::Eq, R0, layout::SPEC_FREE, 0), won);
-        self.jump(jmp_imm(Cond::Ne, R0, layout::SPEC_ENDING, 0), next);
-        self.emit(st_imm(Size::DW, FP, saw_ending, 1));
-        self.bind(next);
-        self.emit(ldx(Size::DW, R1, FP, next_id));
-        self.emit(alu_imm(Alu::Add, R1, 1));
-        self.emit(stx(Size::DW, FP, next_id, R1));
-        self.jump(ja(0), top);
-
-        // The ID passes through the entry's byte count on its way to r0, so
-        // the verifier follows the rest of the program once, not once per ID.
-        self.bind(won);
-        self.emit(ldx(Size::DW, R0, FP, next_id));
-        self.emit(stx(Size::DW, R1, layout::SPEC_BYTES as i16, R0));
-        self.emit(ldx(Size::DW, R0, R1, layout::SPEC_BYTES as i16));
-        self.emit(st_imm(Size::DW, R1, layout::SPEC_BYTES as i16, 0));
+        let (failed, done) = (self.new_label(), self.new_label());
+        self.emit2(ld_map_fd(R1, self.env.spec_free_fd));
+        self.emit(mov(R2, FP));
+        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
+        self.emit(call(Helper::MapPopElem));
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), failed);
+        self.emit(ldx(Size::W, R1, FP, STACK_KEY));
+        self.spec_entry_from(R1, failed);
+        self.emit(st_imm(Size::DW, R0, layout::SPEC_BYTES as i16, 0));
+        self.emit(st_imm(Size::DW, R0, layout::SPEC_STATE as i16, layout::SPEC_ACTIVE));
+        self.emit(ldx(Size::W, R0, FP, STACK_KEY));
         self.jump(ja(0), done);
 
         self.bind(failed);
-        let unavailable = self.new_label();
-        let counted = self.new_label();
-        self.emit(ldx(Size::DW, R1, FP, saw_ending));
-        self.jump(jmp_imm(Cond::Eq, R1, 0, 0), unavailable);
+        let (unavailable, counted) = (self.new_label(), self.new_label());
+        let ended = self.alloc_slot(8)?;
+        self.spec_end_count(layout::SPEC_ENDED, unavailable);
+        self.emit(ldx(Size::DW, R1, R0, 0));
+        self.emit(stx(Size::DW, FP, ended, R1));
+        self.spec_end_count(layout::SPEC_FREED, unavailable);
+        self.emit(ldx(Size::DW, R1, R0, 0));
+        self.emit(ldx(Size::DW, R2, FP, ended));
+        self.jump(jmp_reg(Cond::Ge, R1, R2, 0), unavailable);
         self.count_in(self.env.spec_stats_fd, layout::SPEC_STATS_BUSY as i16);
         self.jump(ja(0), counted);
         self.bind(unavailable);
@@ -64,8 +52,15 @@ impl Emitter<'_> {
         self.bind(counted);
         self.emit(mov_imm(R0, 0));
         self.bind(done);
-        self.stack_top += 16;
+        self.stack_top += 8;
         Ok(())
+    }
+
+    /// r0 = the word of `dt_spec_ends` at `key`; jumps to `missing` if none.
+    fn spec_end_count(&mut self, key: u32, missing: Label) {
+        self.emit(st_imm(Size::W, FP, STACK_KEY, key as i32));
+        self.lookup_stack_key(self.env.spec_ends_fd);
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
     }
 
     /// speculate(id), commit(id), discard(id).
@@ -122,6 +117,7 @@ impl Emitter<'_> {
     /// the speculation stays active (and a drop is counted).
     fn end_speculation(&mut self, epid: u32) -> Result<(), CodegenError> {
         let entry = self.alloc_slot(8)?;
+        let record = self.alloc_slot(8)?;
         let (done, no_room) = (self.new_label(), self.new_label());
         self.spec_entry_from(R0, done);
         self.emit(stx(Size::DW, FP, entry, R0));
@@ -131,10 +127,14 @@ impl Emitter<'_> {
         self.emit(atomic_cmpxchg64(R1, layout::SPEC_STATE as i16, R2));
         self.jump(jmp_imm(Cond::Ne, R0, layout::SPEC_ACTIVE, 0), done);
         self.reserve_record(layout::HDR_SIZE as i32, no_room);
+        self.emit(stx(Size::DW, FP, record, R0));
         self.header_fields(R0, epid);
         self.emit(ldx(Size::W, R1, FP, STACK_KEY));
         self.emit(stx(Size::W, R0, layout::HDR_SPEC as i16, R1));
-        self.emit(mov(R1, R0));
+        // Counted before the record is out, so the consumer's count of
+        // freed speculations never passes it.
+        self.increment(self.env.spec_ends_fd, layout::SPEC_ENDED, 0);
+        self.emit(ldx(Size::DW, R1, FP, record));
         self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
         self.emit(call(Helper::RingbufSubmit));
         self.jump(ja(0), done);
@@ -142,7 +142,7 @@ impl Emitter<'_> {
         self.emit(ldx(Size::DW, R1, FP, entry));
         self.emit(st_imm(Size::DW, R1, layout::SPEC_STATE as i16, layout::SPEC_ACTIVE));
         self.bind(done);
-        self.stack_top += 8;
+        self.stack_top += 16;
         Ok(())
     }
 }
