@@ -38,9 +38,9 @@ struct {
 } dt_aggdrops SEC(".maps");
 
 /* Speculations by ID (entry 0 unused), the IDs free for speculation(),
- * and the ended and freed counts (DT_SPEC_ENDED, DT_SPEC_FREED); the sizes
- * follow nspec, set before load. Only generated code and the consumer use
- * them. */
+ * and how many speculations are being ended right now (a failed
+ * speculation() is "busy" then); the sizes follow nspec, set before load.
+ * Only generated code and the consumer use them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
@@ -56,10 +56,10 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
-} dt_spec_ends SEC(".maps");
+} dt_spec_ending SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -224,7 +224,9 @@ impl Options {
             "aggsize" => self.aggsize = Some(parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?),
             "nspec" => {
                 let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
-                self.nspec = u32::try_from(v).ok().filter(|n| *n < u32::MAX).ok_or_else(bad)?;
+                // A speculation's tag keeps its ID below SPEC_TAG_STEP.
+                let limit = u64::from(crate::runtime::layout::SPEC_TAG_STEP);
+                self.nspec = u32::try_from(v).ok().filter(|_| v < limit).ok_or_else(bad)?;
             }
             "specsize" => self.specsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
@@ -419,6 +421,7 @@ mod tests {
         let f = parse(argv(&["-x", "nspec=4", "-x", "specsize=1k", "-n", "BEGIN"])).unwrap();
         assert_eq!((f.options.nspec, f.options.specsize), (4, 1024));
         assert_eq!((Options::default().nspec, Options::default().specsize), (1, 32 << 10));
+        assert!(parse(argv(&["-x", "nspec=65536", "-n", "BEGIN"])).is_err());
     }
 
     #[test]

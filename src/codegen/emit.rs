@@ -52,10 +52,10 @@ pub(crate) struct CodegenEnv {
     /// Per-CPU counter of aggregation updates lost to a full map.
     pub agg_drops_fd: i32,
     /// Array of `struct dt_spec` by speculation ID, the queue of free IDs,
-    /// the ended/freed counts and the per-CPU `struct dt_spec_stats`.
+    /// the count of speculations being ended and the per-CPU `struct dt_spec_stats`.
     pub specs_fd: i32,
     pub spec_free_fd: i32,
-    pub spec_ends_fd: i32,
+    pub spec_ending_fd: i32,
     pub spec_stats_fd: i32,
     /// The specsize option.
     pub specsize: u64,

@@ -87,6 +87,7 @@ pub(crate) enum Helper {
     MapLookupElem = 1,
     MapUpdateElem = 2,
     MapDeleteElem = 3,
+    MapPushElem = 87,
     MapPopElem = 88,
     KtimeGetNs = 5,
     GetSmpProcessorId = 8,

@@ -2,8 +2,8 @@
 //! each record with the layout the type checker computed for its clause, and
 //! prints it exactly as DTrace does: the `CPU ID FUNCTION:NAME` prefix
 //! unless quiet, trace() and printf() output, runtime errors and drops.
-//! Speculative records wait, per speculation, for the record of their
-//! commit() (then they are printed, in order) or discard().
+//! Speculative records wait, by their speculation's tag, for the record of
+//! its commit() (then they are printed, in order) or discard().
 
 pub(crate) mod aggfmt;
 mod aggregate;
@@ -59,8 +59,8 @@ struct State<'a> {
     /// DTrace prints the column heading before the first record, not at start.
     heading_printed: bool,
     aggs: aggregate::Aggregations<'a>,
-    session: &'a Session,
-    /// The records of each speculation not yet committed or discarded, in order.
+    /// The records of each speculation not yet committed or discarded, in
+    /// order, by the speculation's tag.
     speculations: HashMap<u32, Vec<Vec<u8>>>,
 }
 
@@ -82,7 +82,6 @@ pub(crate) fn run(
         heading_printed: false,
         ending: false,
         aggs: aggregate::Aggregations::new(program, session, opts.aggsort.clone()),
-        session,
         speculations: HashMap::new(),
     }));
     let mut builder = libbpf_rs::RingBufferBuilder::new();
@@ -177,21 +176,12 @@ impl State<'_> {
                 for record in self.speculations.remove(&spec).unwrap_or_default() {
                     self.print_record(&record);
                 }
-                self.free_speculation(spec);
             }
             layout::EPID_DISCARD => {
                 self.speculations.remove(&spec);
-                self.free_speculation(spec);
             }
             _ if spec != 0 => self.speculations.entry(spec).or_default().push(data.to_vec()),
             _ => self.print_record(data),
-        }
-    }
-
-    /// The kernel keeps an ended speculation's ID until its records are handled.
-    fn free_speculation(&mut self, id: u32) {
-        if let Err(e) = self.session.free_speculation(id) {
-            eprintln!("dtrace: failed to free speculation {id}: {e:#}");
         }
     }
 

@@ -37,13 +37,13 @@ pub(crate) const EPID_DISCARD: u32 = 0xffff_fffd;
 pub(crate) const SPEC_SIZE: usize = size_of::<dt_spec>();
 pub(crate) const SPEC_STATE: usize = offset_of!(dt_spec, state);
 pub(crate) const SPEC_BYTES: usize = offset_of!(dt_spec, bytes);
+pub(crate) const SPEC_TAG: usize = offset_of!(dt_spec, tag);
 /// dt_spec states (DT_SPEC_*).
 pub(crate) const SPEC_FREE: i32 = 0;
 pub(crate) const SPEC_ACTIVE: i32 = 1;
 pub(crate) const SPEC_ENDING: i32 = 2;
-/// Keys of dt_spec_ends (DT_SPEC_ENDED, DT_SPEC_FREED).
-pub(crate) const SPEC_ENDED: u32 = 0;
-pub(crate) const SPEC_FREED: u32 = 1;
+/// DT_SPEC_TAG_STEP: tags are generation << 16 | ID, so nspec stays below it.
+pub(crate) const SPEC_TAG_STEP: u32 = 0x10000;
 
 pub(crate) const SPEC_STATS_DROPS: usize = offset_of!(dt_spec_stats, drops);
 pub(crate) const SPEC_STATS_BUSY: usize = offset_of!(dt_spec_stats, busy);

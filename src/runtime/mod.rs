@@ -56,8 +56,6 @@ pub(crate) struct Session {
     stacks: Option<MapHandle>,
     has_begin: bool,
     has_end: bool,
-    /// Speculations freed so far (mirrored in dt_spec_ends for speculation()).
-    speculations_freed: std::cell::Cell<u64>,
 }
 
 /// Where a generated program goes: which entry program's array, which type.
@@ -253,12 +251,17 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
         specs_fd: core.maps.dt_specs.as_fd().as_raw_fd(),
         spec_free_fd: core.maps.dt_spec_free.as_fd().as_raw_fd(),
-        spec_ends_fd: core.maps.dt_spec_ends.as_fd().as_raw_fd(),
+        spec_ending_fd: core.maps.dt_spec_ending.as_fd().as_raw_fd(),
         spec_stats_fd: core.maps.dt_spec_stats.as_fd().as_raw_fd(),
         specsize: opts.specsize,
     };
+    // Each ID starts with its own tag (generation 0) and free.
     for id in 1..=opts.nspec {
-        queue_free_speculation(&core, id)?;
+        let mut entry = vec![0u8; layout::SPEC_SIZE];
+        entry[layout::SPEC_TAG..layout::SPEC_TAG + 8].copy_from_slice(&u64::from(id).to_ne_bytes());
+        core.maps.dt_specs.update(&id.to_ne_bytes(), &entry, MapFlags::ANY)?;
+        // A queue has no keys.
+        core.maps.dt_spec_free.update(&[], &id.to_ne_bytes(), MapFlags::ANY).context("queueing a free speculation")?;
     }
     maps.extend([globals, strings, scratch, probenames, agg_key, agg_zero]);
     maps.extend(assoc);
@@ -520,7 +523,6 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         stacks,
         has_begin,
         has_end,
-        speculations_freed: std::cell::Cell::new(0),
     })
 }
 
@@ -599,18 +601,6 @@ impl Session {
         }
     }
 
-    /// Frees speculation `id` once its commit or discard has been handled:
-    /// counts it freed and gives its ID back to speculation().
-    pub(crate) fn free_speculation(&self, id: u32) -> Result<()> {
-        let mut free = vec![0u8; layout::SPEC_SIZE];
-        free[layout::SPEC_STATE..layout::SPEC_STATE + 8].copy_from_slice(&(layout::SPEC_FREE as u64).to_ne_bytes());
-        self.core.maps.dt_specs.update(&id.to_ne_bytes(), &free, MapFlags::ANY)?;
-        self.speculations_freed.set(self.speculations_freed.get() + 1);
-        let freed = self.speculations_freed.get().to_ne_bytes();
-        self.core.maps.dt_spec_ends.update(&layout::SPEC_FREED.to_ne_bytes(), &freed, MapFlags::ANY)?;
-        queue_free_speculation(&self.core, id)
-    }
-
     /// The kernel addresses of stack `id` (innermost first), if recorded.
     pub(crate) fn stack_frames(&self, id: u64) -> Vec<u64> {
         let Some(map) = &self.stacks else { return Vec::new() };
@@ -626,12 +616,6 @@ impl Session {
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
     }
-}
-
-/// Puts speculation `id` in the queue speculation() takes free IDs from.
-fn queue_free_speculation(core: &skel::dtrace::DtraceSkel<'static>, id: u32) -> Result<()> {
-    // A queue has no keys.
-    core.maps.dt_spec_free.update(&[], &id.to_ne_bytes(), MapFlags::ANY).context("queueing a free speculation")
 }
 
 /// Counts of speculation troubles, as DTrace reports them.
