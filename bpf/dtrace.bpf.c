@@ -37,6 +37,37 @@ struct {
 	__type(value, __u64);
 } dt_aggdrops SEC(".maps");
 
+/* Speculations by ID (entry 0 unused), the IDs free for speculation(),
+ * and how many speculations are being ended right now (a failed
+ * speculation() is "busy" then); the sizes follow nspec, set before load.
+ * Only generated code and the consumer use them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct dt_spec);
+} dt_specs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);
+	__type(value, __u32);
+} dt_spec_free SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dt_spec_ending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_spec_stats);
+} dt_spec_stats SEC(".maps");
+
 /* Generated clause programs for BEGIN, END and ERROR (DT_SLOT_*). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);

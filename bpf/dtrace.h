@@ -41,9 +41,14 @@ struct dt_rec_hdr {
 	__u32 epid;     /* enabled probe ID: which clause wrote the record */
 	__u32 probe_id; /* probe that fired */
 	__u32 cpu;
-	__u32 pad;
+	__u32 spec;     /* tag of the speculation it belongs to (dt_spec); 0: none */
 	__u64 present;  /* bit i set: action i of the clause ran (if/else may skip some) */
 };
+
+/* commit() and discard() end a speculation with a record that is just a
+ * dt_rec_hdr with one of these epids and the speculation's tag in `spec`. */
+#define DT_EPID_COMMIT 0xfffffffeu
+#define DT_EPID_DISCARD 0xfffffffdu
 
 /* A runtime fault (bad address, ...) reported to the consumer. Written
  * after a dt_rec_hdr whose epid is DT_EPID_FAULT. */
@@ -65,6 +70,30 @@ struct dt_fault_rec {
 struct dt_vtime {
 	__u64 total; /* ns on CPU before the current time slice */
 	__u64 since; /* bpf_ktime_get_ns() when the current slice began */
+};
+
+/* One speculation: entry ID (from 1) of dt_specs. speculation() takes a
+ * free ID from the dt_spec_free queue and makes it active with a new tag;
+ * commit() and discard() mark it ending, write their record and queue the
+ * ID again. Records carry the tag, not the ID: a record of a speculation
+ * that ended is never taken for one of the next speculation with its ID,
+ * whatever order they reach the consumer in. */
+struct dt_spec {
+	__u64 state; /* DT_SPEC_* */
+	__u64 bytes; /* bytes speculated so far, held against specsize */
+	__u64 tag;   /* generation << 16 | ID: unique to each use of the ID */
+};
+#define DT_SPEC_FREE 0
+#define DT_SPEC_ACTIVE 1
+#define DT_SPEC_ENDING 2
+#define DT_SPEC_TAG_STEP 0x10000 /* the next generation's tag; nspec < this */
+
+/* Speculation troubles per CPU (dt_spec_stats), reported as DTrace's
+ * speculative drops and failed speculations. */
+struct dt_spec_stats {
+	__u64 drops;   /* speculative records over specsize */
+	__u64 busy;    /* speculation() failed while some were being ended */
+	__u64 unavail; /* speculation() failed: every one in use */
 };
 
 #endif
@@ -98,6 +127,8 @@ struct dt_state dt_layout_state;
 struct dt_rec_hdr dt_layout_hdr;
 struct dt_fault_rec dt_layout_fault;
 struct dt_vtime dt_layout_vtime;
+struct dt_spec dt_layout_spec;
+struct dt_spec_stats dt_layout_spec_stats;
 
 /* Set before load when the script uses ppid (costs two kernel reads). */
 const volatile bool dt_need_ppid = false;

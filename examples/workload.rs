@@ -14,6 +14,8 @@
 //!   workload xcalls N           N mmap/touch/munmap rounds while a second
 //!                               thread runs, so TLB shootdowns cross CPUs
 //!   workload getppid N          N getppid(2)s
+//!   workload open PATH...       opens each PATH for reading (openat(2)), in
+//!                               order; prints how many opens failed
 
 use std::io::{BufRead, Read, Write};
 
@@ -70,11 +72,24 @@ fn main() {
             println!("{} {}", after.0 - before.0, after.1 - before.1);
         }
         Some("xcalls") => {
-            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            use std::sync::atomic::{AtomicBool, Ordering};
+            // A shootdown IPI goes only to CPUs running this mm: pin a
+            // spinning thread to one CPU and unmap from another, once the
+            // spinner runs (other tests may be busy on the same CPUs).
+            let stop = std::sync::Arc::new(AtomicBool::new(false));
+            let running = std::sync::Arc::new(AtomicBool::new(false));
             let spinner = {
-                let stop = stop.clone();
-                std::thread::spawn(move || while !stop.load(std::sync::atomic::Ordering::Relaxed) {})
+                let (stop, running) = (stop.clone(), running.clone());
+                std::thread::spawn(move || {
+                    pin_to_cpu(1);
+                    running.store(true, Ordering::Relaxed);
+                    while !stop.load(Ordering::Relaxed) {}
+                })
             };
+            pin_to_cpu(0);
+            while !running.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
             for _ in 0..number(2) {
                 // SAFETY: an anonymous private mapping, touched and unmapped here only.
                 unsafe {
@@ -91,7 +106,7 @@ fn main() {
                     libc::munmap(p, 4096);
                 }
             }
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            stop.store(true, Ordering::Relaxed);
             spinner.join().expect("join");
         }
         Some("getppid") => {
@@ -100,8 +115,12 @@ fn main() {
                 unsafe { libc::getppid() };
             }
         }
+        Some("open") => {
+            let failed = args[2..].iter().filter(|path| std::fs::File::open(path).is_err()).count();
+            println!("{failed}");
+        }
         _ => {
-            eprintln!("usage: workload read|write|fork|exec|threads|switch|xcalls|getppid ...");
+            eprintln!("usage: workload read|write|fork|exec|threads|switch|xcalls|getppid|open ...");
             std::process::exit(2);
         }
     }
@@ -120,4 +139,15 @@ fn switches() -> (u64, u64) {
         status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).expect("switch counts")
     };
     (field("voluntary_ctxt_switches:"), field("nonvoluntary_ctxt_switches:"))
+}
+
+/// Runs the calling thread on `cpu` only (when the machine has it).
+fn pin_to_cpu(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET and sched_setaffinity
+    // only touch it and the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
 }

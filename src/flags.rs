@@ -50,6 +50,10 @@ pub(crate) struct Options {
     /// How often the consumer reads aggregations for printa (aggrate).
     pub aggrate: Duration,
     pub aggsort: AggSortOptions,
+    /// How many speculations may be in use at once.
+    pub nspec: u32,
+    /// Bytes of records one speculation may hold.
+    pub specsize: u64,
 }
 
 /// How aggregations are sorted for printing: aggsortkey, aggsortkeypos,
@@ -109,6 +113,9 @@ impl Default for Options {
             aggsize: None,
             aggrate: Duration::from_secs(1),
             aggsort: AggSortOptions::default(),
+            // DTrace's defaults (specsize is per CPU there, per speculation here).
+            nspec: 1,
+            specsize: 32 << 10,
         }
     }
 }
@@ -215,6 +222,13 @@ impl Options {
             "switchrate" => self.switchrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "aggrate" => self.aggrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "aggsize" => self.aggsize = Some(parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?),
+            "nspec" => {
+                let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
+                // A speculation's tag keeps its ID below SPEC_TAG_STEP.
+                let limit = u64::from(crate::runtime::layout::SPEC_TAG_STEP);
+                self.nspec = u32::try_from(v).ok().filter(|_| v < limit).ok_or_else(bad)?;
+            }
+            "specsize" => self.specsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
                 self.aggsort.set(name, value)?;
             }
@@ -404,6 +418,10 @@ mod tests {
         let e = parse(argv(&["-x", "nosuch=1", "-n", "BEGIN"])).unwrap_err();
         assert!(e.to_string().contains("failed to set -x nosuch=1: Invalid option name"));
         assert!(parse(argv(&["-x", "bufsize=lots", "-n", "BEGIN"])).is_err());
+        let f = parse(argv(&["-x", "nspec=4", "-x", "specsize=1k", "-n", "BEGIN"])).unwrap();
+        assert_eq!((f.options.nspec, f.options.specsize), (4, 1024));
+        assert_eq!((Options::default().nspec, Options::default().specsize), (1, 32 << 10));
+        assert!(parse(argv(&["-x", "nspec=65536", "-n", "BEGIN"])).is_err());
     }
 
     #[test]

@@ -99,6 +99,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         bufsize: flags.options.bufsize,
         dynvar_entries: flags.options.dynvar_entries(),
         aggsize: flags.options.aggsize,
+        nspec: flags.options.nspec,
+        specsize: flags.options.specsize,
     };
     let session = runtime::start(&compiled.program, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;

@@ -9,6 +9,7 @@
 //! - r0: the value of the expression being evaluated; intermediate values
 //!   live in stack slots, so helper calls never clobber them.
 
+mod spec;
 mod subr;
 
 use super::insn::*;
@@ -52,6 +53,14 @@ pub(crate) struct CodegenEnv {
     pub agg_drops_fd: i32,
     /// Hash map thread ID → struct dt_vtime, for vtimestamp.
     pub vtime_fd: i32,
+    /// Array of `struct dt_spec` by speculation ID, the queue of free IDs,
+    /// the count of speculations being ended and the per-CPU `struct dt_spec_stats`.
+    pub specs_fd: i32,
+    pub spec_free_fd: i32,
+    pub spec_ending_fd: i32,
+    pub spec_stats_fd: i32,
+    /// The specsize option.
+    pub specsize: u64,
 }
 
 #[derive(Debug)]
@@ -124,6 +133,9 @@ struct ClauseState {
     fault_used: bool,
     /// Number (from 1) of the action being emitted, for fault messages.
     action: u32,
+    /// In a clause that speculates: the stack slot set when speculate()
+    /// refused the record, which is then dropped at the clause's end.
+    speculation_dropped: Option<i16>,
 }
 
 /// Generates the program run for a probe whose enabled clauses are `clauses`
@@ -234,17 +246,11 @@ impl<'a> Emitter<'a> {
         let out = self.new_label();
         self.emit(mov(R6, R1));
         self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-        self.emit2(ld_map_fd(R1, self.env.ctx_fd));
-        self.emit(mov(R2, FP));
-        self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-        self.emit(call(Helper::MapLookupElem));
+        self.lookup_stack_key(self.env.ctx_fd);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
         self.emit(mov(R7, R0));
         if self.with_scratch && self.env.scratch_slots > 0 {
-            self.emit2(ld_map_fd(R1, self.env.scratch_fd));
-            self.emit(mov(R2, FP));
-            self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-            self.emit(call(Helper::MapLookupElem));
+            self.lookup_stack_key(self.env.scratch_fd);
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
             self.emit(mov(R8, R0));
         }
@@ -288,6 +294,7 @@ impl<'a> Emitter<'a> {
             reserved: false,
             fault_used: false,
             action: 0,
+            speculation_dropped: None,
         });
         if let Some(pred) = &clause.predicate {
             self.expr(pred)?;
@@ -295,24 +302,21 @@ impl<'a> Emitter<'a> {
         }
         if clause.records {
             let size = layout::HDR_SIZE.max(clause.record_size) as i32;
-            let reserved = self.new_label();
-            self.emit2(ld_map_fd(R1, self.env.events_fd));
-            self.emit(mov_imm(R2, size));
-            self.emit(mov_imm(R3, 0));
-            self.emit(call(Helper::RingbufReserve));
-            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), reserved);
-            self.count_drop();
-            self.jump(ja(0), end);
-            self.bind(reserved);
+            self.reserve_record(size, end);
             self.emit(mov(R9, R0));
-            self.emit(st_imm(Size::W, R9, layout::HDR_EPID as i16, clause.epid as i32));
-            self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
-            self.emit(stx(Size::W, R9, layout::HDR_PROBE_ID as i16, R1));
+            self.header_fields(R9, clause.epid);
             self.emit(call(Helper::GetSmpProcessorId));
             self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
-            self.emit(st_imm(Size::DW, R9, layout::HDR_PRESENT as i16, 0));
+            let dropped = if clause.speculates {
+                let slot = self.alloc_slot(8)?;
+                self.emit(st_imm(Size::DW, FP, slot, 0));
+                Some(slot)
+            } else {
+                None
+            };
             if let Some(c) = self.clause.as_mut() {
                 c.reserved = true;
+                c.speculation_dropped = dropped;
             }
         }
         // DTrace numbers every statement of a clause as an action, from 1.
@@ -322,13 +326,23 @@ impl<'a> Emitter<'a> {
             }
             self.stmt(stmt)?;
         }
+        let state = self.clause.ok_or_else(|| CodegenError("internal error: no clause".into()))?;
         if clause.records {
+            let submit = self.new_label();
+            if let Some(dropped) = state.speculation_dropped {
+                self.emit(ldx(Size::DW, R1, FP, dropped));
+                self.jump(jmp_imm(Cond::Eq, R1, 0, 0), submit);
+                self.emit(mov(R1, R9));
+                self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+                self.emit(call(Helper::RingbufDiscard));
+                self.jump(ja(0), end);
+            }
+            self.bind(submit);
             self.emit(mov(R1, R9));
             self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
             self.emit(call(Helper::RingbufSubmit));
         }
         // A fault abandons the clause's record and reports the fault.
-        let state = self.clause.ok_or_else(|| CodegenError("internal error: no clause".into()))?;
         if state.fault_used || state.early_fault_used {
             self.jump(ja(0), end);
             if state.fault_used {
@@ -357,21 +371,9 @@ impl<'a> Emitter<'a> {
     /// The fault kind is in r0's caller-saved slot STACK_VALUE, address and
     /// action number in their stack slots.
     fn fault_record(&mut self, epid: u32, end: Label) {
-        let reserved = self.new_label();
-        self.emit2(ld_map_fd(R1, self.env.events_fd));
-        self.emit(mov_imm(R2, (layout::HDR_SIZE + layout::FAULT_SIZE) as i32));
-        self.emit(mov_imm(R3, 0));
-        self.emit(call(Helper::RingbufReserve));
-        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), reserved);
-        self.count_drop();
-        self.jump(ja(0), end);
-        self.bind(reserved);
+        self.reserve_record((layout::HDR_SIZE + layout::FAULT_SIZE) as i32, end);
+        self.header_fields(R0, layout::EPID_FAULT);
         let f = layout::HDR_SIZE as i16;
-        self.emit(st_imm(Size::W, R0, layout::HDR_EPID as i16, layout::EPID_FAULT as i32));
-        self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
-        self.emit(stx(Size::W, R0, layout::HDR_PROBE_ID as i16, R1));
-        self.emit(st_imm(Size::W, R0, layout::HDR_CPU as i16, 0));
-        self.emit(st_imm(Size::DW, R0, layout::HDR_PRESENT as i16, 0));
         self.emit(st_imm(Size::W, R0, f + layout::FAULT_EPID as i16, epid as i32));
         self.emit(ldx(Size::W, R1, FP, STACK_FAULT_ACTION));
         self.emit(stx(Size::W, R0, f + layout::FAULT_ACTION as i16, R1));
@@ -383,6 +385,31 @@ impl<'a> Emitter<'a> {
         self.emit(mov(R1, R0));
         self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
         self.emit(call(Helper::RingbufSubmit));
+    }
+
+    /// r0 = a new ring-buffer record of `size` bytes; when the buffer is
+    /// full, counts a drop and jumps to `full`.
+    fn reserve_record(&mut self, size: i32, full: Label) {
+        let reserved = self.new_label();
+        self.emit2(ld_map_fd(R1, self.env.events_fd));
+        self.emit(mov_imm(R2, size));
+        self.emit(mov_imm(R3, 0));
+        self.emit(call(Helper::RingbufReserve));
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), reserved);
+        self.count_drop();
+        self.jump(ja(0), full);
+        self.bind(reserved);
+    }
+
+    /// Fills the header of the record at `rec` with `epid` and the probe;
+    /// CPU, speculation and present actions start at 0.
+    fn header_fields(&mut self, rec: Reg, epid: u32) {
+        self.emit(st_imm(Size::W, rec, layout::HDR_EPID as i16, epid as i32));
+        self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
+        self.emit(stx(Size::W, rec, layout::HDR_PROBE_ID as i16, R1));
+        self.emit(st_imm(Size::W, rec, layout::HDR_CPU as i16, 0));
+        self.emit(st_imm(Size::W, rec, layout::HDR_SPEC as i16, 0));
+        self.emit(st_imm(Size::DW, rec, layout::HDR_PRESENT as i16, 0));
     }
 
     /// Runs the ERROR clauses inline after a fault in clause `epid`, with
@@ -458,33 +485,49 @@ impl<'a> Emitter<'a> {
     /// address in r0, at most `max` bytes; a bad address is a fault.
     fn read_str_into_scratch(&mut self, helper: Helper, max: i32) -> Result<(), CodegenError> {
         let dst = self.scratch_slot()?;
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-        self.emit(mov(R3, R0));
-        self.emit(mov(R1, R8));
-        self.emit(alu_imm(Alu::Add, R1, dst));
-        self.emit(mov_imm(R2, max));
-        self.emit(call(helper));
-        self.fault_on_read_error()?;
+        self.read_faulting(helper, R8, dst, max)?;
         self.emit(mov(R0, R8));
         self.emit(alu_imm(Alu::Add, R0, dst));
         Ok(())
     }
 
-    fn count_drop(&mut self) {
-        self.count_in(self.env.drops_fd);
+    /// Reads `size` bytes with `helper` (a bpf_probe_read*()) from the
+    /// address in r0 to `base` + `offset`; a bad address is a fault.
+    fn read_faulting(&mut self, helper: Helper, base: Reg, offset: i32, size: i32) -> Result<(), CodegenError> {
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+        self.emit(mov(R3, R0));
+        self.emit(mov(R1, base));
+        self.emit(alu_imm(Alu::Add, R1, offset));
+        self.emit(mov_imm(R2, size));
+        self.emit(call(helper));
+        self.fault_on_read_error()
     }
 
-    /// Adds one to this CPU's counter in a per-CPU array of one u64.
-    fn count_in(&mut self, fd: i32) {
-        let skip = self.new_label();
-        self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
+    /// r0 = the value for the key at STACK_KEY in map `fd` (NULL if none).
+    fn lookup_stack_key(&mut self, fd: i32) {
         self.emit2(ld_map_fd(R1, fd));
         self.emit(mov(R2, FP));
         self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
         self.emit(call(Helper::MapLookupElem));
+    }
+
+    fn count_drop(&mut self) {
+        self.count_in(self.env.drops_fd, 0);
+    }
+
+    /// Adds one to this CPU's counter at byte `offset` of a one-entry per-CPU array.
+    fn count_in(&mut self, fd: i32, offset: i16) {
+        self.increment(fd, 0, offset);
+    }
+
+    /// Atomically adds one to the u64 at byte `offset` of entry `key` of an array.
+    fn increment(&mut self, fd: i32, key: u32, offset: i16) {
+        let skip = self.new_label();
+        self.emit(st_imm(Size::W, FP, STACK_KEY, key as i32));
+        self.lookup_stack_key(fd);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), skip);
         self.emit(mov_imm(R1, 1));
-        self.emit(atomic_add64(R0, 0, R1));
+        self.emit(atomic_add64(R0, offset, R1));
         self.bind(skip);
     }
 
@@ -517,6 +560,7 @@ impl<'a> Emitter<'a> {
                 Ok(())
             }
             TStmt::Action { action, kind } => self.action(*action, kind),
+            TStmt::Speculation { op, id } => self.speculation_op(*op, id),
             TStmt::Aggregate { agg, keys, value, incr } => self.aggregate(*agg, keys, value.as_ref(), incr.as_ref()),
         }
     }
@@ -577,7 +621,7 @@ impl<'a> Emitter<'a> {
             self.emit(call(Helper::MapUpdateElem));
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), inserted);
             self.jump(jmp_imm(Cond::Eq, R0, -EEXIST, 0), inserted);
-            self.count_in(self.env.agg_drops_fd);
+            self.count_in(self.env.agg_drops_fd, 0);
             self.jump(ja(0), done);
             self.bind(inserted);
             self.emit2(ld_map_fd(R1, map_fd));
@@ -667,10 +711,7 @@ impl<'a> Emitter<'a> {
                 return Err(CodegenError("keys nested too deeply".into()));
             }
             self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-            self.emit2(ld_map_fd(R1, self.env.agg_key_fd));
-            self.emit(mov(R2, FP));
-            self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-            self.emit(call(Helper::MapLookupElem));
+            self.lookup_stack_key(self.env.agg_key_fd);
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), fail);
             self.emit(alu_imm(Alu::Add, R0, (self.key_depth * self.env.key_buffer_size) as i32));
         }
@@ -1008,7 +1049,8 @@ impl<'a> Emitter<'a> {
         let epid = clause.epid;
         let clause_ir = &self.program.clauses[epid as usize - 1];
         let layout = clause_ir.actions[action].clone();
-        let mut offset = layout.offset as i16;
+        let mut offset =
+            i16::try_from(layout.offset).map_err(|_| CodegenError("a clause records too many bytes".into()))?;
         let values: Vec<&TExpr> = match kind {
             ActionKind::Record(args) => args.iter().collect(),
             ActionKind::Exit(e) => vec![e],
@@ -1019,15 +1061,6 @@ impl<'a> Emitter<'a> {
             self.expr(value)?;
             match value_layout {
                 ValueLayout::Int { .. } | ValueLayout::Stack => self.emit(stx(Size::DW, R9, offset, R0)),
-                ValueLayout::Bytes(n) => {
-                    self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-                    self.emit(mov(R3, R0));
-                    self.emit(mov(R1, R9));
-                    self.emit(alu_imm(Alu::Add, R1, offset as i32));
-                    self.emit(mov_imm(R2, *n as i32));
-                    self.emit(call(Helper::ProbeReadKernel));
-                    self.fault_on_read_error()?;
-                }
                 ValueLayout::Str => {
                     self.emit(mov(R3, R0));
                     self.emit(mov(R1, R9));
@@ -1035,8 +1068,12 @@ impl<'a> Emitter<'a> {
                     self.emit(mov_imm(R2, self.strsize()));
                     self.emit(call(Helper::ProbeReadKernelStr));
                 }
+                ValueLayout::Memory(size) => {
+                    self.read_faulting(Helper::ProbeReadKernel, R9, offset as i32, *size as i32)?
+                }
             }
-            offset += value_layout.bytes(self.program.strsize) as i16;
+            offset = i16::try_from(offset as usize + value_layout.bytes(self.program.strsize))
+                .map_err(|_| CodegenError("a clause records too many bytes".into()))?;
             self.scratch_next = scratch;
         }
         if matches!(kind, ActionKind::Exit(_)) {
@@ -1211,13 +1248,7 @@ impl<'a> Emitter<'a> {
         };
         self.expr(addr)?;
         let slot = self.alloc_slot(8)?;
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-        self.emit(mov(R3, R0));
-        self.emit(mov(R1, FP));
-        self.emit(alu_imm(Alu::Add, R1, slot as i32));
-        self.emit(mov_imm(R2, *size as i32));
-        self.emit(call(Helper::ProbeReadKernel));
-        self.fault_on_read_error()?;
+        self.read_faulting(Helper::ProbeReadKernel, FP, slot as i32, *size as i32)?;
         let width = match size {
             1 => Size::B,
             2 => Size::H,
@@ -1454,10 +1485,7 @@ impl<'a> Emitter<'a> {
                 let end = self.new_label();
                 self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
                 self.emit(stx(Size::W, FP, STACK_KEY, R1));
-                self.emit2(ld_map_fd(R1, self.env.probenames_fd));
-                self.emit(mov(R2, FP));
-                self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
-                self.emit(call(Helper::MapLookupElem));
+                self.lookup_stack_key(self.env.probenames_fd);
                 self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
                 // Not reachable for an enabled probe; the empty string keeps the verifier happy.
                 self.string_const(0);

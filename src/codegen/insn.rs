@@ -87,6 +87,8 @@ pub(crate) enum Helper {
     MapLookupElem = 1,
     MapUpdateElem = 2,
     MapDeleteElem = 3,
+    MapPushElem = 87,
+    MapPopElem = 88,
     KtimeGetNs = 5,
     GetSmpProcessorId = 8,
     GetCurrentPidTgid = 14,
@@ -163,6 +165,12 @@ pub(crate) fn st_imm(size: Size, dst: Reg, off: i16, imm: i32) -> Insn {
 pub(crate) fn atomic_add64(dst: Reg, off: i16, src: Reg) -> Insn {
     insn(STX | ATOMIC | Size::DW as u8, dst, src, off, Alu::Add as i32)
 }
+/// Atomic compare-and-exchange of `*(u64 *)(dst + off)`: if it equals r0
+/// it becomes `src`; r0 gets the old value either way.
+pub(crate) fn atomic_cmpxchg64(dst: Reg, off: i16, src: Reg) -> Insn {
+    const BPF_CMPXCHG: i32 = 0xf0 | 0x01; // with BPF_FETCH
+    insn(STX | ATOMIC | Size::DW as u8, dst, src, off, BPF_CMPXCHG)
+}
 pub(crate) fn jmp_imm(cond: Cond, dst: Reg, imm: i32, off: i16) -> Insn {
     insn(JMP | K | cond as u8, dst, R0, off, imm)
 }
@@ -194,6 +202,7 @@ mod tests {
         assert_eq!(jmp_imm(Cond::Eq, R0, 0, 3), Insn { code: 0x15, regs: 0, off: 3, imm: 0 });
         assert_eq!(ld_map_fd(R1, 7)[0], Insn { code: 0x18, regs: 0x11, off: 0, imm: 7 });
         assert_eq!(atomic_add64(R0, 0, R1).code, 0xdb);
+        assert_eq!(atomic_cmpxchg64(R1, 0, R2), Insn { code: 0xdb, regs: 0x21, off: 0, imm: 0xf1 });
         assert_eq!(std::mem::size_of::<Insn>(), 8);
     }
 }

@@ -2,6 +2,8 @@
 //! each record with the layout the type checker computed for its clause, and
 //! prints it exactly as DTrace does: the `CPU ID FUNCTION:NAME` prefix
 //! unless quiet, trace() and printf() output, runtime errors and drops.
+//! Speculative records wait, by their speculation's tag, for the record of
+//! its commit() (then they are printed, in order) or discard().
 
 pub(crate) mod aggfmt;
 mod aggregate;
@@ -10,6 +12,7 @@ mod print;
 pub(crate) mod printf;
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::Write;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +21,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::provider::Registry;
-use crate::runtime::{layout, Session};
+use crate::runtime::layout::{self, read_u32, read_u64};
+use crate::runtime::{Session, SpeculationTroubles};
 use crate::sema::ir::{ActionLayout, Program, RecordKind, ValueLayout};
 
 /// How often drop counters are read (DTrace's default statusrate).
@@ -56,6 +60,9 @@ struct State<'a> {
     /// DTrace prints the column heading before the first record, not at start.
     heading_printed: bool,
     aggs: aggregate::Aggregations<'a>,
+    /// The records of each speculation not yet committed or discarded, in
+    /// order, by the speculation's tag.
+    speculations: HashMap<u32, Vec<Vec<u8>>>,
 }
 
 /// Runs the session until exit(), a signal, or nothing left to trace; then
@@ -76,6 +83,7 @@ pub(crate) fn run(
         heading_printed: false,
         ending: false,
         aggs: aggregate::Aggregations::new(program, session, opts.aggsort.clone()),
+        speculations: HashMap::new(),
     }));
     let mut builder = libbpf_rs::RingBufferBuilder::new();
     let cb_state = Rc::clone(&state);
@@ -86,9 +94,11 @@ pub(crate) fn run(
     let ring = builder.build()?;
     let mut drops_seen: Vec<u64> = Vec::new();
     let mut agg_drops_seen: Vec<u64> = Vec::new();
+    let mut speculation_troubles_seen = SpeculationTroubles::default();
     let mut report_drops = |session: &Session| {
         report_new_drops(&session.drops(), &mut drops_seen, "drop");
         report_new_drops(&session.aggregation_drops(), &mut agg_drops_seen, "aggregation drop");
+        report_speculation_troubles(session.speculation_troubles(), &mut speculation_troubles_seen);
     };
 
     session.fire_begin()?;
@@ -138,19 +148,50 @@ fn report_new_drops(now: &[u64], seen: &mut Vec<u64>, what: &str) {
     *seen = now.to_vec();
 }
 
+/// Speculative drops and failed speculations since the last report, in
+/// DTrace's words (dt_handle_status).
+fn report_speculation_troubles(now: SpeculationTroubles, seen: &mut SpeculationTroubles) {
+    let kinds = [
+        (now.drops, seen.drops, "speculative drop", ""),
+        (now.busy, seen.busy, "failed speculation", " (available buffer(s) still busy)"),
+        (now.unavailable, seen.unavailable, "failed speculation", " (no speculative buffer available)"),
+    ];
+    for (total, before, what, why) in kinds {
+        let n = total.saturating_sub(before);
+        if n > 0 {
+            eprintln!("dtrace: {n} {what}{}{why}", if n == 1 { "" } else { "s" });
+        }
+    }
+    *seen = now;
+}
+
 impl State<'_> {
     fn record(&mut self, data: &[u8]) {
         if data.len() < layout::HDR_SIZE {
             return;
         }
+        let spec = read_u32(data, layout::HDR_SPEC);
+        match read_u32(data, layout::HDR_EPID) {
+            layout::EPID_FAULT => self.fault(&data[layout::HDR_SIZE..], read_u32(data, layout::HDR_PROBE_ID)),
+            layout::EPID_COMMIT => {
+                for record in self.speculations.remove(&spec).unwrap_or_default() {
+                    self.print_record(&record);
+                }
+            }
+            layout::EPID_DISCARD => {
+                self.speculations.remove(&spec);
+            }
+            _ if spec != 0 => self.speculations.entry(spec).or_default().push(data.to_vec()),
+            _ => self.print_record(data),
+        }
+    }
+
+    /// Prints a clause's record: the probe columns unless quiet, then its actions.
+    fn print_record(&mut self, data: &[u8]) {
         let epid = read_u32(data, layout::HDR_EPID);
         let probe_id = read_u32(data, layout::HDR_PROBE_ID);
         let cpu = read_u32(data, layout::HDR_CPU);
         let present = read_u64(data, layout::HDR_PRESENT);
-        if epid == layout::EPID_FAULT {
-            self.fault(&data[layout::HDR_SIZE..], probe_id);
-            return;
-        }
         // Records after exit() belong to a run that is over.
         if self.exit_status.is_some() && !self.ending {
             return;
@@ -190,11 +231,11 @@ impl State<'_> {
                     printf::Value::Int { bits: read_u64(bytes, 0), size: *size, signed: *signed }
                 }
                 // The stack ID: %k renders it through FormatContext::stack.
-                // Raw bytes (print()) are read by their action.
-                ValueLayout::Stack | ValueLayout::Bytes(_) => printf::Value::Str(bytes),
+                ValueLayout::Stack => printf::Value::Str(bytes),
                 ValueLayout::Str => {
                     printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())])
                 }
+                ValueLayout::Memory(size) => printf::Value::Str(&bytes[..(*size).min(bytes.len())]),
             });
             offset = end;
         }
@@ -207,6 +248,16 @@ impl State<'_> {
             },
             RecordKind::Printf(format) => {
                 printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, line)
+            }
+            RecordKind::Tracemem { .. } => {
+                if let printf::Value::Str(memory) = values[0] {
+                    // A dynamic size of 0, or more than was copied, shows everything.
+                    let shown = match values.get(1) {
+                        Some(printf::Value::Int { bits, .. }) if *bits != 0 => (*bits as usize).min(memory.len()),
+                        _ => memory.len(),
+                    };
+                    hex_dump(&memory[..shown], line);
+                }
             }
             RecordKind::Stack => {
                 if let printf::Value::Str(record) = values[0] {
@@ -290,10 +341,45 @@ fn trace_value(value: &printf::Value, quiet: bool, line: &mut Vec<u8>) {
     }
 }
 
-fn read_u32(data: &[u8], off: usize) -> u32 {
-    data.get(off..off + 4).map_or(0, |b| u32::from_ne_bytes(b.try_into().unwrap_or([0; 4])))
+/// tracemem()'s output: DTrace's dump of raw bytes (dt_print_bytes), a
+/// header of column digits, then rows of 16 bytes in hex and as ASCII.
+fn hex_dump(bytes: &[u8], line: &mut Vec<u8>) {
+    const MARGIN: usize = 5;
+    if bytes.is_empty() {
+        return;
+    }
+    line.extend(format!("\n{:width$}", "", width = MARGIN + 6).bytes());
+    for digit in "0123456789abcdef".chars() {
+        line.extend(format!("  {digit}").bytes());
+    }
+    line.extend_from_slice(b"  0123456789abcdef\n");
+    for (row, chunk) in bytes.chunks(16).enumerate() {
+        line.extend(format!("{:MARGIN$}{:5x}:", "", row * 16).bytes());
+        for b in chunk {
+            line.extend(format!(" {b:02x}").bytes());
+        }
+        line.extend(std::iter::repeat_n(b' ', 3 * (16 - chunk.len()) + 2));
+        line.extend(chunk.iter().map(|&b| if (b' '..=b'~').contains(&b) { b } else { b'.' }));
+        line.push(b'\n');
+    }
 }
 
-fn read_u64(data: &[u8], off: usize) -> u64 {
-    data.get(off..off + 8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_dump_matches_dt_print_bytes() {
+        let mut out = Vec::new();
+        hex_dump(b"hello, world\x00\x01\x7f\x80ABCD", &mut out);
+        let want = concat!(
+            "\n             0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f  0123456789abcdef\n",
+            "         0: 68 65 6c 6c 6f 2c 20 77 6f 72 6c 64 00 01 7f 80  hello, world....\n",
+            "        10: 41 42 43 44                                      ABCD\n",
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        let mut nothing = Vec::new();
+        hex_dump(b"", &mut nothing);
+        assert!(nothing.is_empty());
+    }
 }

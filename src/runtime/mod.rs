@@ -33,6 +33,8 @@ pub(crate) struct RuntimeOptions {
     pub dynvar_entries: u32,
     /// Bytes per CPU for each aggregation (the aggsize option), when set.
     pub aggsize: Option<u64>,
+    pub nspec: u32,
+    pub specsize: u64,
 }
 
 /// Everything loaded and attached for one run.
@@ -94,6 +96,9 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     }
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
     open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
+    // Speculation IDs count from 1; entry 0 stays free and refuses every use.
+    open_core.maps.dt_specs.set_max_entries(opts.nspec + 1)?;
+    open_core.maps.dt_spec_free.set_max_entries(opts.nspec.max(1))?;
     let core = open_core.load().context("loading the dtrace entry programs")?;
     let vtime_link = if program.uses_vtimestamp {
         Some(core.progs.dt_vtime_switch.attach().context("attaching vtimestamp's context-switch program")?)
@@ -254,7 +259,20 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
         vtime_fd: core.maps.dt_vtime.as_fd().as_raw_fd(),
+        specs_fd: core.maps.dt_specs.as_fd().as_raw_fd(),
+        spec_free_fd: core.maps.dt_spec_free.as_fd().as_raw_fd(),
+        spec_ending_fd: core.maps.dt_spec_ending.as_fd().as_raw_fd(),
+        spec_stats_fd: core.maps.dt_spec_stats.as_fd().as_raw_fd(),
+        specsize: opts.specsize,
     };
+    // Each ID starts with its own tag (generation 0) and free.
+    for id in 1..=opts.nspec {
+        let mut entry = vec![0u8; layout::SPEC_SIZE];
+        entry[layout::SPEC_TAG..layout::SPEC_TAG + 8].copy_from_slice(&u64::from(id).to_ne_bytes());
+        core.maps.dt_specs.update(&id.to_ne_bytes(), &entry, MapFlags::ANY)?;
+        // A queue has no keys.
+        core.maps.dt_spec_free.update(&[], &id.to_ne_bytes(), MapFlags::ANY).context("queueing a free speculation")?;
+    }
     maps.extend([globals, strings, scratch, probenames, agg_key, agg_zero]);
     maps.extend(assoc);
 
@@ -578,6 +596,21 @@ impl Session {
         percpu_counter(&self.core.maps.dt_aggdrops)
     }
 
+    /// Speculative drops and failed speculations (busy, unavailable) so far,
+    /// over all CPUs.
+    pub(crate) fn speculation_troubles(&self) -> SpeculationTroubles {
+        let per_cpu = match self.core.maps.dt_spec_stats.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
+            Ok(Some(values)) => values,
+            _ => Vec::new(),
+        };
+        let total = |offset: usize| -> u64 { per_cpu.iter().map(|v| layout::read_u64(v, offset)).sum() };
+        SpeculationTroubles {
+            drops: total(layout::SPEC_STATS_DROPS),
+            busy: total(layout::SPEC_STATS_BUSY),
+            unavailable: total(layout::SPEC_STATS_UNAVAIL),
+        }
+    }
+
     /// The kernel addresses of stack `id` (innermost first), if recorded.
     pub(crate) fn stack_frames(&self, id: u64) -> Vec<u64> {
         let Some(map) = &self.stacks else { return Vec::new() };
@@ -593,6 +626,17 @@ impl Session {
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
     }
+}
+
+/// Counts of speculation troubles, as DTrace reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SpeculationTroubles {
+    /// Speculative records refused for want of room (specsize).
+    pub drops: u64,
+    /// speculation() calls that failed while some speculation was still ending.
+    pub busy: u64,
+    /// speculation() calls that failed with every speculation in use.
+    pub unavailable: u64,
 }
 
 const RAW_TP: u32 = libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT;
@@ -669,7 +713,7 @@ const MAX_PERCPU_VALUE: usize = 32768;
 
 fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
     match map.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
-        Ok(Some(values)) => values.iter().map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap_or([0; 8]))).collect(),
+        Ok(Some(values)) => values.iter().map(|v| layout::read_u64(v, 0)).collect(),
         _ => Vec::new(),
     }
 }

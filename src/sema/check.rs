@@ -58,6 +58,29 @@ pub(crate) struct Checker<'a> {
     bindings: Vec<(String, TExpr)>,
     /// Bytes of alloca() memory the current clause has reserved.
     clause_alloca: usize,
+    /// What the clause's earlier actions were, for the speculation rules.
+    order: ActionOrder,
+}
+
+/// What a clause's actions so far were: DTrace allows speculate() only
+/// before data-recording actions, commit() only without them, and neither
+/// twice (illumos dt_stmt_append).
+#[derive(Default)]
+struct ActionOrder {
+    speculated: bool,
+    committed: bool,
+    /// A data-recording action or aggregation outside any speculation.
+    recorded: bool,
+}
+
+/// An action as the speculation rules class it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ActionClass {
+    Spec(SpecOp),
+    Aggregation,
+    Exit,
+    /// trace(), printf() and the other actions that record data.
+    Data,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -96,6 +119,7 @@ impl<'a> Checker<'a> {
             declared: decls::Declared::default(),
             bindings: Vec::new(),
             clause_alloca: 0,
+            order: ActionOrder::default(),
         }
     }
 
@@ -151,19 +175,14 @@ impl<'a> Checker<'a> {
 
         self.region = REGION_PREDICATE;
         let predicate = match &clause.predicate {
-            Some(p) => {
-                let e = self.expr(p)?;
-                if !e.ty.is_scalar() {
-                    return Err(CompileError::new("D_PRED_SCALAR", &p.span, "predicate result must be of scalar type"));
-                }
-                Some(e)
-            }
+            Some(p) => Some(self.scalar_expr(p, "D_PRED_SCALAR", "predicate result must be of scalar type")?),
             None => None,
         };
         self.region = REGION_ACTIONS;
         self.actions_in_clause = 0;
         self.layouts.clear();
         self.record_offset = RECORD_HEADER;
+        self.order = ActionOrder::default();
         let body = self.stmts(&clause.body)?;
         // An empty clause traces the probe firing, as DTrace's default action.
         let records = !self.layouts.is_empty() || clause.body.iter().all(|s| matches!(s.kind, StmtKind::Empty));
@@ -177,6 +196,7 @@ impl<'a> Checker<'a> {
             actions: std::mem::take(&mut self.layouts),
             record_size: self.record_offset,
             records,
+            speculates: self.order.speculated,
         });
         Ok(())
     }
@@ -532,14 +552,7 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Decl(decl) => self.declaration(decl)?,
             StmtKind::If { cond, then, otherwise } => {
-                let c = self.expr(cond)?;
-                if !c.ty.is_scalar() {
-                    return Err(CompileError::new(
-                        "D_IF_SCALAR",
-                        &cond.span,
-                        "if-statement condition must be of scalar type",
-                    ));
-                }
+                let c = self.scalar_expr(cond, "D_IF_SCALAR", "if-statement condition must be of scalar type")?;
                 let then = self.stmts(then)?;
                 let otherwise = match otherwise {
                     Some(o) => self.stmts(o)?,
@@ -550,6 +563,7 @@ impl<'a> Checker<'a> {
             StmtKind::Expr(e) => {
                 if let ExprKind::Assign(op, target, value) = &e.kind {
                     if let Some((name, keys)) = aggregation_target(target) {
+                        self.check_order(ActionClass::Aggregation, &e.span)?;
                         out.push(self.aggregate(*op, name, keys, value, &e.span)?);
                         return Ok(());
                     }
@@ -576,6 +590,18 @@ impl<'a> Checker<'a> {
 
     /// Actions (trace, printf, exit) are statements, not expressions.
     fn action(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<Option<TStmt>> {
+        let spec_op = match name {
+            "speculate" => Some(SpecOp::Speculate),
+            "commit" => Some(SpecOp::Commit),
+            "discard" => Some(SpecOp::Discard),
+            _ => None,
+        };
+        if let Some(op) = spec_op {
+            self.arity(name, name_span, args, 1, 1)?;
+            let id = self.int_arg(name, &args[0])?;
+            self.check_order(ActionClass::Spec(op), span)?;
+            return Ok(Some(TStmt::Speculation { op, id }));
+        }
         let kind = match name {
             "trace" => {
                 self.arity(name, name_span, args, 1, 1)?;
@@ -588,11 +614,7 @@ impl<'a> Checker<'a> {
                 }
                 let e = self.expr(&args[0])?;
                 if e.ty == Type::Void {
-                    return Err(CompileError::new(
-                        "D_PROTO_ARG",
-                        &args[0].span,
-                        "trace( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: void",
-                    ));
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "trace", 1, "@", "void"));
                 }
                 if let Type::Struct(_) = e.ty {
                     return Err(CompileError::new(
@@ -645,6 +667,7 @@ impl<'a> Checker<'a> {
                 (RecordKind::Printf(self.program.formats.len() - 1), ActionKind::Record(values))
             }
             "printa" => self.printa(name_span, args, span)?,
+            "tracemem" => self.tracemem(name_span, args)?,
             "stack" => {
                 self.arity(name, name_span, args, 0, 0)?;
                 self.program.uses_stack = true;
@@ -697,15 +720,8 @@ impl<'a> Checker<'a> {
                 let mut strings = Vec::new();
                 for (i, a) in args.iter().enumerate() {
                     let ExprKind::Str(text) = &a.kind else {
-                        return Err(CompileError::new(
-                            "D_PROTO_ARG",
-                            &a.span,
-                            format!(
-                                "setopt( ) argument #{} is incompatible with prototype:\n\tprototype: string\n\t argument: {}",
-                                i + 1,
-                                self.expr(a)?.ty.name()
-                            ),
-                        ));
+                        let ty = self.expr(a)?.ty.name();
+                        return Err(incompatible_arg("D_PROTO_ARG", &a.span, "setopt", i + 1, "string", &ty));
                     };
                     strings.push(String::from_utf8_lossy(text).into_owned());
                 }
@@ -714,43 +730,116 @@ impl<'a> Checker<'a> {
             }
             "exit" => {
                 self.arity(name, name_span, args, 1, 1)?;
-                let e = self.expr(&args[0])?;
-                if !e.ty.is_int() {
-                    return Err(CompileError::new(
-                        "D_PROTO_ARG",
-                        &args[0].span,
-                        format!(
-                            "exit( ) argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: {}",
-                            e.ty.name()
-                        ),
-                    ));
-                }
-                (RecordKind::Exit, ActionKind::Exit(e))
+                (RecordKind::Exit, ActionKind::Exit(self.int_arg(name, &args[0])?))
             }
             _ => return Ok(None),
         };
         let (record_kind, kind) = kind;
+        let class = if record_kind == RecordKind::Exit { ActionClass::Exit } else { ActionClass::Data };
+        self.check_order(class, span)?;
         let action = self.actions_in_clause;
         if action >= 64 {
             return Err(CompileError::new("D_ACT_MAX", span, "too many actions in one clause (the limit is 64)"));
         }
         self.actions_in_clause += 1;
-        let values = match &kind {
+        let values = match (&kind, &record_kind) {
+            // tracemem's address stands for the memory it copies.
+            (ActionKind::Record(args), RecordKind::Tracemem { size }) => std::iter::once(ValueLayout::Memory(*size))
+                .chain(args[1..].iter().map(|a| value_layout(&a.ty)))
+                .collect(),
             // print() records a struct's or an array's bytes, not its address.
-            ActionKind::Record(args) if matches!(record_kind, RecordKind::Print(_)) => args
+            (ActionKind::Record(args), RecordKind::Print(_)) => args
                 .iter()
                 .map(|a| match a.ty {
-                    Type::Struct(_) | Type::Array(..) => ValueLayout::Bytes(type_size(&a.ty, self.opts.strsize)),
+                    Type::Struct(_) | Type::Array(..) => ValueLayout::Memory(type_size(&a.ty, self.opts.strsize)),
                     _ => value_layout(&a.ty),
                 })
                 .collect(),
-            ActionKind::Record(args) => args.iter().map(|a| value_layout(&a.ty)).collect(),
-            ActionKind::Exit(_) => vec![ValueLayout::Int { size: 4, signed: true }],
+            (ActionKind::Record(args), _) => args.iter().map(|a| value_layout(&a.ty)).collect(),
+            (ActionKind::Exit(_), _) => vec![ValueLayout::Int { size: 4, signed: true }],
         };
         let offset = self.record_offset;
         self.record_offset += values.iter().map(|v| v.bytes(self.opts.strsize)).sum::<usize>();
         self.layouts.push(ActionLayout { kind: record_kind, offset, values });
         Ok(Some(TStmt::Action { action, kind }))
+    }
+
+    /// An `int` argument (exit, speculate, commit, discard).
+    fn int_arg(&mut self, func: &str, arg: &ast::Expr) -> Result<TExpr> {
+        let e = self.expr(arg)?;
+        if !e.ty.is_int() {
+            return Err(incompatible_arg("D_PROTO_ARG", &arg.span, func, 1, "int", &e.ty.name()));
+        }
+        Ok(e)
+    }
+
+    /// DTrace's rules on where speculate(), commit(), aggregations and
+    /// exit() may stand among a clause's actions, checked as each comes.
+    fn check_order(&mut self, class: ActionClass, span: &Span) -> Result<()> {
+        let o = &mut self.order;
+        // (whether the rule is broken, its tag, its message), first match wins.
+        let rules = match class {
+            ActionClass::Spec(SpecOp::Commit) => vec![
+                (o.committed, "D_COMM_COMM", "commit( ) may not follow commit( )"),
+                (o.recorded, "D_COMM_DREC", "commit( ) may not follow data-recording action(s)"),
+            ],
+            ActionClass::Spec(SpecOp::Speculate) => vec![
+                (o.speculated, "D_SPEC_SPEC", "speculate( ) may not follow speculate( )"),
+                (o.committed, "D_SPEC_COMM", "speculate( ) may not follow commit( )"),
+                (o.recorded, "D_SPEC_DREC", "speculate( ) may not follow data-recording action(s)"),
+            ],
+            // discard() records nothing and may stand anywhere.
+            ActionClass::Spec(SpecOp::Discard) => vec![],
+            ActionClass::Aggregation => vec![
+                (o.committed, "D_AGG_COMM", "aggregating actions may not follow commit( )"),
+                (o.speculated, "D_AGG_SPEC", "aggregating actions may not follow speculate( )"),
+            ],
+            ActionClass::Exit | ActionClass::Data => vec![
+                (class == ActionClass::Exit && o.speculated, "D_EXIT_SPEC", "exit( ) may not follow speculate( )"),
+                (o.committed, "D_DREC_COMM", "data-recording actions may not follow commit( )"),
+            ],
+        };
+        match class {
+            ActionClass::Spec(SpecOp::Commit) => o.committed = true,
+            ActionClass::Spec(SpecOp::Speculate) => o.speculated = true,
+            ActionClass::Spec(SpecOp::Discard) => {}
+            ActionClass::Aggregation => o.recorded = true,
+            // Speculative data is not the clause's own.
+            ActionClass::Exit | ActionClass::Data => o.recorded |= !o.speculated,
+        }
+        match rules.into_iter().find(|(broken, _, _)| *broken) {
+            Some((_, tag, message)) => Err(CompileError::new(tag, span, message)),
+            None => Ok(()),
+        }
+    }
+
+    /// tracemem(addr, size[, dsize]): `size` (a constant) bytes of kernel
+    /// memory; dsize, when given, says how many of them to print.
+    fn tracemem(&mut self, name_span: &Span, args: &[ast::Expr]) -> Result<(RecordKind, ActionKind)> {
+        self.arity("tracemem", name_span, args, 2, usize::MAX)?;
+        if let Some(extra) = args.get(3) {
+            return Err(CompileError::new(
+                "D_TRACEMEM_ARGS",
+                &extra.span,
+                "tracemem ( ) prototype mismatch: expected at most 3 args",
+            ));
+        }
+        let addr = self.expr(&args[0])?;
+        if !addr.ty.is_scalar() {
+            let ty = addr.ty.name();
+            return Err(incompatible_arg("D_TRACEMEM_ADDR", &args[0].span, "tracemem", 1, "pointer or integer", &ty));
+        }
+        let size = positive_const(
+            &args[1],
+            "D_TRACEMEM_SIZE",
+            "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+        )?;
+        let mut values = vec![addr];
+        if let Some(dsize) = args.get(2) {
+            let message = "tracemem ( ) dynamic size (argument #3) must be of scalar type";
+            values.push(self.scalar_expr(dsize, "D_TRACEMEM_DYNSIZE", message)?);
+        }
+        Ok((RecordKind::Tracemem { size: size as usize }, ActionKind::Record(values)))
     }
 
     /// printa([format,] @a, ...).
@@ -856,15 +945,18 @@ impl<'a> Checker<'a> {
             }),
             _ => {
                 let ty = self.expr(arg).map(|e| e.ty.name()).unwrap_or_else(|_| "void".into());
-                Err(CompileError::new(
-                    tag_of("AGGARG"),
-                    &arg.span,
-                    format!(
-                        "{func}( ) argument #{position} is incompatible with prototype:\n\tprototype: aggregation\n\t argument: {ty}"
-                    ),
-                ))
+                Err(incompatible_arg(tag_of("AGGARG"), &arg.span, func, position, "aggregation", &ty))
             }
         }
+    }
+
+    /// An expression that must be an integer or a pointer.
+    fn scalar_expr(&mut self, e: &ast::Expr, tag: &'static str, message: &str) -> Result<TExpr> {
+        let typed = self.expr(e)?;
+        if !typed.ty.is_scalar() {
+            return Err(CompileError::new(tag, &e.span, message));
+        }
+        Ok(typed)
     }
 
     /// An integer argument #2 of trunc() or normalize().
@@ -1018,13 +1110,11 @@ impl<'a> Checker<'a> {
                 let base = constant(1, "D_LQUANT_BASETYPE", "an integer constant")?;
                 let limit = constant(2, "D_LQUANT_LIMTYPE", "an integer constant")?;
                 let step = match args.get(3) {
-                    Some(a) => const_int(a).filter(|s| *s > 0).ok_or_else(|| {
-                        CompileError::new(
-                            "D_LQUANT_STEPTYPE",
-                            &a.span,
-                            "lquantize( ) argument #3 must be a non-zero positive integer constant",
-                        )
-                    })?,
+                    Some(a) => positive_const(
+                        a,
+                        "D_LQUANT_STEPTYPE",
+                        "lquantize( ) argument #3 must be a non-zero positive integer constant",
+                    )?,
                     None => 1,
                 };
                 check_lquantize(base, limit, step, &args[1].span)?;
@@ -1034,13 +1124,11 @@ impl<'a> Checker<'a> {
                 let factor = constant(1, "D_LLQUANT_FACTORTYPE", "an integer constant")?;
                 let low = constant(2, "D_LLQUANT_LMAGTYPE", "an integer constant")?;
                 let high = constant(3, "D_LLQUANT_HMAGTYPE", "an integer constant")?;
-                let nsteps = const_int(&args[4]).filter(|s| *s > 0).ok_or_else(|| {
-                    CompileError::new(
-                        "D_LLQUANT_STEPTYPE",
-                        &args[4].span,
-                        "llquantize( ) argument #4 must be a non-zero positive integer constant",
-                    )
-                })?;
+                let nsteps = positive_const(
+                    &args[4],
+                    "D_LLQUANT_STEPTYPE",
+                    "llquantize( ) argument #4 must be a non-zero positive integer constant",
+                )?;
                 check_llquantize(factor, low, high, nsteps, &args[1].span)?;
                 let func = AggFunc::Llquantize {
                     factor: factor as u64,
@@ -1747,14 +1835,7 @@ impl<'a> Checker<'a> {
                 self.arity(name, name_span, args, 1, 1)?;
                 let pid = self.expr(&args[0])?;
                 if !pid.ty.is_int() {
-                    return Err(CompileError::new(
-                        "D_PROTO_ARG",
-                        &args[0].span,
-                        format!(
-                            "progenyof( ) argument #1 is incompatible with prototype:\n\tprototype: pid_t\n\t argument: {}",
-                            pid.ty.name()
-                        ),
-                    ));
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "pid_t", &pid.ty.name()));
                 }
                 let task = self.kernel_record("task_struct", false, span)?;
                 let offset = |k: &mut KernelTypes, m: &str| -> Result<usize> {
@@ -1775,17 +1856,16 @@ impl<'a> Checker<'a> {
                 self.arity(name, name_span, args, 1, 2)?;
                 let addr = self.expr(&args[0])?;
                 if !addr.ty.is_int() {
-                    return Err(CompileError::new("D_PROTO_ARG", &args[0].span, format!("copyinstr( ) argument #1 is incompatible with prototype:\n\tprototype: uintptr_t\n\t argument: {}", addr.ty.name())));
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "uintptr_t", &addr.ty.name()));
                 }
                 Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
             }
-            "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt" => {
-                Err(CompileError::new(
-                    "D_PROTO_ARG",
-                    name_span,
-                    format!("{name}( ) may not be used as an expression; it is an action"),
-                ))
-            }
+            "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt"
+            | "tracemem" | "speculate" | "commit" | "discard" => Err(CompileError::new(
+                "D_PROTO_ARG",
+                name_span,
+                format!("{name}( ) may not be used as an expression; it is an action"),
+            )),
             _ if is_aggregating_function(name) => Err(CompileError::new(
                 "D_CG_EXPR",
                 name_span,
@@ -1827,16 +1907,8 @@ impl<'a> Checker<'a> {
                 e.ty.is_int()
             };
             if !ok {
-                return Err(CompileError::new(
-                    "D_PROTO_ARG",
-                    &a.span,
-                    format!(
-                        "{name}( ) argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
-                        i + 1,
-                        if want_string { "const char *" } else { param.trim_end_matches('?') },
-                        e.ty.name()
-                    ),
-                ));
+                let prototype = if want_string { "const char *" } else { param.trim_end_matches('?') };
+                return Err(incompatible_arg("D_PROTO_ARG", &a.span, name, i + 1, prototype, &e.ty.name()));
             }
             values.push(e);
         }
@@ -1885,6 +1957,7 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "alloca" => (Subr::Alloca(0), &["size_t"], Type::Pointer(Box::new(Type::Void))),
         "bcopy" => (Subr::Bcopy, &["void *", "void *", "size_t"], Type::Void),
         "copyinto" => (Subr::Copyinto, &["uintptr_t", "size_t", "void *"], Type::Void),
+        "speculation" => (Subr::Speculation, &[], Type::INT),
         "getminor" => (Subr::Getminor, &["dev_t"], Type::Int { size: 4, signed: false, name: "minor_t" }),
         _ => return None,
     })
@@ -1967,6 +2040,11 @@ fn const_int(e: &ast::Expr) -> Option<i64> {
         }
         _ => None,
     }
+}
+
+/// An argument that must be an integer constant above 0.
+fn positive_const(arg: &ast::Expr, tag: &'static str, message: &str) -> Result<i64> {
+    const_int(arg).filter(|n| *n > 0).ok_or_else(|| CompileError::new(tag, &arg.span, message))
 }
 
 fn check_lquantize(base: i64, limit: i64, step: i64, span: &Span) -> Result<()> {
@@ -2140,6 +2218,22 @@ fn check_printa_format(format: &printf::Format, keys: &[KeyColumn], span: &Span)
         }
     }
     Ok(())
+}
+
+/// DTrace's message for an argument whose type the function does not take.
+fn incompatible_arg(
+    tag: &'static str,
+    span: &Span,
+    func: &str,
+    position: usize,
+    prototype: &str,
+    argument: &str,
+) -> CompileError {
+    CompileError::new(
+        tag,
+        span,
+        format!("{func}( ) argument #{position} is incompatible with prototype:\n\tprototype: {prototype}\n\t argument: {argument}"),
+    )
 }
 
 fn member_operand_error(arrow: bool, ty: &Type, span: &Span) -> CompileError {

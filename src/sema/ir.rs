@@ -286,6 +286,8 @@ pub(crate) enum Subr {
     Bcopy,
     /// copyinto(uaddr, size, dest): user memory into alloca'd memory.
     Copyinto,
+    /// speculation(): a free speculation's ID, or 0 when none is free.
+    Speculation,
 }
 
 #[derive(Debug, Clone)]
@@ -301,6 +303,11 @@ pub(crate) enum TStmt {
         then: Vec<TStmt>,
         otherwise: Vec<TStmt>,
     },
+    /// speculate(id), commit(id) or discard(id): records nothing of its own.
+    Speculation {
+        op: SpecOp,
+        id: TExpr,
+    },
     /// `@name[keys] = func(args)`: updates the aggregation in the kernel;
     /// nothing crosses to user space.
     Aggregate {
@@ -312,6 +319,16 @@ pub(crate) enum TStmt {
         /// The optional increment of the quantize family (default 1).
         incr: Option<TExpr>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SpecOp {
+    /// The clause's record goes to the speculation instead of the output.
+    Speculate,
+    /// The speculation's records are printed, in order, and it is freed.
+    Commit,
+    /// The speculation's records are dropped and it is freed.
+    Discard,
 }
 
 #[derive(Debug, Clone)]
@@ -353,6 +370,11 @@ pub(crate) enum RecordKind {
     /// normalize(@, n): the value is the normalization factor.
     Normalize(usize),
     Denormalize(usize),
+    /// tracemem(addr, size[, dsize]): `size` bytes copied from addr, then
+    /// the optional dynamic size (how many of them to print).
+    Tracemem {
+        size: usize,
+    },
     /// setopt("name"[, "value"]): changes a consumer option at run time.
     Setopt {
         name: String,
@@ -368,8 +390,8 @@ pub(crate) enum ValueLayout {
     Str,
     /// A kernel stack: its ID in the stack map (8 bytes).
     Stack,
-    /// The bytes of a struct or array, copied from its address.
-    Bytes(usize),
+    /// This many bytes of kernel memory, copied from the value's address.
+    Memory(usize),
 }
 
 impl ValueLayout {
@@ -377,7 +399,7 @@ impl ValueLayout {
         match self {
             ValueLayout::Int { .. } | ValueLayout::Stack => 8,
             ValueLayout::Str => (strsize + 7) & !7,
-            ValueLayout::Bytes(n) => (n + 7) & !7,
+            ValueLayout::Memory(n) => (n + 7) & !7,
         }
     }
 }
@@ -395,6 +417,8 @@ pub(crate) struct Clause {
     pub record_size: usize,
     /// True when the clause writes a record (it has data-recording actions or is empty).
     pub records: bool,
+    /// The clause calls speculate(): its record may go to a speculation or nowhere.
+    pub speculates: bool,
 }
 
 pub(crate) use crate::consume::aggfmt::AggFunc;

@@ -206,19 +206,25 @@ fn curpsinfo_describes_the_traced_process() {
         "-n",
         r#"syscall::exit_group:entry /curpsinfo->pr_fname == "sh"/ {
             printf("%d %d %d %d %s|\n", curpsinfo->pr_pid, curpsinfo->pr_ppid, curpsinfo->pr_pgid,
-                   curpsinfo->pr_sid, curpsinfo->pr_psargs); exit(0); }"#,
+                   curpsinfo->pr_sid, curpsinfo->pr_psargs); }"#,
     ]);
     t.wait_for("ready");
     // A shell in a new session: its pid is its process group and session ID.
-    let child = Command::new("setsid").args(["sh", "-c", ":; :"]).spawn().expect("setsid");
-    let out = t.finish();
-    drop(child);
-    assert_eq!(out.code(), 0, "{}", out.stderr);
-    let line = out.stdout.lines().find(|l| l.ends_with("|")).unwrap_or_default().to_string();
+    // (Not a group leader, setsid execs sh in the same process.)
+    let mut child = Command::new("setsid").args(["sh", "-c", ":; :"]).spawn().expect("setsid");
+    child.wait().expect("sh");
+    let out = t.stop();
+    let pid = child.id().to_string();
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("{pid} ")))
+        .unwrap_or_else(|| panic!("no row for {pid}: {}", out.stdout));
     let fields: Vec<&str> = line.trim_end_matches('|').split(' ').collect();
     assert_eq!(fields.len(), 5, "{line}");
-    assert_eq!(fields[0], fields[2], "pgid {line}");
-    assert_eq!(fields[0], fields[3], "sid {line}");
+    assert_eq!(fields[1], std::process::id().to_string(), "ppid {line}");
+    assert_eq!(fields[2], pid, "pgid {line}");
+    assert_eq!(fields[3], pid, "sid {line}");
     assert_eq!(fields[4], "sh", "psargs {line}");
 }
 
@@ -288,7 +294,8 @@ fn stackdepth_counts_the_frames_stack_prints() {
 #[test]
 fn vtimestamp_counts_time_on_cpu_only() {
     // Two CPU-bound dd's share one CPU: each runs about half of the wall
-    // time. A sleep runs almost not at all.
+    // time. A sleep runs almost not at all. Rows are matched by pid: other
+    // processes may run dd or sleep meanwhile.
     let path = script(
         "vtime.d",
         r#"self uint64_t t;
@@ -297,7 +304,7 @@ BEGIN { printf("ready\n"); }
 syscall::read:entry,syscall::clock_nanosleep:entry /(execname == "dd" || execname == "sleep") && !self->t/
 { self->t = timestamp; self->v = vtimestamp; }
 syscall::exit_group:entry /self->t/
-{ printf("%s %d %d\n", execname, (timestamp - self->t) / 1000000, (vtimestamp - self->v) / 1000000); }
+{ printf("%d %d %d\n", pid, (timestamp - self->t) / 1000000, (vtimestamp - self->v) / 1000000); }
 "#,
     );
     let mut t = Tracer::spawn(&["-qs", &path]);
@@ -312,22 +319,24 @@ syscall::exit_group:entry /self->t/
     let (mut a, mut b) = (dd(), dd());
     a.wait().expect("dd");
     b.wait().expect("dd");
-    Command::new("sleep").arg("0.3").status().expect("sleep");
+    let mut sleep = Command::new("sleep").arg("0.3").spawn().expect("sleep");
+    sleep.wait().expect("sleep");
     let out = t.stop();
-    let rows: Vec<(String, u64, u64)> = out
-        .stdout
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split(' ');
-            Some((w.next()?.to_string(), w.next()?.parse().ok()?, w.next()?.parse().ok()?))
-        })
-        .collect();
-    let dds: Vec<_> = rows.iter().filter(|r| r.0 == "dd").collect();
-    assert_eq!(dds.len(), 2, "{}", out.stdout);
-    for (_, wall, cpu) in dds {
+    // (wall ms, cpu ms) of a process by pid.
+    let times = |child: &std::process::Child| -> (u64, u64) {
+        let row = out
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{} ", child.id())))
+            .unwrap_or_else(|| panic!("no row for {}: {}", child.id(), out.stdout));
+        let mut w = row.split(' ').map(|n| n.parse::<u64>().expect("ms"));
+        (w.next().expect("wall"), w.next().expect("cpu"))
+    };
+    for child in [&a, &b] {
+        let (wall, cpu) = times(child);
         // Bounds loose enough for other tests running beside this one.
-        assert!(*wall > 0 && *cpu * 100 >= *wall * 15 && *cpu * 100 <= *wall * 75, "{}", out.stdout);
+        assert!(wall > 0 && cpu * 100 >= wall * 15 && cpu * 100 <= wall * 75, "{}", out.stdout);
     }
-    let sleep = rows.iter().find(|r| r.0 == "sleep").unwrap_or_else(|| panic!("{}", out.stdout));
-    assert!(sleep.1 >= 290 && sleep.2 < 50, "{}", out.stdout);
+    let (wall, cpu) = times(&sleep);
+    assert!(wall >= 290 && cpu < 50, "{}", out.stdout);
 }

@@ -96,6 +96,7 @@ impl Emitter<'_> {
                 self.emit(alu_imm(Alu::And, R0, 0xfffff));
             }
             Subr::InetNtoa => self.inet_ntoa(&args[0])?,
+            Subr::Speculation => self.speculation()?,
             Subr::Copyin => {
                 let saved = self.stack_top;
                 let addr = self.stash(&args[0])?;

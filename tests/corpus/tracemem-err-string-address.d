@@ -1,0 +1,4 @@
+BEGIN
+{
+	tracemem("abc", 4);
+}

@@ -1,0 +1,5 @@
+BEGIN
+{
+	n = 4;
+	tracemem(0, n);
+}
