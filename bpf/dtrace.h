@@ -57,6 +57,7 @@ struct dt_fault_rec {
 };
 #define DT_FAULT_BADADDR 1
 #define DT_FAULT_DIVZERO 2
+#define DT_FAULT_ILLOP 3  /* e.g. inet_ntop() of an unknown address family */
 
 #endif
 

@@ -55,6 +55,35 @@ pub(crate) struct CodegenEnv {
 #[derive(Debug)]
 pub(crate) struct CodegenError(pub String);
 
+/// Byte offsets in the per-CPU scratch map's one value. In order: the
+/// subroutines' result strings (`slots` of strsize bytes), the launder word,
+/// the string clause-local variables, a work area of 2·strsize bytes that
+/// one subroutine uses while it runs (index's failure table, cleanpath's
+/// slash stack, strtok's delimiter set), then strtok's saved position and
+/// its copy of the string being split.
+pub(crate) struct ScratchLayout {
+    pub launder: usize,
+    pub clause_locals: usize,
+    pub work: usize,
+    pub strtok_position: usize,
+    pub strtok_string: usize,
+    pub size: usize,
+}
+
+impl ScratchLayout {
+    pub(crate) fn new(program: &Program, slots: usize) -> ScratchLayout {
+        let strsize = program.strsize;
+        let launder = slots * strsize;
+        let clause_locals = launder + 8;
+        let string_locals = program.clause_locals.iter().filter(|v| v.ty == Type::String).count();
+        let work = clause_locals + string_locals * strsize;
+        let strtok_position = work + 2 * strsize;
+        let strtok_string = strtok_position + 8;
+        let size = strtok_string + if program.uses_strtok { strsize } else { 0 };
+        ScratchLayout { launder, clause_locals, work, strtok_position, strtok_string, size }
+    }
+}
+
 const BPF_RB_NO_WAKEUP: i32 = 1;
 const BPF_NOEXIST: i32 = 1;
 const EEXIST: i32 = 17;
@@ -98,6 +127,7 @@ struct Emitter<'a> {
     used_scratch: bool,
     /// Keys being built while this one is (key buffer regions in use).
     key_depth: usize,
+    scratch: ScratchLayout,
     /// Set while emitting a clause's statements.
     clause: Option<ClauseState>,
     error_clauses: &'a [usize],
@@ -164,6 +194,7 @@ fn generate_with(
         stack_top: STACK_FIRST_FREE,
         clause_local_slots: Vec::new(),
         scratch_next: 0,
+        scratch: ScratchLayout::new(program, env.scratch_slots),
         clause: None,
     };
     e.prologue()?;
@@ -243,10 +274,17 @@ impl<'a> Emitter<'a> {
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
             self.emit(mov(R8, R0));
         }
+        // strtok(NULL, ...) has nothing to go on from until a strtok(s, ...)
+        // of this firing.
+        if self.program.uses_strtok {
+            self.used_scratch = true;
+            if self.with_scratch {
+                self.emit(st_imm(Size::DW, R8, self.scratch.strtok_position as i16, -1));
+            }
+        }
         // Clause-local variables start at 0 (or "") for each firing, shared by
-        // the clauses of this probe as in DTrace. Strings live in the scratch
-        // map after the slots and the launder word.
-        let mut string_at = self.env.scratch_slots * self.program.strsize + 8;
+        // the clauses of this probe as in DTrace. Strings live in the scratch map.
+        let mut string_at = self.scratch.clause_locals;
         for v in &self.program.clause_locals {
             if v.ty == Type::String {
                 self.used_scratch = true;

@@ -29,6 +29,7 @@ pub(crate) const FAULT_ADDR: usize = offset_of!(dt_fault_rec, addr);
 pub(crate) const EPID_FAULT: u32 = u32::MAX;
 pub(crate) const FAULT_BADADDR: u32 = 1;
 pub(crate) const FAULT_DIVZERO: u32 = 2;
+pub(crate) const FAULT_ILLOP: u32 = 3;
 
 #[cfg(test)]
 mod tests {

@@ -110,12 +110,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         MapType::PercpuArray,
         Some("dt_scratch"),
         4,
-        // The slots, one word for the code generator (emit::subr's launder
-        // cell), then the string clause-local variables.
-        (scratch_slots * program.strsize
-            + 8
-            + program.clause_locals.iter().filter(|v| v.ty == crate::sema::ir::Type::String).count() * program.strsize)
-            as u32,
+        crate::codegen::emit::ScratchLayout::new(program, scratch_slots).size as u32,
         1,
         &map_opts(),
     )?;

@@ -890,11 +890,12 @@ impl<'a> Checker<'a> {
                     }
                     typed(TKind::Builtin(b), ty)
                 }
-                None => match self.lookup_var(Scope::Global, name) {
-                    Some((var, ty)) => typed(TKind::Var(var), ty),
+                None => match (self.lookup_var(Scope::Global, name), builtin_constant(name)) {
+                    (Some((var, ty)), _) => typed(TKind::Var(var), ty),
                     // D's NULL: a void pointer 0.
-                    None if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
-                    None => {
+                    (None, _) if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
+                    (None, Some(value)) => typed(TKind::Int(value), Type::INT),
+                    (None, None) => {
                         return Err(CompileError::new(
                             "D_IDENT_UNDEF",
                             &span,
@@ -1506,13 +1507,14 @@ impl<'a> Checker<'a> {
         let mut values = Vec::new();
         for (i, (a, param)) in args.iter().zip(params).enumerate() {
             let e = self.expr(a)?;
-            let want_string = param.trim_end_matches('?') == "string";
-            let ok = if want_string {
-                e.ty == Type::String
-            } else if param.ends_with('*') {
-                e.ty.is_scalar()
-            } else {
-                e.ty.is_int()
+            let param = param.trim_end_matches('?');
+            let want_string = param.starts_with("string");
+            let ok = match param {
+                "string" => e.ty == Type::String,
+                // strtok(NULL, delim) goes on from the previous call's position.
+                "string or NULL" => e.ty == Type::String || is_null_constant(&e),
+                _ if param.ends_with('*') => e.ty.is_scalar(),
+                _ => e.ty.is_int(),
             };
             if !ok {
                 return Err(CompileError::new(
@@ -1521,7 +1523,7 @@ impl<'a> Checker<'a> {
                     format!(
                         "{name}( ) argument #{} is incompatible with prototype:\n\tprototype: {}\n\t argument: {}",
                         i + 1,
-                        if want_string { "const char *" } else { param.trim_end_matches('?') },
+                        if want_string { "const char *" } else { param },
                         e.ty.name()
                     ),
                 ));
@@ -1532,6 +1534,9 @@ impl<'a> Checker<'a> {
             // Their result for a name without a directory part.
             self.intern(b".");
         }
+        if subr == Subr::Strtok {
+            self.program.uses_strtok = true;
+        }
         Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
     }
 }
@@ -1539,7 +1544,21 @@ impl<'a> Checker<'a> {
 /// Names D defines, which a script cannot assign or index: the built-in
 /// variables, curthread and NULL.
 fn is_predefined(name: &str) -> bool {
-    builtin(name).is_some() || name == "curthread" || name == "NULL"
+    builtin(name).is_some() || name == "curthread" || name == "NULL" || builtin_constant(name).is_some()
+}
+
+/// NULL or a literal 0, where a subroutine takes a pointer.
+fn is_null_constant(e: &TExpr) -> bool {
+    matches!(e.kind, TKind::Int(0)) && e.ty.is_scalar()
+}
+
+/// Integer constants D defines for scripts (Linux's address families).
+fn builtin_constant(name: &str) -> Option<u64> {
+    match name {
+        "AF_INET" => Some(2),
+        "AF_INET6" => Some(10),
+        _ => None,
+    }
 }
 
 /// A subroutine's kind, parameters (`?` marks an optional one) and result type.
@@ -1557,6 +1576,11 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "dirname" => (Subr::Dirname, &["string"], Type::String),
         "strchr" => (Subr::Strchr, &["string", "char"], Type::String),
         "strrchr" => (Subr::Strrchr, &["string", "char"], Type::String),
+        "strstr" => (Subr::Strstr, &["string", "string"], Type::String),
+        "index" => (Subr::Index, &["string", "string", "int?"], Type::INT),
+        "rindex" => (Subr::Rindex, &["string", "string", "int?"], Type::INT),
+        "strtok" => (Subr::Strtok, &["string or NULL", "string"], Type::String),
+        "cleanpath" => (Subr::Cleanpath, &["string"], Type::String),
         "lltostr" => (Subr::Lltostr, &["int64_t"], Type::String),
         "htons" | "ntohs" => (Subr::ByteSwap(16), &["uint16_t"], u16),
         "htonl" | "ntohl" => (Subr::ByteSwap(32), &["uint32_t"], u32),
@@ -1564,6 +1588,8 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "rand" => (Subr::Rand, &[], Type::INT),
         "getmajor" => (Subr::Getmajor, &["dev_t"], Type::Int { size: 4, signed: false, name: "major_t" }),
         "inet_ntoa" => (Subr::InetNtoa, &["ipaddr_t *"], Type::String),
+        "inet_ntoa6" => (Subr::InetNtoa6, &["in6_addr_t *"], Type::String),
+        "inet_ntop" => (Subr::InetNtop, &["int", "void *"], Type::String),
         "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
         "getminor" => (Subr::Getminor, &["dev_t"], Type::Int { size: 4, signed: false, name: "minor_t" }),
         _ => return None,
