@@ -544,11 +544,11 @@ impl Emitter<'_> {
         let end = self.new_label();
         self.emit(mov_imm(R4, 0));
         self.bind(top);
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize() - 1, 0), end);
+        self.exit_if(Cond::Ge, R4, self.strsize() - 1, end);
         self.emit(mov(R0, R1));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(ldx(Size::B, R5, R0, 0));
-        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), end);
+        self.exit_if(Cond::Eq, R5, 0, end);
         self.emit(alu_imm(Alu::Add, R4, 1));
         self.jump(ja(0), top);
         self.bind(end);
@@ -561,14 +561,14 @@ impl Emitter<'_> {
         let top = self.new_label();
         let done = self.new_label();
         self.bind(top);
-        self.jump(jmp_imm(Cond::Ge, R3, self.strsize(), 0), done);
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize() - 1, 0), done);
+        self.exit_if(Cond::Ge, R3, self.strsize(), done);
+        self.exit_if(Cond::Ge, R4, self.strsize() - 1, done);
         if let Some(slot) = end {
             self.emit(ldx(Size::DW, R0, FP, slot));
-            self.jump(jmp_reg(Cond::Sge, R3, R0, 0), done);
+            self.exit_if_reg(Cond::Sge, R3, R0, done);
         }
         self.load_source_byte();
-        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), done);
+        self.exit_if(Cond::Eq, R5, 0, done);
         let (low, high, delta) = match case {
             Case::Keep => (0, -1, 0),
             Case::Upper => (b'a' as i32, b'z' as i32, -32),
@@ -1068,11 +1068,11 @@ impl Emitter<'_> {
         self.emit(alu_imm(Alu::Add, R3, position));
         self.emit(ldx(Size::DW, R3, R3, 0));
         self.bind(skip);
-        self.jump(jmp_imm(Cond::Ge, R3, self.strsize(), 0), no_token);
+        self.exit_if(Cond::Ge, R3, self.strsize(), no_token);
         self.strtok_byte(string);
-        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), no_token);
+        self.exit_if(Cond::Eq, R5, 0, no_token);
         self.is_delimiter();
-        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), token);
+        self.exit_if(Cond::Eq, R0, 0, token);
         self.emit(alu_imm(Alu::Add, R3, 1));
         self.jump(ja(0), skip);
         self.bind(no_token);
@@ -1088,12 +1088,12 @@ impl Emitter<'_> {
         self.dst_into_r2(dst);
         self.emit(mov_imm(R4, 0));
         self.bind(copy);
-        self.jump(jmp_imm(Cond::Ge, R3, self.strsize(), 0), copied);
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize() - 1, 0), copied);
+        self.exit_if(Cond::Ge, R3, self.strsize(), copied);
+        self.exit_if(Cond::Ge, R4, self.strsize() - 1, copied);
         self.strtok_byte(string);
-        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), copied);
+        self.exit_if(Cond::Eq, R5, 0, copied);
         self.is_delimiter();
-        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), copied);
+        self.exit_if(Cond::Ne, R0, 0, copied);
         self.emit(mov(R0, R2));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(stx(Size::B, R0, 0, R5));
@@ -1136,9 +1136,9 @@ impl Emitter<'_> {
         self.emit(ldx(Size::DW, R1, FP, delim));
         self.emit(mov_imm(R3, 0));
         self.bind(top);
-        self.jump(jmp_imm(Cond::Ge, R3, self.strsize(), 0), done);
+        self.exit_if(Cond::Ge, R3, self.strsize(), done);
         self.load_source_byte();
-        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), done);
+        self.exit_if(Cond::Eq, R5, 0, done);
         // set[c / 8] |= 1 << (c % 8)
         self.emit(mov(R0, R5));
         self.emit(alu_imm(Alu::Rsh, R0, 3));
