@@ -271,10 +271,7 @@ impl Emitter<'_> {
         }
         // r2 is the text, r4 its length.
         self.bind(full);
-        self.emit(jmp_imm(Cond::Ge, R4, self.strsize(), 3));
-        self.emit(mov(R0, R2));
-        self.emit(alu_reg(Alu::Add, R0, R4));
-        self.emit(st_imm(Size::B, R0, 0, 0));
+        self.terminate_at_r4();
         self.dst_into_r0(dst);
         self.stack_top = saved;
         Ok(())
@@ -587,12 +584,15 @@ impl Emitter<'_> {
         self.jump(ja(0), top);
         self.bind(done);
         self.launder(R4);
-        let after = self.new_label();
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize(), 0), after);
+        self.terminate_at_r4();
+    }
+
+    /// dst[r4] = NUL (r2 is dst), when r4 is inside the string.
+    fn terminate_at_r4(&mut self) {
+        self.emit(jmp_imm(Cond::Ge, R4, self.strsize(), 3));
         self.emit(mov(R0, R2));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(st_imm(Size::B, R0, 0, 0));
-        self.bind(after);
     }
 
     /// substr(s, index[, length]) with illumos DTrace's rules for negative
@@ -1102,10 +1102,7 @@ impl Emitter<'_> {
         self.jump(ja(0), copy);
         self.bind(copied);
         self.launder(R4);
-        self.emit(jmp_imm(Cond::Ge, R4, self.strsize(), 3));
-        self.emit(mov(R0, R2));
-        self.emit(alu_reg(Alu::Add, R0, R4));
-        self.emit(st_imm(Size::B, R0, 0, 0));
+        self.terminate_at_r4();
         self.emit(mov(R0, R8));
         self.emit(alu_imm(Alu::Add, R0, position));
         self.emit(stx(Size::DW, R0, 0, R3));
@@ -1241,10 +1238,7 @@ impl Emitter<'_> {
         self.jump(ja(0), top);
         self.bind(finish);
         self.launder(R4);
-        self.emit(jmp_imm(Cond::Ge, R4, self.strsize(), 3));
-        self.emit(mov(R0, R2));
-        self.emit(alu_reg(Alu::Add, R0, R4));
-        self.emit(st_imm(Size::B, R0, 0, 0));
+        self.terminate_at_r4();
         self.dst_into_r0(dst);
         self.stack_top = saved;
         Ok(())
