@@ -149,12 +149,19 @@ fn inet_ntoa_and_member_addresses() {
     assert!(out.stderr.contains("invalid address (0x8) in action #1"), "{}", out.stderr);
 }
 
+/// A copy of /bin/echo called `name` (a comm a script can pick out), in a
+/// fresh directory; returns the directory and the program.
+fn echo_named(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let echo = dir.join(name);
+    std::fs::copy("/bin/echo", &echo).expect("copy echo");
+    (dir, echo)
+}
+
 #[test]
 fn copyin_reads_the_callers_memory() {
-    let dir = std::env::temp_dir().join(format!("dtrace-copyin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let echo = dir.join("dtcopyin");
-    std::fs::copy("/bin/echo", &echo).expect("copy echo");
+    let (dir, echo) = echo_named("dtcopyin");
     let mut t = Tracer::spawn(&[
         "-qn",
         READY,
@@ -164,6 +171,7 @@ fn copyin_reads_the_callers_memory() {
     t.wait_for("ready");
     Command::new(&echo).arg("hi").output().expect("echo");
     let out = t.stop();
+    std::fs::remove_dir_all(&dir).ok();
     // "hi\n": three bytes, 'h' first, and the first two as a little-endian short.
     assert!(out.stdout.lines().any(|l| l == "3 h 6968"), "{}", out.stdout);
     // A bad user address is DTrace's runtime error.
@@ -175,10 +183,7 @@ fn copyin_reads_the_callers_memory() {
 fn inet_ntop_writes_ipv6_addresses_as_illumos_does() {
     // A copy of echo under a name of our own writes each address's 16 bytes
     // (`echo -ne '\xHH...'`); the script reads them from write()'s buffer.
-    let dir = std::env::temp_dir().join(format!("dtrace-inet6-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let echo = dir.join("dtinet6");
-    std::fs::copy("/bin/echo", &echo).expect("copy echo");
+    let (dir, echo) = echo_named("dtinet6");
     let mut t = Tracer::spawn(&[
         "-qn",
         READY,

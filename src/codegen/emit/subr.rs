@@ -576,15 +576,20 @@ impl Emitter<'_> {
             self.emit(jmp_imm(Cond::Gt, R5, high, 1));
             self.emit(alu_imm(Alu::Add, R5, delta));
         }
+        self.copy_byte_r5();
+        self.jump(ja(0), top);
+        self.bind(done);
+        self.launder(R4);
+        self.terminate_at_r4();
+    }
+
+    /// One byte of a copy: dst[r4++] = r5 (r2 is dst), r3++.
+    fn copy_byte_r5(&mut self) {
         self.emit(mov(R0, R2));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(stx(Size::B, R0, 0, R5));
         self.emit(alu_imm(Alu::Add, R3, 1));
         self.emit(alu_imm(Alu::Add, R4, 1));
-        self.jump(ja(0), top);
-        self.bind(done);
-        self.launder(R4);
-        self.terminate_at_r4();
     }
 
     /// dst[r4] = NUL (r2 is dst), when r4 is inside the string.
@@ -1094,11 +1099,7 @@ impl Emitter<'_> {
         self.exit_if(Cond::Eq, R5, 0, copied);
         self.is_delimiter();
         self.exit_if(Cond::Ne, R0, 0, copied);
-        self.emit(mov(R0, R2));
-        self.emit(alu_reg(Alu::Add, R0, R4));
-        self.emit(stx(Size::B, R0, 0, R5));
-        self.emit(alu_imm(Alu::Add, R3, 1));
-        self.emit(alu_imm(Alu::Add, R4, 1));
+        self.copy_byte_r5();
         self.jump(ja(0), copy);
         self.bind(copied);
         self.launder(R4);
