@@ -5,7 +5,7 @@
 use crate::diag::CompileError;
 use crate::flags::{Options, ProgramSource};
 use crate::provider::Registry;
-use crate::sema::check::{named_type, CheckOptions, Checker};
+use crate::sema::check::{is_type_name, CheckOptions, Checker};
 use crate::sema::ir::Program;
 use crate::syntax::{self, ast};
 
@@ -46,7 +46,7 @@ pub(crate) fn compile(
             }
             ProgramSource::Description(text) | ProgramSource::Probe(text) => text.clone(),
         };
-        let ast = syntax::parse(&text, &|name| named_type(name).is_some()).map_err(|e| {
+        let ast = syntax::parse(&text, &is_type_name).map_err(|e| {
             format_error(
                 source,
                 &text,

@@ -201,7 +201,10 @@ impl<'a> Checker<'a> {
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
                 int_type_from_words(&words)
             }
-            ast::TypeSpec::Named { name, .. } => named_type(name),
+            ast::TypeSpec::Named { name, .. } => match kernel_typedef(name) {
+                Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
+                None => named_type(name),
+            },
             ast::TypeSpec::Struct(ast::RecordSpec { name: Some(name), members: None })
             | ast::TypeSpec::Union(ast::RecordSpec { name: Some(name), members: None }) => {
                 let union = matches!(spec, ast::TypeSpec::Union(_));
@@ -2036,6 +2039,20 @@ fn int_type_from_words(words: &[&str]) -> Option<Type> {
         (4, "int", "unsigned int")
     };
     Some(Type::Int { size, signed: !unsigned, name: if unsigned { name_u } else { name_s } })
+}
+
+/// Whether D knows `name` as a type name (for the parser).
+pub(crate) fn is_type_name(name: &str) -> bool {
+    named_type(name).is_some() || kernel_typedef(name).is_some()
+}
+
+/// D's predefined typedefs of kernel structs: the struct's name in the
+/// running kernel's BTF.
+fn kernel_typedef(name: &str) -> Option<&'static str> {
+    match name {
+        "in6_addr_t" => Some("in6_addr"),
+        _ => None,
+    }
 }
 
 /// D's predefined typedefs for integers, and `string`.

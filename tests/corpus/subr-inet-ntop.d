@@ -5,8 +5,8 @@
 BEGIN
 {
 	printf("%s\n", inet_ntop(AF_INET6, (void *)&curthread->comm));
-	printf("%s\n", inet_ntoa6((void *)&curthread->comm));
-	printf("%s\n", inet_ntop(AF_INET, (void *)&curthread->comm));
+	printf("%s\n", inet_ntoa6((in6_addr_t *)&curthread->comm));
+	printf("%s\n", inet_ntop(AF_INET, (ipaddr_t *)&curthread->comm));
 	printf("%d %d\n", AF_INET, AF_INET6);
 	exit(0);
 }
