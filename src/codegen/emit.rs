@@ -57,10 +57,10 @@ pub(crate) struct CodegenError(pub String);
 
 /// Byte offsets in the per-CPU scratch map's one value. In order: the
 /// subroutines' result strings (`slots` of strsize bytes), the launder word,
-/// the string clause-local variables, a work area of 2·strsize bytes that
-/// one subroutine uses while it runs (index's failure table, cleanpath's
-/// slash stack, strtok's delimiter set), then strtok's saved position and
-/// its copy of the string being split.
+/// the string clause-local variables, a work area of 2·strsize bytes (at
+/// least 32) that one subroutine uses while it runs (index's failure
+/// table, cleanpath's slash stack, strtok's delimiter set), then strtok's
+/// saved position and its copy of the string being split.
 pub(crate) struct ScratchLayout {
     pub launder: usize,
     pub clause_locals: usize,
@@ -77,7 +77,8 @@ impl ScratchLayout {
         let clause_locals = launder + 8;
         let string_locals = program.clause_locals.iter().filter(|v| v.ty == Type::String).count();
         let work = clause_locals + string_locals * strsize;
-        let strtok_position = work + 2 * strsize;
+        // strtok's delimiter set (256 bits) needs 32 bytes whatever strsize.
+        let strtok_position = work + (2 * strsize).max(32);
         let strtok_string = strtok_position + 8;
         let size = strtok_string + if program.uses_strtok { strsize } else { 0 };
         ScratchLayout { launder, clause_locals, work, strtok_position, strtok_string, size }
