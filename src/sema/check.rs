@@ -1545,7 +1545,7 @@ impl<'a> Checker<'a> {
 }
 
 /// Names D defines, which a script cannot assign or index: the built-in
-/// variables, curthread and NULL.
+/// variables, curthread, NULL and the integer constants.
 fn is_predefined(name: &str) -> bool {
     builtin(name).is_some() || name == "curthread" || name == "NULL" || builtin_constant(name).is_some()
 }
@@ -1564,7 +1564,8 @@ fn builtin_constant(name: &str) -> Option<u64> {
     }
 }
 
-/// A subroutine's kind, parameters (`?` marks an optional one) and result type.
+/// A subroutine's kind, parameters (`?` marks an optional one; "string or
+/// NULL" also takes NULL or 0) and result type.
 fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Type)> {
     let size_t = Type::Int { size: 8, signed: false, name: "size_t" };
     let u16 = Type::Int { size: 2, signed: false, name: "uint16_t" };
