@@ -62,6 +62,7 @@ struct dt_fault_rec {
 };
 #define DT_FAULT_BADADDR 1
 #define DT_FAULT_DIVZERO 2
+#define DT_FAULT_ILLOP 3  /* e.g. inet_ntop() of an unknown address family */
 
 /* vtimestamp: a thread's time on CPU since tracing began (or since it
  * first read vtimestamp), kept by dt_vtime_switch in the dt_vtime map,

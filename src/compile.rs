@@ -5,7 +5,7 @@
 use crate::diag::CompileError;
 use crate::flags::{Options, ProgramSource};
 use crate::provider::Registry;
-use crate::sema::check::{named_type, CheckOptions, Checker, LIBRARY};
+use crate::sema::check::{is_type_name, CheckOptions, Checker, LIBRARY};
 use crate::sema::ir::Program;
 use crate::syntax::{self, ast};
 
@@ -42,7 +42,7 @@ pub(crate) fn compile(
         .flatten()
         .filter_map(|d| d.name.as_deref())
         .collect();
-    let is_type = |name: &str| named_type(name).is_some() || library_types.contains(name);
+    let is_type = |name: &str| is_type_name(name) || library_types.contains(name);
     let mut parsed = Vec::new();
     for source in sources {
         let text = match source {
@@ -99,7 +99,7 @@ fn parse_library() -> Result<Vec<(String, ast::Program)>, String> {
     LIBRARY
         .iter()
         .map(|(name, text)| {
-            let program = syntax::parse(text, &|n| named_type(n).is_some())
+            let program = syntax::parse(text, &is_type_name)
                 .map_err(|e| format!("failed to parse the D library file {name}: {}", e.message))?;
             Ok((name.to_string(), program))
         })

@@ -66,6 +66,43 @@ pub(crate) struct CodegenEnv {
 #[derive(Debug)]
 pub(crate) struct CodegenError(pub String);
 
+/// Byte offsets in the per-CPU scratch map's one value. In order: the
+/// subroutines' result strings (`slots` of strsize bytes), the launder word,
+/// the string clause-local variables, a work area of 2·strsize bytes (at
+/// least 32) that one subroutine uses while it runs (index's failure
+/// table, cleanpath's slash stack, strtok's delimiter set), strtok's
+/// saved position and its copy of the string being split, alloca() memory
+/// followed by as much again (so that bcopy's checked offset plus checked
+/// size stays inside the map as far as the verifier can tell), and
+/// stackdepth's frame buffer.
+pub(crate) struct ScratchLayout {
+    pub launder: usize,
+    pub clause_locals: usize,
+    pub work: usize,
+    pub strtok_position: usize,
+    pub strtok_string: usize,
+    pub alloca: usize,
+    pub stack_buffer: usize,
+    pub size: usize,
+}
+
+impl ScratchLayout {
+    pub(crate) fn new(program: &Program, slots: usize) -> ScratchLayout {
+        let strsize = program.strsize;
+        let launder = slots * strsize;
+        let clause_locals = launder + 8;
+        let string_locals = program.clause_locals.iter().filter(|v| v.ty == Type::String).count();
+        let work = clause_locals + string_locals * strsize;
+        // strtok's delimiter set (256 bits) needs 32 bytes whatever strsize.
+        let strtok_position = work + (2 * strsize).max(32);
+        let strtok_string = strtok_position + 8;
+        let alloca = strtok_string + if program.uses_strtok { strsize } else { 0 };
+        let stack_buffer = alloca + 2 * program.alloca_bytes;
+        let size = stack_buffer + if program.uses_stackdepth { STACK_BUFFER_BYTES } else { 0 };
+        ScratchLayout { launder, clause_locals, work, strtok_position, strtok_string, alloca, stack_buffer, size }
+    }
+}
+
 const BPF_RB_NO_WAKEUP: i32 = 1;
 const BPF_NOEXIST: i32 = 1;
 const EEXIST: i32 = 17;
@@ -112,6 +149,7 @@ struct Emitter<'a> {
     used_scratch: bool,
     /// Keys being built while this one is (key buffer regions in use).
     key_depth: usize,
+    scratch: ScratchLayout,
     /// Set while emitting a clause's statements.
     clause: Option<ClauseState>,
     error_clauses: &'a [usize],
@@ -181,6 +219,7 @@ fn generate_with(
         stack_top: STACK_FIRST_FREE,
         clause_local_slots: Vec::new(),
         scratch_next: 0,
+        scratch: ScratchLayout::new(program, env.scratch_slots),
         clause: None,
     };
     e.prologue()?;
@@ -254,10 +293,17 @@ impl<'a> Emitter<'a> {
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
             self.emit(mov(R8, R0));
         }
+        // strtok(NULL, ...) has nothing to go on from until a strtok(s, ...)
+        // of this firing.
+        if self.program.uses_strtok {
+            self.used_scratch = true;
+            if self.with_scratch {
+                self.emit(st_imm(Size::DW, R8, self.scratch.strtok_position as i16, -1));
+            }
+        }
         // Clause-local variables start at 0 (or "") for each firing, shared by
-        // the clauses of this probe as in DTrace. Strings live in the scratch
-        // map after the slots and the launder word.
-        let mut string_at = self.env.scratch_slots * self.program.strsize + 8;
+        // the clauses of this probe as in DTrace. Strings live in the scratch map.
+        let mut string_at = self.scratch.clause_locals;
         for v in &self.program.clause_locals {
             if v.ty == Type::String {
                 self.used_scratch = true;
@@ -1505,7 +1551,7 @@ impl<'a> Emitter<'a> {
                 self.used_scratch = true;
                 self.emit(mov(R1, R6));
                 self.emit(mov(R2, R8));
-                self.emit(alu_imm(Alu::Add, R2, self.stack_buffer_base() as i32));
+                self.emit(alu_imm(Alu::Add, R2, self.scratch.stack_buffer as i32));
                 self.emit(mov_imm(R3, STACK_BUFFER_BYTES as i32));
                 self.emit(mov_imm(R4, 0));
                 self.emit(call(Helper::GetStack));

@@ -81,6 +81,24 @@ pub(crate) enum Cond {
     Sle = 0xd0,
 }
 
+impl Cond {
+    /// The condition that holds exactly when this one does not.
+    pub(crate) fn negated(self) -> Cond {
+        match self {
+            Cond::Eq => Cond::Ne,
+            Cond::Ne => Cond::Eq,
+            Cond::Gt => Cond::Le,
+            Cond::Le => Cond::Gt,
+            Cond::Ge => Cond::Lt,
+            Cond::Lt => Cond::Ge,
+            Cond::Sgt => Cond::Sle,
+            Cond::Sle => Cond::Sgt,
+            Cond::Sge => Cond::Slt,
+            Cond::Slt => Cond::Sge,
+        }
+    }
+}
+
 /// Kernel helper function numbers (include/uapi/linux/bpf.h); stable ABI.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Helper {

@@ -306,6 +306,7 @@ impl State<'_> {
         let probe = self.registry.get(probe_id).map(|p| p.full_name()).unwrap_or_default();
         let what = match kind {
             layout::FAULT_DIVZERO => "divide-by-zero".to_string(),
+            layout::FAULT_ILLOP => "illegal operation".to_string(),
             _ => format!("invalid address (0x{addr:x})"),
         };
         let place = if action == 0 { "predicate".to_string() } else { format!("action #{action}") };

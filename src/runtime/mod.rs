@@ -121,15 +121,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         MapType::PercpuArray,
         Some("dt_scratch"),
         4,
-        // The slots, one word for the code generator (emit::subr's launder
-        // cell), the string clause-local variables, then alloca() memory
-        // and as much again, so that a copy of a checked size at a checked
-        // offset stays inside the value as far as the verifier can tell.
-        (scratch_slots * program.strsize
-            + 8
-            + program.clause_locals.iter().filter(|v| v.ty == crate::sema::ir::Type::String).count() * program.strsize
-            + 2 * program.alloca_bytes
-            + if program.uses_stackdepth { crate::codegen::emit::STACK_BUFFER_BYTES } else { 0 }) as u32,
+        crate::codegen::emit::ScratchLayout::new(program, scratch_slots).size as u32,
         1,
         &map_opts(),
     )?;

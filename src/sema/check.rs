@@ -239,7 +239,10 @@ impl<'a> Checker<'a> {
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
                 int_type_from_words(&words)
             }
-            ast::TypeSpec::Named { name, .. } => self.typedef_named(name),
+            ast::TypeSpec::Named { name, .. } => match kernel_typedef(name) {
+                Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
+                None => self.typedef_named(name),
+            },
             ast::TypeSpec::Struct(record) => return self.record_type(record, false, span),
             ast::TypeSpec::Union(record) => return self.record_type(record, true, span),
             ast::TypeSpec::Enum(e) => return self.enum_type(e),
@@ -1276,11 +1279,12 @@ impl<'a> Checker<'a> {
                     }
                     typed(TKind::Builtin(b), ty)
                 }
-                None => match self.lookup_var(Scope::Global, name) {
-                    Some((var, ty)) => typed(TKind::Var(var), ty),
+                None => match (self.lookup_var(Scope::Global, name), builtin_constant(name)) {
+                    (Some((var, ty)), _) => typed(TKind::Var(var), ty),
                     // D's NULL: a void pointer 0.
-                    None if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
-                    None => {
+                    (None, _) if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
+                    (None, Some(value)) => typed(TKind::Int(value), Type::INT),
+                    (None, None) => {
                         return Err(CompileError::new(
                             "D_IDENT_UNDEF",
                             &span,
@@ -1898,16 +1902,17 @@ impl<'a> Checker<'a> {
             let e = self.expr(a)?;
             // A char array passed for a pointer is its address, as in C.
             let e = if param.ends_with('*') { char_array(e) } else { e };
-            let want_string = param.trim_end_matches('?') == "string";
-            let ok = if want_string {
-                e.ty == Type::String
-            } else if param.ends_with('*') {
-                e.ty.is_scalar() || matches!(e.ty, Type::Array(..))
-            } else {
-                e.ty.is_int()
+            let param = param.trim_end_matches('?');
+            let want_string = param.starts_with("string");
+            let ok = match param {
+                "string" => e.ty == Type::String,
+                // strtok(NULL, delim) goes on from the previous call's position.
+                "string or NULL" => e.ty == Type::String || is_null_constant(&e),
+                _ if param.ends_with('*') => e.ty.is_scalar() || matches!(e.ty, Type::Array(..)),
+                _ => e.ty.is_int(),
             };
             if !ok {
-                let prototype = if want_string { "const char *" } else { param.trim_end_matches('?') };
+                let prototype = if want_string { "const char *" } else { param };
                 return Err(incompatible_arg("D_PROTO_ARG", &a.span, name, i + 1, prototype, &e.ty.name()));
             }
             values.push(e);
@@ -1915,6 +1920,9 @@ impl<'a> Checker<'a> {
         if matches!(subr, Subr::Basename | Subr::Dirname) {
             // Their result for a name without a directory part.
             self.intern(b".");
+        }
+        if subr == Subr::Strtok {
+            self.program.uses_strtok = true;
         }
         let subr = match subr {
             Subr::Alloca(_) => self.alloca(&values[0], &args[0].span)?,
@@ -1925,12 +1933,27 @@ impl<'a> Checker<'a> {
 }
 
 /// Names D defines, which a script cannot assign or index: the built-in
-/// variables, curthread and NULL.
+/// variables, curthread, NULL and the integer constants.
 fn is_predefined(name: &str) -> bool {
-    builtin(name).is_some() || name == "curthread" || name == "NULL"
+    builtin(name).is_some() || name == "curthread" || name == "NULL" || builtin_constant(name).is_some()
 }
 
-/// A subroutine's kind, parameters (`?` marks an optional one) and result type.
+/// NULL or a literal 0, where a subroutine takes a pointer.
+fn is_null_constant(e: &TExpr) -> bool {
+    matches!(e.kind, TKind::Int(0)) && e.ty.is_scalar()
+}
+
+/// Integer constants D defines for scripts (Linux's address families).
+fn builtin_constant(name: &str) -> Option<u64> {
+    match name {
+        "AF_INET" => Some(2),
+        "AF_INET6" => Some(10),
+        _ => None,
+    }
+}
+
+/// A subroutine's kind, parameters (`?` marks an optional one; "string or
+/// NULL" also takes NULL or 0) and result type.
 fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Type)> {
     let size_t = Type::Int { size: 8, signed: false, name: "size_t" };
     let u16 = Type::Int { size: 2, signed: false, name: "uint16_t" };
@@ -1945,6 +1968,11 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "dirname" => (Subr::Dirname, &["string"], Type::String),
         "strchr" => (Subr::Strchr, &["string", "char"], Type::String),
         "strrchr" => (Subr::Strrchr, &["string", "char"], Type::String),
+        "strstr" => (Subr::Strstr, &["string", "string"], Type::String),
+        "index" => (Subr::Index, &["string", "string", "int?"], Type::INT),
+        "rindex" => (Subr::Rindex, &["string", "string", "int?"], Type::INT),
+        "strtok" => (Subr::Strtok, &["string or NULL", "string"], Type::String),
+        "cleanpath" => (Subr::Cleanpath, &["string"], Type::String),
         "lltostr" => (Subr::Lltostr, &["int64_t"], Type::String),
         "htons" | "ntohs" => (Subr::ByteSwap(16), &["uint16_t"], u16),
         "htonl" | "ntohl" => (Subr::ByteSwap(32), &["uint32_t"], u32),
@@ -1952,6 +1980,8 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "rand" => (Subr::Rand, &[], Type::INT),
         "getmajor" => (Subr::Getmajor, &["dev_t"], Type::Int { size: 4, signed: false, name: "major_t" }),
         "inet_ntoa" => (Subr::InetNtoa, &["ipaddr_t *"], Type::String),
+        "inet_ntoa6" => (Subr::InetNtoa6, &["in6_addr_t *"], Type::String),
+        "inet_ntop" => (Subr::InetNtop, &["int", "void *"], Type::String),
         "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
         // The offset of alloca's memory is filled in by `Checker::alloca`.
         "alloca" => (Subr::Alloca(0), &["size_t"], Type::Pointer(Box::new(Type::Void))),
@@ -2501,6 +2531,20 @@ fn int_type_from_words(words: &[&str]) -> Option<Type> {
         (4, "int", "unsigned int")
     };
     Some(Type::Int { size, signed: !unsigned, name: if unsigned { name_u } else { name_s } })
+}
+
+/// Whether D knows `name` as a type name (for the parser).
+pub(crate) fn is_type_name(name: &str) -> bool {
+    named_type(name).is_some() || kernel_typedef(name).is_some()
+}
+
+/// D's predefined typedefs of kernel structs: the struct's name in the
+/// running kernel's BTF.
+fn kernel_typedef(name: &str) -> Option<&'static str> {
+    match name {
+        "in6_addr_t" => Some("in6_addr"),
+        _ => None,
+    }
 }
 
 /// D's predefined typedefs for integers, and `string`.

@@ -268,6 +268,17 @@ pub(crate) enum Subr {
     Dirname,
     Strchr,
     Strrchr,
+    /// strstr(s, subs): the rest of s from the first subs.
+    Strstr,
+    /// index(s, subs[, start]) / rindex(...): the first (last) position of
+    /// subs at or after (before) start, or -1.
+    Index,
+    Rindex,
+    /// strtok(s, delim): the next token; strtok(NULL, delim) goes on where
+    /// the previous call of this probe firing stopped.
+    Strtok,
+    /// cleanpath(s): s without "//", "/./" and "dir/..", as illumos does it.
+    Cleanpath,
     Lltostr,
     /// htons/ntohs (16), htonl/ntohl (32), htonll/ntohll (64) bits.
     ByteSwap(i32),
@@ -276,6 +287,11 @@ pub(crate) enum Subr {
     Getminor,
     /// inet_ntoa(ipaddr_t *): the IPv4 address at a kernel pointer, dotted.
     InetNtoa,
+    /// inet_ntoa6(in6_addr_t *): an IPv6 address as text (just the dotted
+    /// quad of an IPv4-mapped or -compatible one).
+    InetNtoa6,
+    /// inet_ntop(af, addr): an AF_INET or AF_INET6 address as text.
+    InetNtop,
     /// copyin(uaddr, size): `size` bytes of the process's memory (at most
     /// strsize) in a scratch buffer; the value is the buffer's address.
     Copyin,
@@ -560,4 +576,6 @@ pub(crate) struct Program {
     /// Whether `vtimestamp` is used: the runtime then keeps per-thread CPU
     /// time at every context switch.
     pub uses_vtimestamp: bool,
+    /// Some clause calls strtok(): each firing starts with no saved position.
+    pub uses_strtok: bool,
 }

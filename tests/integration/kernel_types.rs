@@ -150,12 +150,19 @@ fn inet_ntoa_and_member_addresses() {
     assert!(out.stderr.contains("invalid address (0x8) in action #1"), "{}", out.stderr);
 }
 
+/// A copy of /bin/echo called `name` (a comm a script can pick out), in a
+/// fresh directory; returns the directory and the program.
+fn echo_named(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let echo = dir.join(name);
+    std::fs::copy("/bin/echo", &echo).expect("copy echo");
+    (dir, echo)
+}
+
 #[test]
 fn copyin_reads_the_callers_memory() {
-    let dir = std::env::temp_dir().join(format!("dtrace-copyin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let echo = dir.join("dtcopyin");
-    std::fs::copy("/bin/echo", &echo).expect("copy echo");
+    let (dir, echo) = echo_named("dtcopyin");
     let mut t = Tracer::spawn(&[
         "-qn",
         READY,
@@ -165,6 +172,7 @@ fn copyin_reads_the_callers_memory() {
     t.wait_for("ready");
     Command::new(&echo).arg("hi").output().expect("echo");
     let out = t.stop();
+    std::fs::remove_dir_all(&dir).ok();
     // "hi\n": three bytes, 'h' first, and the first two as a little-endian short.
     assert!(out.stdout.lines().any(|l| l == "3 h 6968"), "{}", out.stdout);
     // A bad user address is DTrace's runtime error.
@@ -339,4 +347,58 @@ syscall::exit_group:entry /self->t/
     }
     let (wall, cpu) = times(&sleep);
     assert!(wall >= 290 && cpu < 50, "{}", out.stdout);
+}
+
+#[test]
+fn inet_ntop_writes_ipv6_addresses_as_illumos_does() {
+    // A copy of echo under a name of our own writes each address's 16 bytes
+    // (`echo -ne '\xHH...'`); the script reads them from write()'s buffer.
+    let (dir, echo) = echo_named("dtinet6");
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"syscall::write:entry /execname == "dtinet6"/
+           { printf("%s %s\n", inet_ntop(AF_INET6, copyin(arg1, 16)), inet_ntoa6(copyin(arg1, 16))); }"#,
+    ]);
+    t.wait_for("ready");
+    // (address bytes, inet_ntop, inet_ntoa6), worked out from illumos'
+    // dtrace.c: the zero run its byte-wise walk picks (a later run of equal
+    // length wins when it ends at an odd byte), no ':' before the "::",
+    // and a dotted tail for IPv4-mapped and -compatible addresses only.
+    let cases: [([u8; 16], &str, &str); 8] = [
+        ([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], "2001:db8::1", "2001:db8::1"),
+        ([0; 16], "::", "::"),
+        ([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], "::1", "::1"),
+        ([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1], "::ffff:127.0.0.1", "127.0.0.1"),
+        ([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4], "::1.2.3.4", "1.2.3.4"),
+        (
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x14, 0x4f, 0xff, 0xfe, 0x0b, 0x76, 0xc8],
+            "fe80::214:4fff:fe0b:76c8",
+            "fe80::214:4fff:fe0b:76c8",
+        ),
+        ([0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3], "1:0:0:2::3", "1:0:0:2::3"),
+        ([0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1], "1:0:0:1::1:1", "1:0:0:1::1:1"),
+    ];
+    for (bytes, _, _) in &cases {
+        let escaped: String = bytes.iter().map(|b| format!("\\x{b:02x}")).collect();
+        Command::new(&echo).arg("-ne").arg(&escaped).output().expect("echo");
+    }
+    let out = t.stop();
+    std::fs::remove_dir_all(&dir).ok();
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty() && *l != "ready").collect();
+    let want: Vec<String> = cases.iter().map(|(_, ntop, ntoa6)| format!("{ntop} {ntoa6}")).collect();
+    assert_eq!(lines, want, "{}", out.stderr);
+}
+
+#[test]
+fn strtok_without_a_saved_position_reads_address_zero() {
+    // DTrace's strtok(NULL, ...) with nothing saved in this firing loads
+    // from NULL: a bad-address fault, and tracing goes on.
+    let out = run(&["-qn", r#"BEGIN { trace(strtok(NULL, ",")); } BEGIN { exit(0); }"#]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stderr.contains("invalid address (0x0) in action #1"), "{}", out.stderr);
+    // inet_ntop() of a family other than AF_INET and AF_INET6.
+    let out = run(&["-qn", r#"BEGIN { trace(inet_ntop(3, (void *)&curthread->comm)); } BEGIN { exit(0); }"#]);
+    assert!(out.stderr.contains("illegal operation in action #1"), "{}", out.stderr);
 }

@@ -76,6 +76,11 @@ grep -qx 'a 1' /tmp/out.7 && grep -q Distribution /tmp/out.7 && [ $RC = 0 ]; r $
 t 8 subroutines -qn 'BEGIN { a["k", 1] = strjoin("ab", "cd"); this->s = basename("/x/y/z"); printf("%s %s %s %s %d %s\n", a["k", 1], substr("hello", 1, 3), this->s, dirname("/x/y/z"), strlen("four"), lltostr(-12)); exit(0); }'
 grep -qx 'abcd ell z /x/y 4 -12' /tmp/out.8 && [ $RC = 0 ]; r $? "out=$(head -1 /tmp/out.8)"
 
+# 10. the searching, splitting and address subroutines together in one clause (verifier cost)
+t 10 subroutines-2 -qn 'BEGIN { printf("%d %d %s %s %s %s %s\n", index("hello", "lo"), rindex("a/b/c", "/"), strstr("k=v", "="), strtok("x:y", ":"), cleanpath("/a/../b//c"), inet_ntop(AF_INET6, (void *)&curthread->comm), strtok(NULL, ":")); exit(0); }'
+# (comm's bytes after "dtrace" and its NUL are whatever an earlier name left there)
+grep -qE '^3 3 =v x /b/c 6474:7261:6365:[0-9a-f:]* y$' /tmp/out.10 && [ $RC = 0 ]; r $? "out=$(head -1 /tmp/out.10)"
+
 # 9. stack() as an aggregation key, symbolized
 (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!
 t 9 stack -qn 'syscall::getppid:entry { @[stack()] = count(); } tick-1s { exit(0); }'

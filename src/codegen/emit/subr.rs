@@ -13,6 +13,16 @@
 use super::*;
 
 const SLASH: i32 = b'/' as i32;
+/// Linux's address families, as inet_ntop() takes them.
+const AF_INET: i32 = 2;
+const AF_INET6: i32 = 10;
+
+/// Which way index/rindex/strstr search.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Backward,
+}
 
 impl Emitter<'_> {
     /// Makes the verifier forget the exact value of `reg` by passing it
@@ -24,15 +34,50 @@ impl Emitter<'_> {
         if !self.with_scratch {
             return;
         }
-        let cell = (self.env.scratch_slots * self.program.strsize) as i16;
-        self.emit(stx(Size::DW, R8, cell, reg));
-        self.emit(ldx(Size::DW, reg, R8, cell));
+        self.forget(reg);
         // The loop's temporaries differ by exit path; forget them too, so the
         // paths look the same from here on.
         for temp in [R0, R5] {
             if temp != reg {
                 self.emit(mov_imm(temp, 0));
             }
+        }
+    }
+
+    /// The part of `launder` that passes `reg` through map memory, leaving
+    /// the other registers alone.
+    fn forget(&mut self, reg: Reg) {
+        let cell = self.scratch.launder as i16;
+        self.emit(stx(Size::DW, R8, cell, reg));
+        self.emit(ldx(Size::DW, reg, R8, cell));
+    }
+
+    /// Leaves a loop for `exit` when `reg` `cond` `imm`, with the exit as the
+    /// fall-through: the verifier follows the fall-through first and keeps
+    /// the other way for later, so an exit taken by a jump would keep one
+    /// pending state per check and pass until the loop's last pass, and a
+    /// few long loops exceed the verifier's 8192. This way each pass's exit
+    /// is checked (and found alike the first one) before the next pass.
+    fn exit_if(&mut self, cond: Cond, reg: Reg, imm: i32, exit: Label) {
+        self.emit(jmp_imm(cond.negated(), reg, imm, 1));
+        self.jump(ja(0), exit);
+    }
+
+    /// `exit_if` comparing two registers.
+    fn exit_if_reg(&mut self, cond: Cond, reg: Reg, other: Reg, exit: Label) {
+        self.emit(jmp_reg(cond.negated(), reg, other, 1));
+        self.jump(ja(0), exit);
+    }
+
+    /// `forget` for integers in stack slots, before a loop reads them: the
+    /// verifier narrows a value's range at each comparison, differently on
+    /// each path that reaches the loop, and would check the loop once per
+    /// such range. Uses r0.
+    fn forget_slots(&mut self, slots: &[i16]) {
+        for &slot in slots {
+            self.emit(ldx(Size::DW, R0, FP, slot));
+            self.forget(R0);
+            self.emit(stx(Size::DW, FP, slot, R0));
         }
     }
 
@@ -76,6 +121,22 @@ impl Emitter<'_> {
             Subr::Substr => self.substr(args)?,
             Subr::Basename | Subr::Dirname => self.path_part(&args[0], subr == Subr::Dirname)?,
             Subr::Strchr | Subr::Strrchr => self.strchr(args, subr == Subr::Strrchr)?,
+            Subr::Index | Subr::Rindex => {
+                let saved = self.stack_top;
+                let direction = if subr == Subr::Index { Direction::Forward } else { Direction::Backward };
+                let _ = self.string_search(args, direction)?;
+                self.stack_top = saved;
+            }
+            Subr::Strstr => {
+                let saved = self.stack_top;
+                let s = self.string_search(args, Direction::Forward)?;
+                let dst = self.scratch_slot()?;
+                self.emit(mov(R3, R0));
+                self.suffix_or_empty(s, dst);
+                self.stack_top = saved;
+            }
+            Subr::Strtok => self.strtok(args)?,
+            Subr::Cleanpath => self.cleanpath(&args[0])?,
             Subr::Lltostr => self.lltostr(&args[0])?,
             Subr::ByteSwap(bits) => {
                 self.expr(&args[0])?;
@@ -95,7 +156,7 @@ impl Emitter<'_> {
                 self.expr(&args[0])?;
                 self.emit(alu_imm(Alu::And, R0, 0xfffff));
             }
-            Subr::InetNtoa => self.inet_ntoa(&args[0])?,
+            Subr::InetNtoa | Subr::InetNtoa6 | Subr::InetNtop => self.inet_text(subr, args)?,
             Subr::Speculation => self.speculation()?,
             Subr::Copyin => {
                 let saved = self.stack_top;
@@ -118,25 +179,12 @@ impl Emitter<'_> {
             Subr::Alloca(offset) => {
                 self.used_scratch = true;
                 self.emit(mov(R0, R8));
-                self.emit(alu_imm(Alu::Add, R0, (self.alloca_base() + offset) as i32));
+                self.emit(alu_imm(Alu::Add, R0, (self.scratch.alloca + offset) as i32));
             }
             Subr::Bcopy => self.copy_into_alloca(&args[0], &args[2], &args[1], Helper::ProbeReadKernel)?,
             Subr::Copyinto => self.copy_into_alloca(&args[0], &args[1], &args[2], Helper::ProbeReadUser)?,
         }
         Ok(())
-    }
-
-    /// Where alloca() memory starts in the scratch map: after the string
-    /// slots, the launder word and the string clause-locals.
-    fn alloca_base(&self) -> usize {
-        let string_locals = self.program.clause_locals.iter().filter(|v| v.ty == Type::String).count();
-        (self.env.scratch_slots + string_locals) * self.program.strsize + 8
-    }
-
-    /// Where stackdepth's buffer starts in the scratch map: after alloca()
-    /// memory and its verifier slack.
-    pub(in crate::codegen) fn stack_buffer_base(&self) -> usize {
-        self.alloca_base() + 2 * self.program.alloca_bytes
     }
 
     /// bcopy/copyinto: `size` bytes from `src` (kernel or user memory, as
@@ -154,7 +202,7 @@ impl Emitter<'_> {
     ) -> Result<(), CodegenError> {
         let saved = self.stack_top;
         let limit = self.program.alloca_bytes as i32;
-        let base = self.alloca_base() as i32;
+        let base = self.scratch.alloca as i32;
         let src = self.stash(src)?;
         let size = self.stash(size)?;
         self.expr(dest)?;
@@ -253,25 +301,72 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// inet_ntoa(addr): the four bytes at kernel address `addr` (network
-    /// order) as "a.b.c.d"; a bad address is a fault.
-    fn inet_ntoa(&mut self, addr: &TExpr) -> Result<(), CodegenError> {
+    /// inet_ntoa(addr), inet_ntoa6(addr) and inet_ntop(af, addr): the
+    /// address at kernel address `addr` as text, written as illumos DTrace
+    /// does. A bad address is a fault, a family other than AF_INET and
+    /// AF_INET6 an illegal operation.
+    fn inet_text(&mut self, subr: Subr, args: &[TExpr]) -> Result<(), CodegenError> {
         let saved = self.stack_top;
-        self.expr(addr)?;
-        let bytes = self.alloc_slot(8)?;
+        let family = match subr {
+            Subr::InetNtop => Some(self.stash(&args[0])?),
+            _ => None,
+        };
+        let addr = self.stash(args.last().ok_or_else(|| CodegenError("internal error: no address".into()))?)?;
+        let bytes = self.alloc_slot(16)?;
         let dst = self.scratch_slot()?;
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-        self.emit(st_imm(Size::DW, FP, bytes, 0));
-        self.emit(mov(R3, R0));
+        let full = self.new_label();
+        match family {
+            None if subr == Subr::InetNtoa => self.inet4_text(addr, bytes, dst, full)?,
+            None => self.inet6_text(addr, bytes, dst, full, true)?,
+            Some(family) => {
+                let not_inet = self.new_label();
+                let not_inet6 = self.new_label();
+                self.emit(ldx(Size::DW, R0, FP, family));
+                self.jump(jmp_imm(Cond::Ne, R0, AF_INET, 0), not_inet);
+                self.inet4_text(addr, bytes, dst, full)?;
+                self.jump(ja(0), full);
+                self.bind(not_inet);
+                self.jump(jmp_imm(Cond::Ne, R0, AF_INET6, 0), not_inet6);
+                self.inet6_text(addr, bytes, dst, full, false)?;
+                self.jump(ja(0), full);
+                self.bind(not_inet6);
+                self.emit(mov_imm(R1, 0));
+                self.raise_fault(layout::FAULT_ILLOP)?;
+            }
+        }
+        // r2 is the text, r4 its length.
+        self.bind(full);
+        self.terminate_at_r4();
+        self.dst_into_r0(dst);
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// Reads `size` bytes at the kernel address in stack slot `addr` into
+    /// stack slot `bytes`; a bad address is a fault.
+    fn read_kernel_bytes(&mut self, addr: i16, bytes: i16, size: i32) -> Result<(), CodegenError> {
+        self.emit(ldx(Size::DW, R3, FP, addr));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
         self.emit(mov(R1, FP));
         self.emit(alu_imm(Alu::Add, R1, bytes as i32));
-        self.emit(mov_imm(R2, 4));
+        self.emit(mov_imm(R2, size));
         self.emit(call(Helper::ProbeReadKernel));
-        self.fault_on_read_error()?;
+        self.fault_on_read_error()
+    }
+
+    /// An IPv4 address as "a.b.c.d" into scratch slot `dst`: r2 the text, r4
+    /// its length.
+    fn inet4_text(&mut self, addr: i16, bytes: i16, dst: i32, full: Label) -> Result<(), CodegenError> {
+        self.read_kernel_bytes(addr, bytes, 4)?;
         self.dst_into_r2(dst);
-        // r4 = next position (at most 15 characters and the NUL).
         self.emit(mov_imm(R4, 0));
-        let full = self.new_label();
+        self.dotted_quad(bytes, full);
+        Ok(())
+    }
+
+    /// Appends the four bytes at stack offset `bytes` as "a.b.c.d" at r2[r4..]
+    /// (at most 15 characters).
+    fn dotted_quad(&mut self, bytes: i16, full: Label) {
         for k in 0..4 {
             self.emit(ldx(Size::B, R5, FP, bytes + k));
             // Hundreds and tens only when they are not leading zeros.
@@ -295,24 +390,185 @@ impl Emitter<'_> {
             self.emit(alu_imm(Alu::Mod, R1, 10));
             self.put_digit(R1, full);
             if k < 3 {
-                self.emit(mov_imm(R1, b'.' as i32 - b'0' as i32));
-                self.put_digit(R1, full);
+                self.put_byte(b'.', full);
             }
         }
-        self.bind(full);
-        self.emit(jmp_imm(Cond::Ge, R4, self.strsize(), 3));
-        self.emit(mov(R0, R2));
-        self.emit(alu_reg(Alu::Add, R0, R4));
-        self.emit(st_imm(Size::B, R0, 0, 0));
-        self.dst_into_r0(dst);
-        self.stack_top = saved;
+    }
+
+    /// An IPv6 address as illumos' inet_ntoa6 writes it (RFC 1884): groups
+    /// in lowercase hex without leading zeros, the longest zero run as "::"
+    /// (chosen by illumos' byte-wise walk, quirks included), and an IPv4
+    /// mapped or compatible address with a dotted tail, or for inet_ntoa6
+    /// (`v4_alone`) as the dotted quad alone. r2 the text, r4 its length.
+    fn inet6_text(&mut self, addr: i16, bytes: i16, dst: i32, full: Label, v4_alone: bool) -> Result<(), CodegenError> {
+        self.read_kernel_bytes(addr, bytes, 16)?;
+        let (first_zero, zero_bytes, v6_end) = (self.alloc_slot(8)?, self.alloc_slot(8)?, self.alloc_slot(8)?);
+        let (run_first, run_last, no_colon_after) = (self.alloc_slot(8)?, self.alloc_slot(8)?, self.alloc_slot(8)?);
+        // illumos' zero-run walk: r3 the run being tried (-1: none), r4 the
+        // first zero of the longest run so far, r1 its length in bytes
+        // (starts at 1, so a lone zero byte never counts).
+        self.emit(mov_imm(R3, -1));
+        self.emit(mov_imm(R4, -1));
+        self.emit(mov_imm(R1, 1));
+        for i in 0..16i32 {
+            let step_end = self.new_label();
+            let run_goes_on = self.new_label();
+            self.emit(ldx(Size::B, R5, FP, bytes + i as i16));
+            if i % 2 == 0 {
+                self.jump(jmp_imm(Cond::Ne, R5, 0, 0), run_goes_on);
+                self.jump(jmp_imm(Cond::Ne, R3, -1, 0), run_goes_on);
+                self.emit(mov_imm(R3, i));
+                self.jump(ja(0), step_end);
+            }
+            self.bind(run_goes_on);
+            self.jump(jmp_imm(Cond::Eq, R3, -1, 0), step_end);
+            if i != 15 {
+                self.jump(jmp_imm(Cond::Eq, R5, 0, 0), step_end);
+            }
+            // The run ends here: the longest so far only if strictly longer.
+            let longer = self.new_label();
+            self.emit(mov_imm(R0, i));
+            self.emit(alu_reg(Alu::Sub, R0, R3));
+            self.jump(jmp_reg(Cond::Sgt, R0, R1, 0), longer);
+            self.emit(mov_imm(R3, -1));
+            self.jump(ja(0), step_end);
+            self.bind(longer);
+            self.emit(mov(R4, R3));
+            self.emit(mov_imm(R1, i - i % 2));
+            self.emit(alu_reg(Alu::Sub, R1, R3));
+            self.emit(mov_imm(R3, -1));
+            if i == 15 {
+                self.jump(jmp_imm(Cond::Ne, R5, 0, 0), step_end);
+                self.emit(alu_imm(Alu::Add, R1, 2));
+            }
+            self.bind(step_end);
+            // Each step's outcomes look alike to the verifier from here.
+            for reg in [R1, R3, R4] {
+                self.forget(reg);
+            }
+        }
+        self.emit(stx(Size::DW, FP, first_zero, R4));
+        self.emit(stx(Size::DW, FP, zero_bytes, R1));
+        self.dst_into_r2(dst);
+        self.emit(mov_imm(R4, 0));
+        // IPv4-mapped (::ffff:a.b.c.d) or -compatible (::a.b.c.d, but not ::
+        // or ::1): the last four bytes are written as a dotted quad.
+        let word = |b: [u8; 4]| u32::from_ne_bytes(b) as u64;
+        let embedded = self.new_label();
+        let plain = self.new_label();
+        let groups = self.new_label();
+        self.emit(st_imm(Size::DW, FP, v6_end, 14));
+        self.emit(ldx(Size::W, R0, FP, bytes));
+        self.emit(ldx(Size::W, R1, FP, bytes + 4));
+        self.emit(alu_reg(Alu::Or, R0, R1));
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), plain);
+        self.emit(ldx(Size::W, R0, FP, bytes + 8));
+        self.load_const(R1, word([0, 0, 0xff, 0xff]));
+        self.jump(jmp_reg(Cond::Eq, R0, R1, 0), embedded);
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), plain);
+        self.emit(ldx(Size::W, R0, FP, bytes + 12));
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), plain);
+        self.load_const(R1, word([0, 0, 0, 1]));
+        self.jump(jmp_reg(Cond::Eq, R0, R1, 0), plain);
+        self.bind(embedded);
+        if v4_alone {
+            self.dotted_quad(bytes + 12, full);
+            self.jump(ja(0), full);
+        } else {
+            self.emit(st_imm(Size::DW, FP, v6_end, 10));
+        }
+        self.bind(plain);
+        // The run is written as "::" only when the walk backwards from
+        // v6_end would meet its last group (an IPv4-compatible address whose
+        // zeros reach into the dotted part is written in full); the group
+        // just before the run has no ':' of its own.
+        self.emit(st_imm(Size::DW, FP, run_first, 16));
+        self.emit(st_imm(Size::DW, FP, run_last, -16));
+        self.emit(ldx(Size::DW, R1, FP, first_zero));
+        self.emit(mov(R0, R1));
+        self.emit(alu_imm(Alu::Sub, R0, 2));
+        self.emit(stx(Size::DW, FP, no_colon_after, R0));
+        self.jump(jmp_imm(Cond::Slt, R1, 0, 0), groups);
+        self.emit(ldx(Size::DW, R5, FP, zero_bytes));
+        self.emit(alu_reg(Alu::Add, R0, R5));
+        self.emit(ldx(Size::DW, R5, FP, v6_end));
+        self.jump(jmp_reg(Cond::Sgt, R0, R5, 0), groups);
+        self.emit(stx(Size::DW, FP, run_first, R1));
+        self.emit(stx(Size::DW, FP, run_last, R0));
+        self.bind(groups);
+        let tail = self.new_label();
+        for i in (0..16i32).step_by(2) {
+            let outside_run = self.new_label();
+            let next = self.new_label();
+            if i > 10 {
+                self.emit(ldx(Size::DW, R0, FP, v6_end));
+                self.jump(jmp_imm(Cond::Slt, R0, i, 0), tail);
+            }
+            self.emit(ldx(Size::DW, R0, FP, run_first));
+            self.jump(jmp_imm(Cond::Sgt, R0, i, 0), outside_run);
+            self.emit(ldx(Size::DW, R1, FP, run_last));
+            self.jump(jmp_imm(Cond::Slt, R1, i, 0), outside_run);
+            self.jump(jmp_imm(Cond::Ne, R0, i, 0), next);
+            self.put_byte(b':', full);
+            self.put_byte(b':', full);
+            self.jump(ja(0), next);
+            self.bind(outside_run);
+            self.emit(ldx(Size::B, R5, FP, bytes + i as i16));
+            self.emit(alu_imm(Alu::Lsh, R5, 8));
+            self.emit(ldx(Size::B, R0, FP, bytes + i as i16 + 1));
+            self.emit(alu_reg(Alu::Or, R5, R0));
+            self.hex_without_leading_zeros(full);
+            if i < 14 {
+                self.emit(ldx(Size::DW, R0, FP, no_colon_after));
+                self.jump(jmp_imm(Cond::Eq, R0, i, 0), next);
+                self.put_byte(b':', full);
+            }
+            self.bind(next);
+            // Every group's length is one path; the next group need not care.
+            self.launder(R4);
+        }
+        self.bind(tail);
+        if !v4_alone {
+            self.emit(ldx(Size::DW, R0, FP, v6_end));
+            self.jump(jmp_imm(Cond::Ne, R0, 10, 0), full);
+            self.dotted_quad(bytes + 12, full);
+        }
         Ok(())
+    }
+
+    /// Appends r5 (below 0x10000) in lowercase hex without leading zeros.
+    fn hex_without_leading_zeros(&mut self, full: Label) {
+        let digits: Vec<Label> = (0..4).map(|_| self.new_label()).collect();
+        for (d, limit) in [(3, 0x1000), (2, 0x100), (1, 0x10)] {
+            self.jump(jmp_imm(Cond::Ge, R5, limit, 0), digits[d]);
+        }
+        self.jump(ja(0), digits[0]);
+        for d in (0..4).rev() {
+            self.bind(digits[d]);
+            self.emit(mov(R1, R5));
+            self.emit(alu_imm(Alu::Rsh, R1, 4 * d as i32));
+            self.emit(alu_imm(Alu::And, R1, 0xf));
+            self.emit(jmp_imm(Cond::Lt, R1, 10, 1));
+            self.emit(alu_imm(Alu::Add, R1, (b'a' - b'0') as i32 - 10));
+            self.put_digit(R1, full);
+        }
+    }
+
+    /// dst[r4++] = c, unless the string is full.
+    fn put_byte(&mut self, c: u8, full: Label) {
+        self.emit(mov_imm(R1, c as i32));
+        self.put_char(R1, full);
     }
 
     /// dst[r4++] = '0' + reg, unless the string is full.
     fn put_digit(&mut self, reg: Reg, full: Label) {
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize() - 1, 0), full);
         self.emit(alu_imm(Alu::Add, reg, b'0' as i32));
+        self.put_char(reg, full);
+    }
+
+    /// dst[r4++] = reg, unless the string is full (r2 is dst).
+    fn put_char(&mut self, reg: Reg, full: Label) {
+        self.jump(jmp_imm(Cond::Ge, R4, self.strsize() - 1, 0), full);
         self.emit(mov(R0, R2));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(stx(Size::B, R0, 0, reg));
@@ -350,11 +606,11 @@ impl Emitter<'_> {
         let end = self.new_label();
         self.emit(mov_imm(R4, 0));
         self.bind(top);
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize() - 1, 0), end);
+        self.exit_if(Cond::Ge, R4, self.strsize() - 1, end);
         self.emit(mov(R0, R1));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(ldx(Size::B, R5, R0, 0));
-        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), end);
+        self.exit_if(Cond::Eq, R5, 0, end);
         self.emit(alu_imm(Alu::Add, R4, 1));
         self.jump(ja(0), top);
         self.bind(end);
@@ -367,14 +623,14 @@ impl Emitter<'_> {
         let top = self.new_label();
         let done = self.new_label();
         self.bind(top);
-        self.jump(jmp_imm(Cond::Ge, R3, self.strsize(), 0), done);
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize() - 1, 0), done);
+        self.exit_if(Cond::Ge, R3, self.strsize(), done);
+        self.exit_if(Cond::Ge, R4, self.strsize() - 1, done);
         if let Some(slot) = end {
             self.emit(ldx(Size::DW, R0, FP, slot));
-            self.jump(jmp_reg(Cond::Sge, R3, R0, 0), done);
+            self.exit_if_reg(Cond::Sge, R3, R0, done);
         }
         self.load_source_byte();
-        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), done);
+        self.exit_if(Cond::Eq, R5, 0, done);
         let (low, high, delta) = match case {
             Case::Keep => (0, -1, 0),
             Case::Upper => (b'a' as i32, b'z' as i32, -32),
@@ -385,20 +641,28 @@ impl Emitter<'_> {
             self.emit(jmp_imm(Cond::Gt, R5, high, 1));
             self.emit(alu_imm(Alu::Add, R5, delta));
         }
+        self.copy_byte_r5();
+        self.jump(ja(0), top);
+        self.bind(done);
+        self.launder(R4);
+        self.terminate_at_r4();
+    }
+
+    /// One byte of a copy: dst[r4++] = r5 (r2 is dst), r3++.
+    fn copy_byte_r5(&mut self) {
         self.emit(mov(R0, R2));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(stx(Size::B, R0, 0, R5));
         self.emit(alu_imm(Alu::Add, R3, 1));
         self.emit(alu_imm(Alu::Add, R4, 1));
-        self.jump(ja(0), top);
-        self.bind(done);
-        self.launder(R4);
-        let after = self.new_label();
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize(), 0), after);
+    }
+
+    /// dst[r4] = NUL (r2 is dst), when r4 is inside the string.
+    fn terminate_at_r4(&mut self) {
+        self.emit(jmp_imm(Cond::Ge, R4, self.strsize(), 3));
         self.emit(mov(R0, R2));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(st_imm(Size::B, R0, 0, 0));
-        self.bind(after);
     }
 
     /// substr(s, index[, length]) with illumos DTrace's rules for negative
@@ -585,9 +849,18 @@ impl Emitter<'_> {
         self.emit(alu_imm(Alu::Add, R3, 1));
         self.jump(ja(0), top);
         self.bind(done);
+        self.emit(ldx(Size::DW, R3, FP, found));
+        self.suffix_or_empty(s, dst);
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// r0 = the string in stack slot `s` from index r3 on, copied to scratch
+    /// slot `dst`; or, for a negative r3 (not found), the empty string: where
+    /// DTrace's result is NULL, ours is "".
+    fn suffix_or_empty(&mut self, s: i16, dst: i32) {
         let hit = self.new_label();
         let end = self.new_label();
-        self.emit(ldx(Size::DW, R3, FP, found));
         self.launder(R3);
         self.jump(jmp_imm(Cond::Sge, R3, 0, 0), hit);
         self.string_const(0);
@@ -599,8 +872,492 @@ impl Emitter<'_> {
         self.copy_loop(None, Case::Keep);
         self.dst_into_r0(dst);
         self.bind(end);
+    }
+
+    /// index(s, subs[, start]) (forward), rindex(s, subs[, start])
+    /// (backward), and strstr(s, subs) (forward, no start) with illumos
+    /// DTrace's rules for an empty subs and a start out of range: r0 = the
+    /// position, or -1. Returns the stack slot holding s.
+    ///
+    /// The search is Knuth-Morris-Pratt's, two loops of at most 2·strsize
+    /// passes: a naive search nests one loop in another, which the verifier
+    /// checks at the product of their lengths.
+    fn string_search(&mut self, args: &[TExpr], direction: Direction) -> Result<i16, CodegenError> {
+        let s = self.stash(&args[0])?;
+        let pattern = self.stash(&args[1])?;
+        let start = match args.get(2) {
+            Some(start) => self.stash(start)?,
+            None => {
+                // index's default is the start of s, rindex's its end
+                // (strsize is past any end and is clamped to it).
+                let slot = self.alloc_slot(8)?;
+                let default = if direction == Direction::Forward { 0 } else { self.strsize() };
+                self.emit(st_imm(Size::DW, FP, slot, default));
+                slot
+            }
+        };
+        let (len, pattern_len) = (self.alloc_slot(8)?, self.alloc_slot(8)?);
+        self.used_scratch = true;
+        self.emit(ldx(Size::DW, R1, FP, s));
+        self.strlen_r1_into_r4();
+        self.emit(stx(Size::DW, FP, len, R4));
+        self.emit(ldx(Size::DW, R1, FP, pattern));
+        self.strlen_r1_into_r4();
+        self.emit(stx(Size::DW, FP, pattern_len, R4));
+        let (search, not_found, done) = (self.new_label(), self.new_label(), self.new_label());
+        // r3 = start clamped to [0, len]: the answer for an empty subs.
+        self.emit(ldx(Size::DW, R3, FP, start));
+        self.emit(ldx(Size::DW, R5, FP, len));
+        self.emit(jmp_imm(Cond::Sge, R3, 0, 1));
+        self.emit(mov_imm(R3, 0));
+        self.emit(jmp_reg(Cond::Sle, R3, R5, 1));
+        self.emit(mov(R3, R5));
+        self.jump(jmp_imm(Cond::Ne, R4, 0, 0), search);
+        self.emit(mov(R0, R3));
+        self.jump(ja(0), done);
+        self.bind(search);
+        match direction {
+            Direction::Forward => {
+                // From the clamped start; nothing at or after the end.
+                self.jump(jmp_reg(Cond::Ge, R3, R5, 0), not_found);
+            }
+            Direction::Backward => {
+                // Nothing before a negative start. A match starting at or
+                // before the start ends by start + |subs|: the backward
+                // walk begins there.
+                self.emit(ldx(Size::DW, R0, FP, start));
+                self.jump(jmp_imm(Cond::Slt, R0, 0, 0), not_found);
+                self.emit(alu_reg(Alu::Add, R3, R4));
+                self.emit(jmp_reg(Cond::Sle, R3, R5, 1));
+                self.emit(mov(R3, R5));
+                self.emit(alu_imm(Alu::Sub, R3, 1));
+            }
+        }
+        self.emit(stx(Size::DW, FP, start, R3));
+        self.failure_table(pattern, pattern_len, direction)?;
+        self.kmp_search(s, pattern, start, pattern_len, len, direction, not_found, done)?;
+        self.bind(not_found);
+        self.emit(mov_imm(R0, -1));
+        self.bind(done);
+        Ok(s)
+    }
+
+    /// `into` = byte `index` of the pattern in stack slot `pattern` (length
+    /// in slot `len`), counted from its end for a backward search; jumps to
+    /// `bad` when the index is outside the string (never at run time, but
+    /// the verifier needs the bound). Uses r1.
+    fn pattern_byte(&mut self, index: Reg, into: Reg, pattern: i16, len: i16, direction: Direction, bad: Label) {
+        self.emit(mov(R1, index));
+        if direction == Direction::Backward {
+            self.emit(neg(R1));
+            self.emit(ldx(Size::DW, into, FP, len));
+            self.emit(alu_reg(Alu::Add, R1, into));
+            self.emit(alu_imm(Alu::Sub, R1, 1));
+        }
+        self.exit_if(Cond::Ge, R1, self.strsize(), bad);
+        self.emit(ldx(Size::DW, into, FP, pattern));
+        self.emit(alu_reg(Alu::Add, into, R1));
+        self.emit(ldx(Size::B, into, into, 0));
+    }
+
+    /// r1 = the address of 16-bit entry `index` of the scratch work area;
+    /// jumps to `bad` past its end.
+    fn work_entry(&mut self, index: Reg, bad: Label) {
+        self.exit_if(Cond::Ge, index, self.strsize(), bad);
+        self.emit(mov(R1, index));
+        self.emit(alu_imm(Alu::Lsh, R1, 1));
+        self.emit(alu_reg(Alu::Add, R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, self.scratch.work as i32));
+    }
+
+    /// Knuth-Morris-Pratt's failure table of the pattern (read backwards
+    /// for a backward search) in the work area: entry t is the length of the
+    /// longest proper prefix of the pattern's first t + 1 bytes that is also
+    /// their suffix. r3 = t, r4 = that length for the bytes before t.
+    fn failure_table(&mut self, pattern: i16, len: i16, direction: Direction) -> Result<(), CodegenError> {
+        let (top, done) = (self.new_label(), self.new_label());
+        let matched = self.alloc_slot(8)?;
+        self.forget_slots(&[len]);
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, self.scratch.work as i32));
+        self.emit(st_imm(Size::H, R1, 0, 0));
+        self.emit(mov_imm(R2, 0));
+        self.emit(mov_imm(R3, 1));
+        self.emit(mov_imm(R4, 0));
+        self.bind(top);
+        self.exit_if(Cond::Ge, R2, 2 * self.strsize(), done);
+        self.emit(ldx(Size::DW, R0, FP, len));
+        self.exit_if_reg(Cond::Ge, R3, R0, done);
+        self.pattern_byte(R3, R5, pattern, len, direction, done);
+        self.pattern_byte(R4, R0, pattern, len, direction, done);
+        self.kmp_step(matched, 1, true, done);
+        self.jump(ja(0), top);
+        self.bind(done);
+        Ok(())
+    }
+
+    /// The search proper, from the index in slot `start` of s: r0 = where
+    /// the first (backward: last) match starts, then a jump to `done`; or a
+    /// jump to `not_found`. r3 is the index in s, r4 the bytes matched.
+    #[allow(clippy::too_many_arguments)]
+    fn kmp_search(
+        &mut self,
+        s: i16,
+        pattern: i16,
+        start: i16,
+        pattern_len: i16,
+        len: i16,
+        direction: Direction,
+        not_found: Label,
+        done: Label,
+    ) -> Result<(), CodegenError> {
+        let (top, found) = (self.new_label(), self.new_label());
+        let matched = self.alloc_slot(8)?;
+        self.forget_slots(&[start, pattern_len, len]);
+        self.emit(mov_imm(R2, 0));
+        self.emit(ldx(Size::DW, R3, FP, start));
+        self.emit(mov_imm(R4, 0));
+        self.bind(top);
+        self.exit_if(Cond::Ge, R2, 2 * self.strsize(), not_found);
+        self.emit(ldx(Size::DW, R0, FP, pattern_len));
+        self.exit_if_reg(Cond::Ge, R4, R0, found);
+        if direction == Direction::Forward {
+            self.emit(ldx(Size::DW, R0, FP, len));
+            self.exit_if_reg(Cond::Ge, R3, R0, not_found);
+        }
+        // Unsigned: a backward walk past the start is out of range too.
+        self.exit_if(Cond::Ge, R3, self.strsize(), not_found);
+        self.emit(ldx(Size::DW, R1, FP, s));
+        self.load_source_byte();
+        self.pattern_byte(R4, R0, pattern, pattern_len, direction, not_found);
+        let step = if direction == Direction::Forward { 1 } else { -1 };
+        self.kmp_step(matched, step, false, not_found);
+        self.jump(ja(0), top);
+        self.bind(found);
+        self.emit(mov(R0, R3));
+        match direction {
+            Direction::Forward => self.emit(alu_reg(Alu::Sub, R0, R4)),
+            Direction::Backward => self.emit(alu_imm(Alu::Add, R0, 1)),
+        }
+        self.jump(ja(0), done);
+        Ok(())
+    }
+
+    /// One pass of Knuth-Morris-Pratt after comparing bytes r5 and r0, with
+    /// r3 the position, r4 the bytes matched and r2 the pass count:
+    ///
+    /// - equal: r3 += step, r4 += 1;
+    /// - different, r4 > 0: r4 = table[r4 - 1] (fall back, same position);
+    /// - different, r4 = 0: r3 += step.
+    ///
+    /// Computed without branches, so that a pass is one path for the
+    /// verifier: within a loop it records states only every few passes, and
+    /// paths that branched in between would multiply until then. Every pass
+    /// is verified once (r2 counts them, r3 and r4 go through map memory):
+    /// two loops of at most 2·strsize passes, where a naive search nests one
+    /// loop in another, which the verifier checks at the product of their
+    /// lengths. `write_table`: table[r3] = the new r4 (when r3 stays, the
+    /// entry is rewritten before anything reads it).
+    fn kmp_step(&mut self, matched: i16, step: i32, write_table: bool, bad: Label) {
+        // r5 = 1 if the bytes are equal, else 0 (bytes: r5 ^ r0 < 256).
+        self.emit(alu_reg(Alu::Xor, R5, R0));
+        self.emit(alu_imm(Alu::Sub, R5, 1));
+        self.emit(alu_imm(Alu::Rsh, R5, 63));
+        self.emit(stx(Size::DW, FP, matched, R5));
+        if write_table {
+            self.emit(mov(R0, R4));
+            self.emit(alu_imm(Alu::Add, R0, 1));
+            self.emit(alu_reg(Alu::Mul, R0, R5));
+            self.work_entry(R3, bad);
+            self.emit(stx(Size::H, R1, 0, R0));
+        }
+        // r5 = 1 if r4 > 0; r0 = table[r4 - 1] then, else 0.
+        self.emit(mov_imm(R5, 0));
+        self.emit(alu_reg(Alu::Sub, R5, R4));
+        self.emit(alu_imm(Alu::Rsh, R5, 63));
+        self.emit(mov(R0, R4));
+        self.emit(alu_reg(Alu::Sub, R0, R5));
+        self.work_entry(R0, bad);
+        self.emit(ldx(Size::H, R0, R1, 0));
+        self.emit(alu_reg(Alu::Mul, R0, R5));
+        // The position moves on a match or when there is no fallback.
+        self.emit(ldx(Size::DW, R1, FP, matched));
+        self.emit(alu_imm(Alu::Xor, R5, 1));
+        self.emit(alu_reg(Alu::Or, R5, R1));
+        self.emit(alu_reg(if step > 0 { Alu::Add } else { Alu::Sub }, R3, R5));
+        // r4 = matched ? r4 + 1 : the fallback.
+        self.emit(alu_imm(Alu::Add, R4, 1));
+        self.emit(alu_reg(Alu::Mul, R4, R1));
+        self.emit(alu_imm(Alu::Xor, R1, 1));
+        self.emit(alu_reg(Alu::Mul, R0, R1));
+        self.emit(alu_reg(Alu::Add, R4, R0));
+        self.emit(alu_imm(Alu::Add, R2, 1));
+        self.forget(R3);
+        self.forget(R4);
+    }
+
+    /// strtok(s, delim) / strtok(NULL, delim), as illumos DTrace: skips
+    /// delimiters, returns the token up to the next delimiter (or "" when
+    /// only delimiters are left, where DTrace's result is NULL) and saves the
+    /// position after it for strtok(NULL, ...) later in the same firing.
+    /// strtok(s, ...) copies s to its own buffer, so the saved position
+    /// stays valid whatever happens to s; strtok(NULL, ...) with no saved
+    /// position reads address 0 in DTrace, and faults here too.
+    fn strtok(&mut self, args: &[TExpr]) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        let (position, string) = (self.scratch.strtok_position as i32, self.scratch.strtok_string as i32);
+        let delim = if args[0].ty == Type::String {
+            let s = self.stash(&args[0])?;
+            let delim = self.stash(&args[1])?;
+            self.emit(ldx(Size::DW, R1, FP, s));
+            self.emit(mov(R2, R8));
+            self.emit(alu_imm(Alu::Add, R2, string));
+            self.emit(mov_imm(R3, 0));
+            self.emit(mov_imm(R4, 0));
+            self.copy_loop(None, Case::Keep);
+            self.emit(mov(R0, R8));
+            self.emit(alu_imm(Alu::Add, R0, position));
+            self.emit(st_imm(Size::DW, R0, 0, 0));
+            delim
+        } else {
+            self.stash(&args[1])?
+        };
+        let dst = self.scratch_slot()?;
+        let saved_position = self.new_label();
+        self.emit(mov(R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, position));
+        self.emit(ldx(Size::DW, R0, R0, 0));
+        self.jump(jmp_imm(Cond::Sge, R0, 0, 0), saved_position);
+        self.emit(mov_imm(R1, 0));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(saved_position);
+        self.delimiter_set(delim);
+        // Skip delimiters; none but delimiters left: no token.
+        let (skip, token, no_token, end) = (self.new_label(), self.new_label(), self.new_label(), self.new_label());
+        self.emit(mov(R3, R8));
+        self.emit(alu_imm(Alu::Add, R3, position));
+        self.emit(ldx(Size::DW, R3, R3, 0));
+        self.bind(skip);
+        self.exit_if(Cond::Ge, R3, self.strsize(), no_token);
+        self.strtok_byte(string);
+        self.exit_if(Cond::Eq, R5, 0, no_token);
+        self.is_delimiter();
+        self.exit_if(Cond::Eq, R0, 0, token);
+        self.emit(alu_imm(Alu::Add, R3, 1));
+        self.jump(ja(0), skip);
+        self.bind(no_token);
+        self.emit(mov(R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, position));
+        self.emit(st_imm(Size::DW, R0, 0, -1));
+        self.string_const(0);
+        self.jump(ja(0), end);
+        // The token: up to a delimiter or the end.
+        self.bind(token);
+        self.launder(R3);
+        let (copy, copied) = (self.new_label(), self.new_label());
+        self.dst_into_r2(dst);
+        self.emit(mov_imm(R4, 0));
+        self.bind(copy);
+        self.exit_if(Cond::Ge, R3, self.strsize(), copied);
+        self.exit_if(Cond::Ge, R4, self.strsize() - 1, copied);
+        self.strtok_byte(string);
+        self.exit_if(Cond::Eq, R5, 0, copied);
+        self.is_delimiter();
+        self.exit_if(Cond::Ne, R0, 0, copied);
+        self.copy_byte_r5();
+        self.jump(ja(0), copy);
+        self.bind(copied);
+        self.launder(R4);
+        self.terminate_at_r4();
+        self.emit(mov(R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, position));
+        self.emit(stx(Size::DW, R0, 0, R3));
+        self.dst_into_r0(dst);
+        self.bind(end);
         self.stack_top = saved;
         Ok(())
+    }
+
+    /// r5 = byte r3 (below strsize) of strtok's copy of its string.
+    fn strtok_byte(&mut self, string: i32) {
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, string));
+        self.load_source_byte();
+    }
+
+    /// The bytes of the string in stack slot `delim` as a 256-bit set in the
+    /// work area, as DTrace's strtok keeps them: one pass over delim, then
+    /// one lookup per byte of the string.
+    fn delimiter_set(&mut self, delim: i16) {
+        let work = self.scratch.work as i32;
+        self.emit(mov(R2, R8));
+        self.emit(alu_imm(Alu::Add, R2, work));
+        for word in 0..4 {
+            self.emit(st_imm(Size::DW, R2, 8 * word, 0));
+        }
+        let (top, done) = (self.new_label(), self.new_label());
+        self.emit(ldx(Size::DW, R1, FP, delim));
+        self.emit(mov_imm(R3, 0));
+        self.bind(top);
+        self.exit_if(Cond::Ge, R3, self.strsize(), done);
+        self.load_source_byte();
+        self.exit_if(Cond::Eq, R5, 0, done);
+        // set[c / 8] |= 1 << (c % 8)
+        self.emit(mov(R0, R5));
+        self.emit(alu_imm(Alu::Rsh, R0, 3));
+        self.emit(alu_reg(Alu::Add, R0, R2));
+        self.emit(ldx(Size::B, R4, R0, 0));
+        self.emit(alu_imm(Alu::And, R5, 7));
+        self.emit(mov_imm(R1, 1));
+        self.emit(alu_reg(Alu::Lsh, R1, R5));
+        self.emit(alu_reg(Alu::Or, R4, R1));
+        self.emit(stx(Size::B, R0, 0, R4));
+        self.emit(ldx(Size::DW, R1, FP, delim));
+        self.emit(alu_imm(Alu::Add, R3, 1));
+        self.jump(ja(0), top);
+        self.bind(done);
+    }
+
+    /// r0 = 1 if byte r5 is in the delimiter set, else 0. Uses r1.
+    fn is_delimiter(&mut self) {
+        self.emit(mov(R0, R5));
+        self.emit(alu_imm(Alu::Rsh, R0, 3));
+        self.emit(alu_reg(Alu::Add, R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, self.scratch.work as i32));
+        self.emit(ldx(Size::B, R0, R0, 0));
+        self.emit(mov(R1, R5));
+        self.emit(alu_imm(Alu::And, R1, 7));
+        self.emit(alu_reg(Alu::Rsh, R0, R1));
+        self.emit(alu_imm(Alu::And, R0, 1));
+    }
+
+    /// cleanpath(s): illumos DTrace's walk, one byte per pass. `state` says
+    /// what the pending bytes are: nothing, "/", "/." or "/..". A "/../"
+    /// (or a final "/..") takes the output back to the last '/' written,
+    /// which a stack of the positions of the '/' written keeps (in the work
+    /// area): DTrace searches back for it, a loop in a loop. As in DTrace,
+    /// the output stops 5 bytes before strsize.
+    fn cleanpath(&mut self, arg: &TExpr) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        let s = self.stash(arg)?;
+        let dst = self.scratch_slot()?;
+        let (state, slashes) = (self.alloc_slot(8)?, self.alloc_slot(8)?);
+        let [top, next, after_slash, after_dot, after_dotdot, slash, up, up_at_end, finish] =
+            [(); 9].map(|_| self.new_label());
+        self.dst_into_r2(dst);
+        // "/.." leaves DTrace's first byte unwritten; ours is the root.
+        self.emit(st_imm(Size::B, R2, 0, SLASH));
+        self.emit(st_imm(Size::DW, FP, state, 0));
+        self.emit(st_imm(Size::DW, FP, slashes, 0));
+        self.emit(mov_imm(R3, 0));
+        self.emit(mov_imm(R4, 0));
+        self.bind(top);
+        self.exit_if(Cond::Ge, R3, self.strsize(), finish);
+        self.emit(ldx(Size::DW, R1, FP, s));
+        self.load_source_byte();
+        self.emit(alu_imm(Alu::Add, R3, 1));
+        // Through map memory: as an exact value the state would make the
+        // verifier check each pass once per state.
+        self.emit(ldx(Size::DW, R0, FP, state));
+        self.forget(R0);
+        self.jump(jmp_imm(Cond::Eq, R0, 1, 0), after_slash);
+        self.jump(jmp_imm(Cond::Eq, R0, 2, 0), after_dot);
+        self.jump(jmp_imm(Cond::Eq, R0, 3, 0), after_dotdot);
+        // A byte of a name, or a slash starting a component.
+        self.emit(mov(R0, R4));
+        self.emit(alu_imm(Alu::Add, R0, 5));
+        self.exit_if(Cond::Ge, R0, self.strsize(), finish);
+        self.jump(jmp_imm(Cond::Eq, R5, SLASH, 0), slash);
+        self.put_char(R5, finish);
+        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), finish);
+        self.jump(ja(0), next);
+        // "/" then: another slash counts once, a dot may be "/." or "/..".
+        self.bind(after_slash);
+        self.jump(jmp_imm(Cond::Eq, R5, SLASH, 0), slash);
+        self.pending_dot(state, 2, next);
+        self.put_component(state, slashes, b"/", next, finish);
+        // "/." then: "/./" is nothing, "/.." may go up.
+        self.bind(after_dot);
+        self.jump(jmp_imm(Cond::Eq, R5, SLASH, 0), slash);
+        self.pending_dot(state, 3, next);
+        self.put_component(state, slashes, b"/.", next, finish);
+        // "/.." then: a slash or the end goes up, anything else is a name.
+        self.bind(after_dotdot);
+        self.jump(jmp_imm(Cond::Eq, R5, SLASH, 0), up);
+        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), up_at_end);
+        self.put_component(state, slashes, b"/..", next, finish);
+        self.bind(up);
+        self.pop_slash(slashes);
+        self.bind(slash);
+        self.emit(mov(R0, R4));
+        self.emit(alu_imm(Alu::Add, R0, 5));
+        self.exit_if(Cond::Ge, R0, self.strsize(), finish);
+        self.emit(st_imm(Size::DW, FP, state, 1));
+        self.jump(ja(0), next);
+        // A final "/..": the output keeps the '/' it goes back to.
+        self.bind(up_at_end);
+        self.pop_slash(slashes);
+        self.emit(alu_imm(Alu::Add, R4, 1));
+        self.jump(ja(0), finish);
+        self.bind(next);
+        self.launder(R4);
+        self.jump(ja(0), top);
+        self.bind(finish);
+        self.launder(R4);
+        self.terminate_at_r4();
+        self.dst_into_r0(dst);
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// cleanpath: a dot after the pending bytes makes them `dotted_state`.
+    fn pending_dot(&mut self, state: i16, dotted_state: i32, next: Label) {
+        let not_dot = self.new_label();
+        self.jump(jmp_imm(Cond::Ne, R5, b'.' as i32, 0), not_dot);
+        self.emit(st_imm(Size::DW, FP, state, dotted_state));
+        self.jump(ja(0), next);
+        self.bind(not_dot);
+    }
+
+    /// cleanpath: writes `pending` ("/", "/." or "/..", whose '/' goes on
+    /// the stack in slot `slashes`) and byte r5, back to state 0; a NUL ends
+    /// the path.
+    fn put_component(&mut self, state: i16, slashes: i16, pending: &[u8], next: Label, finish: Label) {
+        // The stack's depth goes through map memory: as an exact value per
+        // path it would keep the verifier from merging the paths.
+        self.emit(ldx(Size::DW, R0, FP, slashes));
+        self.forget(R0);
+        self.jump(jmp_imm(Cond::Ge, R0, self.strsize(), 0), finish);
+        self.emit(mov(R1, R0));
+        self.emit(alu_imm(Alu::Add, R1, 1));
+        self.emit(stx(Size::DW, FP, slashes, R1));
+        self.work_entry(R0, finish);
+        self.emit(stx(Size::H, R1, 0, R4));
+        for &c in pending {
+            self.put_byte(c, finish);
+        }
+        self.put_char(R5, finish);
+        self.emit(st_imm(Size::DW, FP, state, 0));
+        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), finish);
+        self.jump(ja(0), next);
+    }
+
+    /// cleanpath: r4 = the position of the last '/' on the stack in slot
+    /// `slashes`, popped; 0 when the stack is empty.
+    fn pop_slash(&mut self, slashes: i16) {
+        let empty = self.new_label();
+        let done = self.new_label();
+        self.emit(ldx(Size::DW, R0, FP, slashes));
+        self.forget(R0);
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), empty);
+        self.emit(alu_imm(Alu::Sub, R0, 1));
+        self.emit(stx(Size::DW, FP, slashes, R0));
+        self.work_entry(R0, empty);
+        self.emit(ldx(Size::H, R4, R1, 0));
+        self.jump(ja(0), done);
+        self.bind(empty);
+        self.emit(mov_imm(R4, 0));
+        self.bind(done);
     }
 
     /// lltostr(v): the decimal digits, written backwards at the end of the

@@ -1,0 +1,1 @@
+BEGIN { trace(inet_ntoa6()); }

@@ -1,0 +1,1 @@
+BEGIN { trace(strstr("a", "b", "c")); }
