@@ -81,6 +81,11 @@ pub(crate) struct ScratchLayout {
     pub work: usize,
     pub strtok_position: usize,
     pub strtok_string: usize,
+    /// A struct bound for a thread-local variable is copied here first
+    /// (map updates read from map or stack memory); a missing one reads
+    /// as the zeros after it.
+    pub struct_staging: usize,
+    pub struct_zeros: usize,
     pub alloca: usize,
     pub stack_buffer: usize,
     pub size: usize,
@@ -91,15 +96,35 @@ impl ScratchLayout {
         let strsize = program.strsize;
         let launder = slots * strsize;
         let clause_locals = launder + 8;
-        let string_locals = program.clause_locals.iter().filter(|v| v.ty == Type::String).count();
-        let work = clause_locals + string_locals * strsize;
+        let by_reference: usize = program.clause_locals.iter().filter_map(|v| v.ty.by_reference_size(strsize)).sum();
+        let work = clause_locals + by_reference;
         // strtok's delimiter set (256 bits) needs 32 bytes whatever strsize.
         let strtok_position = work + (2 * strsize).max(32);
         let strtok_string = strtok_position + 8;
-        let alloca = strtok_string + if program.uses_strtok { strsize } else { 0 };
+        let struct_staging = strtok_string + if program.uses_strtok { strsize } else { 0 };
+        let largest_struct = program
+            .thread_locals
+            .iter()
+            .filter(|v| matches!(v.ty, Type::Struct(_)))
+            .filter_map(|v| v.ty.by_reference_size(strsize))
+            .max()
+            .unwrap_or(0);
+        let struct_zeros = struct_staging + largest_struct;
+        let alloca = struct_zeros + largest_struct;
         let stack_buffer = alloca + 2 * program.alloca_bytes;
         let size = stack_buffer + if program.uses_stackdepth { STACK_BUFFER_BYTES } else { 0 };
-        ScratchLayout { launder, clause_locals, work, strtok_position, strtok_string, alloca, stack_buffer, size }
+        ScratchLayout {
+            launder,
+            clause_locals,
+            work,
+            strtok_position,
+            strtok_string,
+            struct_staging,
+            struct_zeros,
+            alloca,
+            stack_buffer,
+            size,
+        }
     }
 }
 
@@ -305,13 +330,13 @@ impl<'a> Emitter<'a> {
         // the clauses of this probe as in DTrace. Strings live in the scratch map.
         let mut string_at = self.scratch.clause_locals;
         for v in &self.program.clause_locals {
-            if v.ty == Type::String {
+            if let Some(bytes) = v.ty.by_reference_size(self.program.strsize) {
                 self.used_scratch = true;
                 if self.with_scratch {
                     self.emit(st_imm(Size::B, R8, string_at as i16, 0));
                 }
                 self.clause_local_slots.push(string_at as i16);
-                string_at += self.program.strsize;
+                string_at += bytes;
             } else {
                 let slot = self.alloc_slot(8)?;
                 self.emit(st_imm(Size::DW, FP, slot, 0));
@@ -823,15 +848,20 @@ impl<'a> Emitter<'a> {
         self.key_into_r2(key);
         self.emit(call(Helper::MapLookupElem));
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
-        if *ty != Type::String {
+        // By-reference values are their address in the map.
+        if ty.by_reference_size(self.program.strsize).is_none() {
             self.emit(ldx(Size::DW, R0, R0, 0));
         }
         self.jump(ja(0), end);
         self.bind(missing);
-        if *ty == Type::String {
-            self.string_const(0);
-        } else {
-            self.emit(mov_imm(R0, 0));
+        match ty {
+            Type::String => self.string_const(0),
+            Type::Struct(_) => {
+                self.used_scratch = true;
+                self.emit(mov(R0, R8));
+                self.emit(alu_imm(Alu::Add, R0, self.scratch.struct_zeros as i32));
+            }
+            _ => self.emit(mov_imm(R0, 0)),
         }
         self.bind(end);
     }
@@ -840,7 +870,8 @@ impl<'a> Emitter<'a> {
     /// storing integer 0 deletes it, as DTrace frees a dynamic variable set
     /// to 0. r0 keeps the value.
     fn map_store(&mut self, fd: i32, key: MapKey, ty: &Type) -> Result<(), CodegenError> {
-        let is_string = *ty == Type::String;
+        // A by-reference value is r0's address of map or stack memory.
+        let is_string = ty.by_reference_size(self.program.strsize).is_some();
         let value = self.alloc_slot(8)?;
         let end = self.new_label();
         self.emit(stx(Size::DW, FP, value, R0));
@@ -1572,11 +1603,12 @@ impl<'a> Emitter<'a> {
     }
 
     fn load_var(&mut self, var: Var, ty: &Type) -> Result<(), CodegenError> {
-        let is_string = *ty == Type::String;
+        // By-reference values (strings, structs) are the variable's address.
+        let by_reference = ty.by_reference_size(self.program.strsize).is_some();
         match var {
             Var::Global(i) => {
                 self.emit2(ld_map_value(R0, self.env.globals_fd, self.global_offset(i)));
-                if !is_string {
+                if !by_reference {
                     self.emit(ldx(Size::DW, R0, R0, 0));
                 }
             }
@@ -1585,7 +1617,7 @@ impl<'a> Emitter<'a> {
                 self.map_load(self.env.thread_local_fds[i], key, ty);
             }
             Var::ClauseLocal(i) => {
-                if is_string {
+                if by_reference {
                     self.emit(mov(R0, R8));
                     self.emit(alu_imm(Alu::Add, R0, self.clause_local_slots[i] as i32));
                 } else {
@@ -1596,28 +1628,38 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    /// Stores r0 into `var`; r0 keeps the stored value (for strings: a
-    /// pointer to the variable's copy).
+    /// Stores r0 into `var`; r0 keeps the stored value (for strings and
+    /// structs: the address of the variable's copy).
     fn store_var(&mut self, var: Var, ty: &Type) -> Result<(), CodegenError> {
-        let is_string = *ty == Type::String;
-        if !is_string {
+        // Strings are copied up to their NUL, structs whole.
+        let by_reference = match ty {
+            Type::String => Some((Helper::ProbeReadKernelStr, self.strsize())),
+            Type::Struct(r) => Some((Helper::ProbeReadKernel, r.size as i32)),
+            _ => None,
+        };
+        if by_reference.is_none() {
             self.normalize(ty);
         }
-        match var {
-            Var::Global(i) => {
+        match (var, by_reference) {
+            (Var::Global(i), Some((helper, size))) => {
                 let off = self.global_offset(i);
-                if is_string {
-                    self.emit(mov(R3, R0));
-                    self.emit2(ld_map_value(R1, self.env.globals_fd, off));
-                    self.emit(mov_imm(R2, self.strsize()));
-                    self.emit(call(Helper::ProbeReadKernelStr));
-                    self.emit2(ld_map_value(R0, self.env.globals_fd, off));
-                } else {
-                    self.emit2(ld_map_value(R1, self.env.globals_fd, off));
-                    self.emit(stx(Size::DW, R1, 0, R0));
-                }
+                self.emit2(ld_map_value(R1, self.env.globals_fd, off));
+                self.copy_from_r0(helper, R1, 0, size)?;
+                self.emit2(ld_map_value(R0, self.env.globals_fd, off));
             }
-            Var::ThreadLocal(i) => {
+            (Var::Global(i), None) => {
+                self.emit2(ld_map_value(R1, self.env.globals_fd, self.global_offset(i)));
+                self.emit(stx(Size::DW, R1, 0, R0));
+            }
+            (Var::ThreadLocal(i), by_reference) => {
+                if let (Type::Struct(_), Some((helper, size))) = (ty, by_reference) {
+                    // The map update copies from the staging area.
+                    self.used_scratch = true;
+                    let staging = self.scratch.struct_staging as i32;
+                    self.copy_from_r0(helper, R8, staging, size)?;
+                    self.emit(mov(R0, R8));
+                    self.emit(alu_imm(Alu::Add, R0, staging));
+                }
                 // The value waits on the stack while the thread ID is fetched.
                 let value = self.alloc_slot(8)?;
                 self.emit(stx(Size::DW, FP, value, R0));
@@ -1626,22 +1668,31 @@ impl<'a> Emitter<'a> {
                 self.map_store(self.env.thread_local_fds[i], key, ty)?;
                 self.stack_top += 8;
             }
-            Var::ClauseLocal(i) => {
-                if is_string {
-                    let at = self.clause_local_slots[i] as i32;
-                    self.emit(mov(R3, R0));
-                    self.emit(mov(R1, R8));
-                    self.emit(alu_imm(Alu::Add, R1, at));
-                    self.emit(mov_imm(R2, self.strsize()));
-                    self.emit(call(Helper::ProbeReadKernelStr));
-                    self.emit(mov(R0, R8));
-                    self.emit(alu_imm(Alu::Add, R0, at));
-                } else {
-                    self.emit(stx(Size::DW, FP, self.clause_local_slots[i], R0));
-                }
+            (Var::ClauseLocal(i), Some((helper, size))) => {
+                let at = self.clause_local_slots[i] as i32;
+                self.copy_from_r0(helper, R8, at, size)?;
+                self.emit(mov(R0, R8));
+                self.emit(alu_imm(Alu::Add, R0, at));
             }
+            (Var::ClauseLocal(i), None) => self.emit(stx(Size::DW, FP, self.clause_local_slots[i], R0)),
         }
         Ok(())
+    }
+
+    /// Copies `size` bytes from the address in r0 to `base` + `offset`:
+    /// strings need no fault check (their buffers are always readable),
+    /// structs may come from a bad kernel address.
+    fn copy_from_r0(&mut self, helper: Helper, base: Reg, offset: i32, size: i32) -> Result<(), CodegenError> {
+        if helper == Helper::ProbeReadKernelStr {
+            self.emit(mov(R3, R0));
+            self.emit(mov(R1, base));
+            self.emit(alu_imm(Alu::Add, R1, offset));
+            self.emit(mov_imm(R2, size));
+            self.emit(call(helper));
+            Ok(())
+        } else {
+            self.read_faulting(helper, base, offset, size)
+        }
     }
 }
 

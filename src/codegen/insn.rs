@@ -100,7 +100,7 @@ impl Cond {
 }
 
 /// Kernel helper function numbers (include/uapi/linux/bpf.h); stable ABI.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Helper {
     MapLookupElem = 1,
     MapUpdateElem = 2,

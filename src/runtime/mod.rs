@@ -20,7 +20,7 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 
 use crate::codegen::emit::{self, CodegenEnv};
-use crate::codegen::insn::Insn;
+use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R1, R2};
 use crate::provider::{
     dtrace as dtrace_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,
 };
@@ -751,11 +751,47 @@ fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<
             return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
         }
     }
+    // commit()/discard() use compare-and-exchange, which kernels before
+    // 5.12 lack: say so rather than show the verifier's log.
+    let cmpxchg = atomic_cmpxchg64(R1, 0, R2);
+    if insns.contains(&cmpxchg) && !kernel_has_cmpxchg(prog_type) {
+        bail!("commit( ) and discard( ) need BPF compare-and-exchange, which this kernel lacks (Linux 5.12 or later)");
+    }
     let text = String::from_utf8_lossy(&log);
     let text = text.trim_end_matches('\0');
     let tail: Vec<&str> = text.lines().rev().take(12).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
     bail!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n"))
+}
+
+/// Whether the verifier accepts BPF_CMPXCHG: a program of four
+/// instructions that exchanges a stack word.
+fn kernel_has_cmpxchg(prog_type: libbpf_sys::bpf_prog_type) -> bool {
+    let probe = [
+        st_imm(Size::DW, FP, -8, 0),
+        mov_imm(R0, 0),
+        mov_imm(R2, 1),
+        atomic_cmpxchg64(FP, -8, R2),
+        mov_imm(R0, 0),
+        exit(),
+    ];
+    let license = CString::new("GPL").expect("no NUL");
+    // SAFETY: as in load_program; no options.
+    let fd = unsafe {
+        libbpf_sys::bpf_prog_load(
+            prog_type,
+            std::ptr::null(),
+            license.as_ptr(),
+            probe.as_ptr().cast(),
+            probe.len() as _,
+            std::ptr::null_mut(),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: ours to close.
+        drop(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
+    fd >= 0
 }
 
 /// Offset from CLOCK_MONOTONIC (bpf_ktime_get_ns) to the wall clock.

@@ -90,8 +90,8 @@ enum Scope {
     Clause,
 }
 
-/// The largest struct or array print() records.
-const MAX_PRINT_BYTES: usize = 8192;
+/// The largest struct or array print() records or a variable holds.
+const MAX_COPY_BYTES: usize = 8192;
 
 /// The most alloca() memory one clause may use.
 const MAX_ALLOCA: usize = 4096;
@@ -218,7 +218,7 @@ impl<'a> Checker<'a> {
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
             let ty = self.declarator_type(base.clone(), &d.ops, &d.span)?;
-            if !(ty.is_scalar() || ty == Type::String) {
+            if !(ty.is_scalar() || ty == Type::String || matches!(ty, Type::Struct(_))) {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
                     &d.span,
@@ -634,12 +634,12 @@ impl<'a> Checker<'a> {
                 let node = self.print_node(&e.ty, &args[0].span)?;
                 if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
                     let size = type_size(&e.ty, self.opts.strsize);
-                    if size > MAX_PRINT_BYTES {
+                    if size > MAX_COPY_BYTES {
                         return Err(CompileError::new(
                             "D_UNSUPPORTED",
                             &args[0].span,
                             format!(
-                                "print( ) of more than {MAX_PRINT_BYTES} bytes is not supported ({} has {size})",
+                                "print( ) of more than {MAX_COPY_BYTES} bytes is not supported ({} has {size})",
                                 e.ty.name()
                             ),
                         ));
@@ -1813,6 +1813,20 @@ impl<'a> Checker<'a> {
         }
         let compatible = match (&ty, &value.ty) {
             (Type::String, Type::String) => op.is_none(),
+            (Type::Struct(a), Type::Struct(b)) => {
+                if a.size > MAX_COPY_BYTES {
+                    return Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        span,
+                        format!(
+                            "variables of more than {MAX_COPY_BYTES} bytes are not supported ({} has {})",
+                            ty.name(),
+                            a.size
+                        ),
+                    ));
+                }
+                op.is_none() && a == b && !matches!(place, Place::Element { .. })
+            }
             (Type::Pointer(_), Type::Pointer(_)) => op.is_none(),
             (a, b) => a.is_int() && b.is_int(),
         };
@@ -2370,10 +2384,7 @@ fn bitfield(addr: TExpr, ty: Type, shift: u32, bits: u32, span: &Span) -> TExpr 
 
 /// Bytes a variable of this type occupies (8-byte aligned).
 pub(crate) fn var_bytes(ty: &Type, strsize: usize) -> usize {
-    match ty {
-        Type::String => (strsize + 7) & !7,
-        _ => 8,
-    }
+    ty.by_reference_size(strsize).map_or(8, |n| n.next_multiple_of(8))
 }
 
 /// What a printf conversion sees of a D type.

@@ -68,6 +68,16 @@ impl Type {
     pub(crate) fn is_scalar(&self) -> bool {
         matches!(self, Type::Int { .. } | Type::Pointer(_))
     }
+    /// Strings and structs are stored by copying their bytes, and a value
+    /// of their type is the address of those bytes (DTrace's by-reference
+    /// types): the bytes a variable of this type holds.
+    pub(crate) fn by_reference_size(&self, strsize: usize) -> Option<usize> {
+        match self {
+            Type::String => Some(strsize),
+            Type::Struct(r) => Some(r.size.next_multiple_of(8)),
+            _ => None,
+        }
+    }
     pub(crate) fn name(&self) -> String {
         match self {
             Type::Void => "void".into(),

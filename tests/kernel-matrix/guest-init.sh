@@ -89,8 +89,17 @@ grep -q 'vmlinux`' /tmp/out.9 && [ $RC = 0 ]; r $? "frames=$(grep -c 'vmlinux`' 
 
 # 10. D types against the guest's BTF and kallsyms: a kernel variable, curpsinfo's translator,
 # pointer arithmetic on a char array (the guests run with one CPU)
-t 10 kernel-types -qn 'BEGIN { printf("%d %d %s %d %c %d\n", `jiffies > 0, *(unsigned int *)&`nr_cpu_ids, curpsinfo->pr_fname, curpsinfo->pr_pid == pid, *(curthread->comm + 1), curthread->signal->is_child_subreaper); exit(0); }'
-grep -qx '1 1 dtrace 1 t 0' /tmp/out.10 && [ $RC = 0 ]; r $? "out=$(head -1 /tmp/out.10)"
+t 11 kernel-types -qn 'BEGIN { printf("%d %d %s %d %c %d\n", `jiffies > 0, *(unsigned int *)&`nr_cpu_ids, curpsinfo->pr_fname, curpsinfo->pr_pid == pid, *(curthread->comm + 1), curthread->signal->is_child_subreaper); exit(0); }'
+grep -qx '1 1 dtrace 1 t 0' /tmp/out.11 && [ $RC = 0 ]; r $? "out=$(head -1 /tmp/out.11)"
+
+# 12. alloca/bcopy, print() and vtimestamp (its context-switch program on raw_tp sched_switch)
+t 12 alloca-print-vtime -qn 'BEGIN { this->p = alloca(8); bcopy(curthread->comm, this->p, 7); printf("%s %d\n", stringof(this->p), vtimestamp < 1000000000); print(10); exit(0); }'
+grep -qx 'dtrace 1' /tmp/out.12 && grep -qx 'int 0xa' /tmp/out.12 && [ $RC = 0 ]; r $? "out=$(head -2 /tmp/out.12 | tr '\n' '|')"
+
+# 13. speculations; commit() needs BPF compare-and-exchange (Linux 5.12+): older kernels
+# must refuse with a message that says so.
+t 13 speculation -qn 'BEGIN { s = speculation(); } BEGIN { speculate(s); printf("kept\n"); } BEGIN { commit(s); } BEGIN { exit(0); }'
+{ grep -qx kept /tmp/out.13 && [ $RC = 0 ]; } || { [ $RC = 1 ] && grep -q '5.12' /tmp/err.13; }; r $? "out=$(head -1 /tmp/out.13) err=$(head -1 /tmp/err.13)"
 
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.

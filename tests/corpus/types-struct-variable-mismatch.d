@@ -1,0 +1,5 @@
+BEGIN
+{
+	this->c = *curthread->cred;
+	this->c = *curthread;
+}
