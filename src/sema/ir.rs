@@ -50,8 +50,11 @@ pub(crate) enum RecordBody {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DMember {
     pub name: String,
+    /// The byte holding the member's first bit.
     pub offset: usize,
     pub ty: Type,
+    /// A bit-field's (bit position in that byte, width).
+    pub bitfield: Option<(u32, u32)>,
 }
 
 impl Type {

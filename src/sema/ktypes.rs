@@ -87,10 +87,13 @@ impl KernelTypes {
     pub(crate) fn member(&mut self, record: &Record, name: &str) -> Result<Option<MemberRef>, String> {
         let s = match &record.body {
             RecordBody::D(members) => {
-                return Ok(members
-                    .iter()
-                    .find(|m| m.name == name)
-                    .map(|m| MemberRef { offset: m.offset, kind: MemberKind::of(m.ty.clone()) }))
+                return Ok(members.iter().find(|m| m.name == name).map(|m| MemberRef {
+                    offset: m.offset,
+                    kind: match m.bitfield {
+                        Some((shift, bits)) => MemberKind::Bitfield { ty: m.ty.clone(), shift, bits },
+                        None => MemberKind::of(m.ty.clone()),
+                    },
+                }))
             }
             RecordBody::Kernel(s) => s,
         };
@@ -130,8 +133,8 @@ impl KernelTypes {
                     .iter()
                     .map(|m| Field {
                         name: m.name.clone(),
-                        bit_offset: 8 * m.offset,
-                        bits: None,
+                        bit_offset: 8 * m.offset + m.bitfield.map_or(0, |(shift, _)| shift as usize),
+                        bits: m.bitfield.map(|(_, bits)| bits),
                         ty: Some(m.ty.clone()),
                         typedef: None,
                     })

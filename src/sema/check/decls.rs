@@ -84,27 +84,52 @@ impl Checker<'_> {
             return Ok(Type::Struct(self.kernel_record(name, union, span)?));
         };
         let mut laid_out: Vec<DMember> = Vec::new();
-        let (mut size, mut align) = (0usize, 1usize);
+        // Positions in bits, for bit-fields; C's (GCC's) layout: a bit-field
+        // shares its type's storage unit with the bits before it when it fits.
+        let (mut bits_used, mut align) = (0usize, 1usize);
         for m in members {
             let base = self.type_spec(&m.spec, &m.span)?;
             let ty = self.declarator_type(base, &m.declarator.ops, &m.span)?;
+            let (member_size, member_align) = (type_size(&ty, self.opts.strsize), type_align(&ty));
+            let width = match &m.bits {
+                Some(bits) => {
+                    let width = self.constant_value(bits)?;
+                    if !ty.is_int() || width < 0 || width as usize > 8 * member_size {
+                        return Err(CompileError::new(
+                            "D_DECL_BFSIZE",
+                            &m.span,
+                            format!("bit-field size must be between 0 and {} for {}", 8 * member_size, ty.name()),
+                        ));
+                    }
+                    Some(width as usize)
+                }
+                None => None,
+            };
+            let start = match width {
+                _ if union => 0,
+                Some(width) => {
+                    let unit = 8 * member_size;
+                    let unit_start = bits_used / unit * unit;
+                    // A zero width, or bits that would cross the unit, start the next unit.
+                    if width == 0 || bits_used + width > unit_start + unit {
+                        bits_used.next_multiple_of(unit)
+                    } else {
+                        bits_used
+                    }
+                }
+                None => bits_used.next_multiple_of(8 * member_align),
+            };
+            let end = start + width.unwrap_or(8 * member_size);
+            bits_used = if union { bits_used.max(end) } else { end };
             let Some(name) = &m.declarator.name else { continue };
-            if m.bits.is_some() {
-                return Err(CompileError::new(
-                    "D_DECL_BFTYPE",
-                    &m.span,
-                    "bit-fields in D structs and unions are not supported",
-                ));
-            }
             if laid_out.iter().any(|o| &o.name == name) {
                 return Err(CompileError::new("D_DECL_DUPMEMBER", &m.span, format!("duplicate member name: {name}")));
             }
-            let (member_size, member_align) = (type_size(&ty, self.opts.strsize), type_align(&ty));
-            let offset = if union { 0 } else { size.next_multiple_of(member_align) };
-            size = if union { size.max(member_size) } else { offset + member_size };
             align = align.max(member_align);
-            laid_out.push(DMember { name: name.clone(), offset, ty });
+            let bitfield = width.map(|w| ((start % 8) as u32, w as u32));
+            laid_out.push(DMember { name: name.clone(), offset: start / 8, ty, bitfield });
         }
+        let size = bits_used.div_ceil(8);
         let name = spec.name.clone().unwrap_or_default();
         let record = Rc::new(Record {
             name: name.clone(),
