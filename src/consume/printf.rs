@@ -235,9 +235,6 @@ enum Render {
     UnsignedInt,
     /// `%d`: DTrace rewrites it to `%i` or `%u` after the argument's sign.
     DecimalBySign,
-    /// `%hd`: DTrace's re-parsed format reaches pfprint_dint without its
-    /// signed flag, so the short is zero-extended and printed with `%d`.
-    ZeroExtendedDecimal,
     Char,
     WideChar,
     Float,
@@ -313,7 +310,7 @@ static CONVERSIONS: &[ConvSpec] = &[
     conv!("f", b'f', Float, Check::Float, PROTO_FP),
     conv!("g", b'g', Float, Check::Float, PROTO_FP),
     conv!("G", b'G', Float, Check::Float, PROTO_FP),
-    conv!("hd", b'd', ZeroExtendedDecimal, Check::IntegerType { size: 2, signed: true }, "short"),
+    conv!("hd", b'd', SignedInt, Check::IntegerType { size: 2, signed: true }, "short"),
     conv!("hi", b'i', SignedInt, Check::IntegerType { size: 2, signed: true }, "short"),
     conv!("ho", b'o', UnsignedInt, Check::IntegerType { size: 2, signed: false }, "unsigned short"),
     conv!("hu", b'u', UnsignedInt, Check::IntegerType { size: 2, signed: false }, "unsigned short"),
@@ -805,13 +802,6 @@ fn render(
             } else {
                 format_unsigned(zero_extend(bits, size), b'u', spec, out);
             }
-        }
-        Render::ZeroExtendedDecimal => {
-            let (bits, size, _) = int_of(value)?;
-            let v = zero_extend(bits, size);
-            // Passed as a C int (or long long for 8 bytes) to `%d`.
-            let as_c = if effective_size(size) <= 4 { i64::from(v as u32 as i32) } else { v as i64 };
-            format_signed(as_c, spec, out);
         }
         Render::Char => {
             let (bits, _, _) = int_of(value)?;
@@ -1497,7 +1487,7 @@ mod tests {
         assert_eq!(run("%x", &[int(-1, 2, true)]), "ffff");
         assert_eq!(run("%X", &[i32v(-1)]), "FFFFFFFF");
         assert_eq!(run("%o", &[int(-1, 1, true)]), "377");
-        assert_eq!(run("%hd", &[int(-1, 2, true)]), "65535");
+        assert_eq!(run("%hd", &[int(-1, 2, true)]), "-1");
         assert_eq!(run("%hi", &[int(-1, 2, true)]), "-1");
         assert_eq!(run("%lld %llu", &[i64v(-5), u64v(5)]), "-5 5");
         assert_eq!(run("%c", &[int(i64::from(b'A'), 4, true)]), "A");
