@@ -7,6 +7,7 @@
 //! listed ones.
 
 pub(crate) mod dtrace;
+pub(crate) mod proc;
 pub(crate) mod profile;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
@@ -24,6 +25,8 @@ pub(crate) enum Attach {
     Profile { period_ns: u64, every_cpu: bool },
     /// sysinfo statistic number `stat` (providers/sysinfo/stats.h order).
     Sysinfo { stat: u32 },
+    /// proc probe in slot `slot` (proc::PROBES order).
+    Proc { slot: u32 },
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +57,7 @@ impl Registry {
         syscall::provide(&mut probes);
         profile::provide(&mut probes);
         sysinfo::provide(&mut probes);
+        proc::provide(&mut probes);
         Registry { probes }
     }
 
@@ -64,6 +68,15 @@ impl Registry {
     pub(crate) fn get(&self, id: u32) -> Option<&Probe> {
         // IDs are increasing but not dense (syscall numbers have gaps).
         self.probes.binary_search_by_key(&id, |p| p.id).ok().map(|i| &self.probes[i])
+    }
+
+    /// The typed arguments (`args[]`) of probe `id`, for providers that
+    /// type them; other probes' args[n] is argN.
+    pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [proc::ProbeArg]> {
+        match self.get(id)?.attach {
+            Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
+            _ => None,
+        }
     }
 
     /// IDs of the probes matching `desc`, creating on-demand probes (profile-N) if needed.

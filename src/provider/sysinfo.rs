@@ -203,6 +203,10 @@ pub(crate) fn id_base() -> u32 {
     super::profile::id_end()
 }
 
+pub(crate) fn id_end() -> u32 {
+    id_base() + stats().count() as u32
+}
+
 pub(crate) fn provide(probes: &mut Vec<Probe>) {
     for (stat, name) in stats().enumerate() {
         probes.push(Probe {

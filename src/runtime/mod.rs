@@ -22,7 +22,8 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R1, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,
+    dtrace as dtrace_provider, proc as proc_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach,
+    Registry,
 };
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
@@ -43,6 +44,7 @@ pub(crate) struct Session {
     _syscall: Option<skel::syscall::SyscallSkel<'static>>,
     _profile: Option<skel::profile::ProfileSkel<'static>>,
     _sysinfo: Option<skel::sysinfo::SysinfoSkel<'static>>,
+    _proc: Option<skel::proc::ProcSkel<'static>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
     _links: Vec<Link>,
@@ -65,6 +67,7 @@ enum Dispatch {
     Syscall(u32),
     Profile(u32),
     Sysinfo(u32),
+    Proc(u32),
 }
 
 fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
@@ -287,6 +290,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 Dispatch::Profile(slot)
             }
             Attach::Sysinfo { stat } => Dispatch::Sysinfo(*stat),
+            Attach::Proc { slot } => Dispatch::Proc(*slot),
         };
         dispatch.push((d, id, clauses.clone()));
     }
@@ -511,9 +515,56 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let proc_slots: Vec<u32> =
+        dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Proc(s) = d { Some(*s) } else { None }).collect();
+    let proc_skel = if !proc_slots.is_empty() {
+        let mut open = skel::proc::ProcSkelBuilder::default().open(leak_storage())?;
+        // Only the entry programs of the enabled probes are loaded.
+        let wanted: Vec<&str> = proc_slots.iter().map(|s| proc_provider::PROBES[*s as usize].program).collect();
+        for mut prog in open.open_object_mut().progs_mut() {
+            let name = prog.name().to_string_lossy().into_owned();
+            prog.set_autoload(wanted.contains(&name.as_str()));
+        }
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            ro.dt_proc_id_base = proc_provider::id_base();
+            for (nr, name) in syscall_provider::table() {
+                match name {
+                    "execve" => ro.dt_proc_nr_execve = nr.into(),
+                    "execveat" => ro.dt_proc_nr_execveat = nr.into(),
+                    _ => {}
+                }
+            }
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the proc entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Proc(slot) = d {
+                let fd = load(clauses, RAW_TP, &mut programs)?;
+                skel.maps.dt_proc_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        for &slot in &proc_slots {
+            let probe = &proc_provider::PROBES[slot as usize];
+            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
+            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
+                Some(Ok(link)) => links.push(link),
+                _ => warnings.push(format!(
+                    "proc:::{} will not fire: this kernel has no usable {} tracepoint",
+                    probe.name, probe.tracepoint
+                )),
+            }
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
     Ok(Session {
         core,
         _sysinfo: sysinfo_skel,
+        _proc: proc_skel,
         warnings,
         _syscall: syscall_skel,
         _profile: profile_skel,

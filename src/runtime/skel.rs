@@ -13,3 +13,6 @@ pub(crate) mod profile {
 pub(crate) mod sysinfo {
     include!(concat!(env!("OUT_DIR"), "/sysinfo.skel.rs"));
 }
+pub(crate) mod proc {
+    include!(concat!(env!("OUT_DIR"), "/proc.skel.rs"));
+}

@@ -60,6 +60,8 @@ pub(crate) struct Checker<'a> {
     clause_alloca: usize,
     /// What the clause's earlier actions were, for the speculation rules.
     order: ActionOrder,
+    /// The probes the clause being checked enables (for `args[]`).
+    clause_probes: Vec<u32>,
 }
 
 /// What a clause's actions so far were: DTrace allows speculate() only
@@ -120,6 +122,7 @@ impl<'a> Checker<'a> {
             bindings: Vec::new(),
             clause_alloca: 0,
             order: ActionOrder::default(),
+            clause_probes: Vec::new(),
         }
     }
 
@@ -172,6 +175,7 @@ impl<'a> Checker<'a> {
         }
         self.matched += probes.len();
         self.clause_alloca = 0;
+        self.clause_probes = probes.clone();
 
         self.region = REGION_PREDICATE;
         let predicate = match &clause.predicate {
@@ -1431,6 +1435,9 @@ impl<'a> Checker<'a> {
                     &span,
                     "an aggregation's value may not be used in an expression",
                 ))
+            }
+            ExprKind::Index(base, keys) if matches!(&base.kind, ExprKind::Ident(n) if n == "args") => {
+                return self.probe_arg(keys, &span)
             }
             ExprKind::Index(base, keys) if !self.names_assoc_array(base) => {
                 let base = char_array(self.expr(base)?);

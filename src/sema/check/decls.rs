@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::*;
+use crate::provider::proc::ProbeArg;
 
 /// Everything declared in D so far, in every source and library file.
 #[derive(Default)]
@@ -263,6 +264,45 @@ impl Checker<'_> {
         }
     }
 
+    /// `args[n]`: the typed argument the clause's probes describe (a D
+    /// expression over arg0..arg9, checked here like an inline's value), or
+    /// argN for providers whose arguments are untyped.
+    pub(super) fn probe_arg(&mut self, keys: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        let n = match keys {
+            [k] => const_int(k).filter(|n| (0..10).contains(n)),
+            _ => None,
+        };
+        let Some(n) = n.map(|n| n as usize) else {
+            return Err(CompileError::new("D_ARGS_IDX", span, "args[ ] index must be an integer constant from 0 to 9"));
+        };
+        let typed: Vec<Option<&'static [ProbeArg]>> =
+            self.clause_probes.iter().map(|&id| self.registry.typed_args(id)).collect();
+        let Some(Some(first)) = typed.first().copied() else {
+            if typed.iter().any(Option::is_some) {
+                return Err(unstable_args(span));
+            }
+            self.program.uses_args = true;
+            return Ok(TExpr { kind: TKind::Builtin(Builtin::Arg(n as u8)), ty: Type::INT64, span: span.clone() });
+        };
+        if typed.iter().any(|t| t.and_then(|t| t.get(n)) != first.get(n)) {
+            return Err(unstable_args(span));
+        }
+        let Some(arg) = first.get(n) else {
+            return Err(CompileError::new("D_ARGS_IDX", span, format!("index {n} is out of range for args[ ]")));
+        };
+        let text = format!("inline {} __dt_arg = {};", arg.ty, arg.expr);
+        let declared = |name: &str| is_type_name(name) || self.declared.typedefs.contains_key(name);
+        let parsed = crate::syntax::parse(&text, &declared)
+            .map_err(|e| CompileError::new("D_ARGS_TYPE", span, format!("args[{n}]: {}", e.message)))?;
+        let Some(ast::Item::Inline(def)) = parsed.items.first() else {
+            return Err(CompileError::new("D_ARGS_TYPE", span, format!("args[{n}] is not an expression")));
+        };
+        let ty = self.type_name(&def.ty)?;
+        let value = self.expr_any(&def.value)?;
+        // The value's spans point into `text`: report at args[n] instead.
+        convert(TExpr { span: span.clone(), ..value }, ty, span)
+    }
+
     /// `xlate <T *> (e)` or `xlate <T> (e)`: finds the translator to T from
     /// e's type. The result is usable only with `->` or `.`.
     pub(super) fn xlate(&mut self, target: &ast::TypeName, operand: &ast::Expr, span: &Span) -> Result<TExpr> {
@@ -338,6 +378,14 @@ impl Checker<'_> {
         };
         convert(value?, ty, span)
     }
+}
+
+fn unstable_args(span: &Span) -> CompileError {
+    CompileError::new(
+        "D_ARGS_MULTI",
+        span,
+        "args[ ] may not be referenced because the probe description matches an unstable set of probes",
+    )
 }
 
 fn xlate_type_error(ty: &Type, span: &Span) -> CompileError {

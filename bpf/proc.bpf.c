@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The proc provider: process and thread life cycle, as Solaris' proc
+ * provider names it, on the scheduler's and signals' tracepoints. One entry
+ * program per probe (dt_proc_<probe>); the runtime loads and attaches only
+ * those of the probes a script enables. The probe's number in
+ * src/provider/proc.rs is its slot in dt_proc_progs; the arguments are raw
+ * (task pointers, numbers), and the D library gives them their types
+ * (args[0] of proc:::create is the child's psinfo_t *).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "dtrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Probe slots, in src/provider/proc.rs order. */
+#define DT_PROC_CREATE 0
+#define DT_PROC_EXEC 1
+#define DT_PROC_EXEC_SUCCESS 2
+#define DT_PROC_EXEC_FAILURE 3
+#define DT_PROC_EXIT 4
+#define DT_PROC_LWP_CREATE 5
+#define DT_PROC_LWP_EXIT 6
+#define DT_PROC_SIGNAL_SEND 7
+#define DT_PROC_SIGNAL_HANDLE 8
+#define DT_PROC_COUNT 9
+
+/* Probe ID of slot s is dt_proc_id_base + s. */
+const volatile __u32 dt_proc_id_base = 0;
+/* execve and execveat system call numbers of this architecture. */
+const volatile __s64 dt_proc_nr_execve = -1;
+const volatile __s64 dt_proc_nr_execveat = -1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, DT_PROC_COUNT);
+	__type(key, __u32);
+	__type(value, __u32);
+} dt_proc_progs SEC(".maps");
+
+static __always_inline int dt_proc_fire(void *ctx, __u32 slot, __u64 a0, __u64 a1, __u64 a2)
+{
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	pc->probe_id = dt_proc_id_base + slot;
+	pc->args[0] = a0;
+	pc->args[1] = a1;
+	pc->args[2] = a2;
+	for (int i = 3; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	bpf_tail_call(ctx, &dt_proc_progs, slot);
+	return 0;
+}
+
+/* sched_process_fork(parent, child), in the parent: a new process, or a
+ * new thread of the parent's process. */
+SEC("raw_tp/sched_process_fork")
+int dt_proc_create(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_CREATE, (__u64)child, 0, 0);
+}
+
+SEC("raw_tp/sched_process_fork")
+int dt_proc_lwp_create(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	if (BPF_CORE_READ(child, pid) == BPF_CORE_READ(child, tgid))
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_LWP_CREATE, (__u64)child, (__u64)child, 0);
+}
+
+static __always_inline bool dt_proc_is_exec(long nr)
+{
+	return nr >= 0 && (nr == dt_proc_nr_execve || nr == dt_proc_nr_execveat);
+}
+
+/* exec: the process is about to exec; arg0 the path (user memory). */
+SEC("raw_tp/sys_enter")
+int dt_proc_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	long nr = ctx->args[1];
+	if (!dt_proc_is_exec(nr))
+		return 0;
+	struct pt_regs regs;
+	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]))
+		return 0;
+	__u64 path = nr == dt_proc_nr_execve ? PT_REGS_PARM1_SYSCALL(&regs) : PT_REGS_PARM2_SYSCALL(&regs);
+	return dt_proc_fire(ctx, DT_PROC_EXEC, path, 0, 0);
+}
+
+/* exec-success: in the new program, once exec has replaced the image. */
+SEC("raw_tp/sched_process_exec")
+int dt_proc_exec_success(struct bpf_raw_tracepoint_args *ctx)
+{
+	return dt_proc_fire(ctx, DT_PROC_EXEC_SUCCESS, 0, 0, 0);
+}
+
+/* exec-failure: execve returned an error; arg0 the errno. */
+SEC("raw_tp/sys_exit")
+int dt_proc_exec_failure(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	long ret = ctx->args[1];
+#ifdef DT_ARCH_X86
+	long nr = BPF_CORE_READ(regs, orig_ax);
+#else
+	long nr = BPF_CORE_READ(regs, syscallno);
+#endif
+	if (ret >= 0 || !dt_proc_is_exec(nr))
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_EXEC_FAILURE, -ret, 0, 0);
+}
+
+/* Solaris' exit reasons (CLD_*) from a wait status. */
+static __always_inline __u64 dt_proc_exit_reason(int code)
+{
+	if ((code & 0x7f) == 0)
+		return 1; /* CLD_EXITED */
+	return (code & 0x80) ? 3 /* CLD_DUMPED */ : 2 /* CLD_KILLED */;
+}
+
+/* sched_process_exit(task), in the exiting thread; signal->live already
+ * counts it out, so 0 means it is the process's last thread. */
+SEC("raw_tp/sched_process_exit")
+int dt_proc_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_EXIT, dt_proc_exit_reason(BPF_CORE_READ(task, exit_code)), 0, 0);
+}
+
+SEC("raw_tp/sched_process_exit")
+int dt_proc_lwp_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_LWP_EXIT, 0, 0, 0);
+}
+
+/* signal_generate(sig, info, task, group, result), in the sender. */
+SEC("raw_tp/signal_generate")
+int dt_proc_signal_send(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 task = ctx->args[2];
+	return dt_proc_fire(ctx, DT_PROC_SIGNAL_SEND, task, task, ctx->args[0]);
+}
+
+/* signal_deliver(sig, info, ka), in the thread about to handle it. */
+SEC("raw_tp/signal_deliver")
+int dt_proc_signal_handle(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct k_sigaction *ka = (struct k_sigaction *)ctx->args[2];
+	return dt_proc_fire(ctx, DT_PROC_SIGNAL_HANDLE, ctx->args[0], ctx->args[1],
+			    (__u64)BPF_CORE_READ(ka, sa.sa_handler));
+}

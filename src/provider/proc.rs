@@ -1,0 +1,108 @@
+//! The proc provider: processes and threads being created, exec'ing,
+//! exiting and signalled, as Solaris' proc provider names them, each on the
+//! Linux tracepoint that means the same (bpf/proc.bpf.c). The entry
+//! programs pass raw values; the typed arguments (`args[0]` of create is the
+//! child's `psinfo_t *`) are D expressions over them, checked like any
+//! other D (the D library's translators do the work).
+
+use super::{Attach, Probe};
+
+/// A probe's typed argument: its D type and the expression that computes it
+/// from the raw arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProbeArg {
+    pub ty: &'static str,
+    pub expr: &'static str,
+}
+
+const fn arg(ty: &'static str, expr: &'static str) -> ProbeArg {
+    ProbeArg { ty, expr }
+}
+
+const PSINFO_0: ProbeArg = arg("psinfo_t *", "xlate <psinfo_t *> ((struct task_struct *)arg0)");
+const LWPSINFO_0: ProbeArg = arg("lwpsinfo_t *", "xlate <lwpsinfo_t *> ((struct task_struct *)arg0)");
+const PSINFO_1: ProbeArg = arg("psinfo_t *", "xlate <psinfo_t *> ((struct task_struct *)arg1)");
+
+pub(crate) struct ProcProbe {
+    pub name: &'static str,
+    /// The entry program in bpf/proc.bpf.c and the raw tracepoint it attaches to.
+    pub program: &'static str,
+    pub tracepoint: &'static str,
+    pub args: &'static [ProbeArg],
+}
+
+/// In slot order: the index is DT_PROC_* in bpf/proc.bpf.c.
+pub(crate) const PROBES: &[ProcProbe] = &[
+    ProcProbe { name: "create", program: "dt_proc_create", tracepoint: "sched_process_fork", args: &[PSINFO_0] },
+    ProcProbe {
+        name: "exec",
+        program: "dt_proc_exec",
+        tracepoint: "sys_enter",
+        args: &[arg("string", "copyinstr(arg0)")],
+    },
+    ProcProbe { name: "exec-success", program: "dt_proc_exec_success", tracepoint: "sched_process_exec", args: &[] },
+    ProcProbe {
+        name: "exec-failure",
+        program: "dt_proc_exec_failure",
+        tracepoint: "sys_exit",
+        args: &[arg("int", "(int)arg0")],
+    },
+    ProcProbe {
+        name: "exit",
+        program: "dt_proc_exit",
+        tracepoint: "sched_process_exit",
+        args: &[arg("int", "(int)arg0")],
+    },
+    ProcProbe {
+        name: "lwp-create",
+        program: "dt_proc_lwp_create",
+        tracepoint: "sched_process_fork",
+        args: &[LWPSINFO_0, PSINFO_1],
+    },
+    ProcProbe { name: "lwp-exit", program: "dt_proc_lwp_exit", tracepoint: "sched_process_exit", args: &[] },
+    ProcProbe {
+        name: "signal-send",
+        program: "dt_proc_signal_send",
+        tracepoint: "signal_generate",
+        args: &[LWPSINFO_0, PSINFO_1, arg("int", "(int)arg2")],
+    },
+    ProcProbe {
+        name: "signal-handle",
+        program: "dt_proc_signal_handle",
+        tracepoint: "signal_deliver",
+        args: &[arg("int", "(int)arg0"), arg("void *", "(void *)arg1"), arg("void *", "(void *)arg2")],
+    },
+];
+
+pub(crate) fn id_base() -> u32 {
+    super::sysinfo::id_end()
+}
+
+pub(crate) fn provide(probes: &mut Vec<Probe>) {
+    for (slot, probe) in PROBES.iter().enumerate() {
+        probes.push(Probe {
+            id: id_base() + slot as u32,
+            provider: "proc",
+            module: String::new(),
+            function: String::new(),
+            name: probe.name.to_string(),
+            attach: Attach::Proc { slot: slot as u32 },
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_follow_the_entry_programs_order() {
+        let c = include_str!("../../bpf/proc.bpf.c");
+        for (slot, probe) in PROBES.iter().enumerate() {
+            let define = format!("#define DT_PROC_{} {slot}\n", probe.name.replace('-', "_").to_uppercase());
+            assert!(c.contains(&define), "{define}");
+            assert!(c.contains(&format!("int {}(", probe.program)), "{}", probe.program);
+        }
+        assert!(c.contains(&format!("#define DT_PROC_COUNT {}\n", PROBES.len())));
+    }
+}

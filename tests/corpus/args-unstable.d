@@ -1,0 +1,4 @@
+proc:::create, proc:::exit
+{
+	trace(args[0]);
+}

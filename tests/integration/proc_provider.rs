@@ -1,0 +1,70 @@
+//! The proc provider: process creation, exec (success and failure), exit
+//! reasons and signals, with their typed arguments (psinfo_t, lwpsinfo_t),
+//! checked against processes the tests start.
+
+use super::*;
+
+const SCRIPT: &str = r#"
+proc:::create { printf("create %d %d %d\n", pid, args[0]->pr_pid, args[0]->pr_ppid); }
+proc:::exec { printf("exec %d %s\n", ppid, args[0]); }
+proc:::exec-success { printf("exec-success %d %d %s\n", pid, ppid, curpsinfo->pr_psargs); }
+proc:::exec-failure { printf("exec-failure %d %d\n", ppid, args[0]); }
+proc:::exit { printf("exit %d %d %d\n", pid, ppid, args[0]); }
+"#;
+
+/// The lines of `out` whose second word is `pid`.
+fn lines_of(out: &str, pid: u32) -> Vec<String> {
+    out.lines().filter(|l| l.split(' ').nth(1) == Some(pid.to_string().as_str())).map(String::from).collect()
+}
+
+#[test]
+fn create_exec_and_exit_follow_a_shell() {
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", SCRIPT]);
+    t.wait_for("ready");
+    // The shell forks three children: one execs false (exit status 1), one
+    // fails to exec (ENOENT, then exits 127), one is killed by a signal.
+    let mut sh = Command::new("sh")
+        .args(["-c", "/bin/false; /nonexistent-dtrace-test 2>/dev/null; sh -c 'kill -KILL $$'; exit 0"])
+        .spawn()
+        .expect("sh");
+    let shell = sh.id();
+    sh.wait().expect("sh");
+    let out = t.stop();
+    let from_shell = lines_of(&out.stdout, shell);
+    let created: Vec<u32> = from_shell
+        .iter()
+        .filter(|l| l.starts_with("create "))
+        .map(|l| l.split(' ').nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(created.len(), 3, "{}", out.stdout);
+    // Each create names the child, whose parent is the shell.
+    for l in from_shell.iter().filter(|l| l.starts_with("create ")) {
+        assert_eq!(l.split(' ').nth(3), Some(shell.to_string().as_str()), "{l}");
+    }
+    let has = |line: String| out.stdout.lines().any(|l| l == line);
+    assert!(has(format!("exec {shell} /bin/false")), "{}", out.stdout);
+    assert!(has(format!("exec-success {} {shell} /bin/false", created[0])), "{}", out.stdout);
+    assert!(has(format!("exit {} {shell} 1", created[0])), "CLD_EXITED {}", out.stdout);
+    assert!(has(format!("exec-failure {shell} 2")), "ENOENT {}", out.stdout);
+    assert!(has(format!("exit {} {shell} 1", created[1])), "{}", out.stdout);
+    assert!(has(format!("exit {} {shell} 2", created[2])), "CLD_KILLED {}", out.stdout);
+    assert!(has(format!("exit {shell} {} 1", std::process::id())), "the shell itself {}", out.stdout);
+}
+
+#[test]
+fn signal_send_names_the_target_and_the_signal() {
+    let script = format!(
+        r#"proc:::signal-send /pid == {}/ {{ printf("%d %d %d %d\n", pid, args[1]->pr_pid, args[0]->pr_lwpid, args[2]); }}"#,
+        std::process::id()
+    );
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", &script]);
+    t.wait_for("ready");
+    let mut sleeper = Command::new("sleep").arg("5").spawn().expect("sleep");
+    let target = sleeper.id();
+    // SAFETY: signalling a child of ours.
+    unsafe { libc::kill(target as i32, libc::SIGTERM) };
+    sleeper.wait().expect("sleep");
+    let out = t.stop();
+    let want = format!("{} {target} {target} {}", std::process::id(), libc::SIGTERM);
+    assert!(out.stdout.lines().any(|l| l == want), "want {want:?} in {}", out.stdout);
+}
