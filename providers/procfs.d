@@ -17,7 +17,7 @@ typedef struct psinfo {
 	gid_t	pr_egid;	/* effective group ID */
 	uintptr_t pr_addr;	/* address of the task_struct */
 	char	pr_fname[16];	/* name of the executable (comm) */
-	char	pr_psargs[80];	/* the command line's first argument */
+	char	pr_psargs[80];	/* the command line, arguments joined by spaces */
 	int	pr_wstat;	/* exit status (zombies) */
 	int	pr_dmodel;	/* data model: PR_MODEL_LP64 */
 	int	pr_taskid;	/* not on Linux: 0 */
@@ -50,7 +50,10 @@ translator psinfo_t < struct task_struct *T > {
 	pr_egid = T->cred->egid.val;
 	pr_addr = (uintptr_t)T;
 	pr_fname = T->comm;
-	pr_psargs = T->mm == NULL ? T->comm : copyinstr(T->mm->arg_start);
+	/* The command line is read from the current process's memory: other
+	 * processes (a signal's target) show their comm. */
+	pr_psargs = T->mm != NULL && T->mm == curthread->mm ?
+	    __dtrace_psargs(T->mm->arg_start, T->mm->arg_end) : T->comm;
 	pr_wstat = T->exit_code;
 	pr_dmodel = PR_MODEL_LP64;
 	pr_taskid = 0;

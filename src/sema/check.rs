@@ -2004,6 +2004,7 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "inet_ntoa6" => (Subr::InetNtoa6, &["in6_addr_t *"], Type::String),
         "inet_ntop" => (Subr::InetNtop, &["int", "void *"], Type::String),
         "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
+        "__dtrace_psargs" => (Subr::Psargs, &["uintptr_t", "uintptr_t"], Type::String),
         // The offset of alloca's memory is filled in by `Checker::alloca`.
         "alloca" => (Subr::Alloca(0), &["size_t"], Type::Pointer(Box::new(Type::Void))),
         "bcopy" => (Subr::Bcopy, &["void *", "void *", "size_t"], Type::Void),

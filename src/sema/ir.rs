@@ -308,6 +308,10 @@ pub(crate) enum Subr {
     /// copyin(uaddr, size): `size` bytes of the process's memory (at most
     /// strsize) in a scratch buffer; the value is the buffer's address.
     Copyin,
+    /// The D library's `__dtrace_psargs(arg_start, arg_end)`: the current
+    /// process's command line (at most 79 bytes), arguments joined by
+    /// spaces, as psinfo_t's pr_psargs.
+    Psargs,
     /// alloca(size): the address of `size` bytes of this CPU's scratch
     /// memory, at this byte offset in the clause's alloca region.
     Alloca(usize),

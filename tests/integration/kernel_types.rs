@@ -228,12 +228,12 @@ fn curpsinfo_describes_the_traced_process() {
         .lines()
         .find(|l| l.starts_with(&format!("{pid} ")))
         .unwrap_or_else(|| panic!("no row for {pid}: {}", out.stdout));
-    let fields: Vec<&str> = line.trim_end_matches('|').split(' ').collect();
+    let fields: Vec<&str> = line.trim_end_matches('|').splitn(5, ' ').collect();
     assert_eq!(fields.len(), 5, "{line}");
     assert_eq!(fields[1], std::process::id().to_string(), "ppid {line}");
     assert_eq!(fields[2], pid, "pgid {line}");
     assert_eq!(fields[3], pid, "sid {line}");
-    assert_eq!(fields[4], "sh", "psargs {line}");
+    assert_eq!(fields[4], "sh -c :; :", "psargs {line}");
 }
 
 #[test]

@@ -102,9 +102,9 @@ t 13 speculation -qn 'BEGIN { s = speculation(); } BEGIN { speculate(s); printf(
 { grep -qx kept /tmp/out.13 && [ $RC = 0 ]; } || { [ $RC = 1 ] && grep -q '5.12' /tmp/err.13; }; r $? "out=$(head -1 /tmp/out.13) err=$(head -1 /tmp/err.13)"
 
 # 14. the proc provider: exec-success with curpsinfo, exit with its reason, create's psinfo_t
-(sleep 1; /bin/false; sh -c 'kill -KILL $$') & L=$!
+(while :; do /bin/false; sh -c 'kill -KILL $$'; sleep 0.2; done) & L=$!
 t 14 proc -qn 'proc:::exec-success /execname == "false"/ { printf("exec %s\n", curpsinfo->pr_psargs); } proc:::exit /execname == "false"/ { printf("exit %d\n", args[0]); } proc:::create { n++; } tick-3s { printf("created %d\n", n > 0); exit(0); }'
-wait $L 2>/dev/null
+kill $L; wait $L 2>/dev/null
 grep -qx 'exec /bin/false' /tmp/out.14 && grep -qx 'exit 1' /tmp/out.14 && grep -qx 'created 1' /tmp/out.14 && [ $RC = 0 ]; r $? "out=$(head -3 /tmp/out.14 | tr '\n' '|')"
 
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),

@@ -158,6 +158,7 @@ impl Emitter<'_> {
             }
             Subr::InetNtoa | Subr::InetNtoa6 | Subr::InetNtop => self.inet_text(subr, args)?,
             Subr::Speculation => self.speculation()?,
+            Subr::Psargs => self.psargs(&args[0], &args[1])?,
             Subr::Copyin => {
                 let saved = self.stack_top;
                 let addr = self.stash(&args[0])?;
@@ -184,6 +185,59 @@ impl Emitter<'_> {
             Subr::Bcopy => self.copy_into_alloca(&args[0], &args[2], &args[1], Helper::ProbeReadKernel)?,
             Subr::Copyinto => self.copy_into_alloca(&args[0], &args[1], &args[2], Helper::ProbeReadUser)?,
         }
+        Ok(())
+    }
+
+    /// r0 = a scratch string of the process memory [start, end) (at most
+    /// PSARGS_MAX bytes), NULs between the arguments turned into spaces.
+    fn psargs(&mut self, start: &TExpr, end: &TExpr) -> Result<(), CodegenError> {
+        // Solaris' PRARGSZ is 80 with the NUL.
+        const PSARGS_MAX: i32 = 79;
+        let saved = self.stack_top;
+        let max = PSARGS_MAX.min(self.strsize() - 1);
+        let start = self.stash(start)?;
+        self.expr(end)?;
+        let len = self.alloc_slot(8)?;
+        let dst = self.scratch_slot()?;
+        self.emit(ldx(Size::DW, R1, FP, start));
+        self.emit(alu_reg(Alu::Sub, R0, R1));
+        self.emit(jmp_imm(Cond::Sle, R0, max, 1));
+        self.emit(mov_imm(R0, max));
+        self.emit(jmp_imm(Cond::Sge, R0, 0, 1));
+        self.emit(mov_imm(R0, 0));
+        self.emit(stx(Size::DW, FP, len, R0));
+        self.emit(mov(R2, R0));
+        self.emit(ldx(Size::DW, R3, FP, start));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        self.emit(call(Helper::ProbeReadUser));
+        self.fault_on_read_error()?;
+        // Every NUL before the last byte separates two arguments.
+        self.dst_into_r2(dst);
+        self.emit(mov_imm(R4, 0));
+        let (top, done) = (self.new_label(), self.new_label());
+        self.bind(top);
+        self.exit_if(Cond::Ge, R4, max, done);
+        self.emit(ldx(Size::DW, R0, FP, len));
+        self.emit(alu_imm(Alu::Sub, R0, 1));
+        self.exit_if_reg(Cond::Sge, R4, R0, done);
+        self.emit(mov(R0, R2));
+        self.emit(alu_reg(Alu::Add, R0, R4));
+        self.emit(ldx(Size::B, R5, R0, 0));
+        self.emit(jmp_imm(Cond::Ne, R5, 0, 1));
+        self.emit(st_imm(Size::B, R0, 0, b' ' as i32));
+        self.emit(alu_imm(Alu::Add, R4, 1));
+        self.jump(ja(0), top);
+        self.bind(done);
+        self.emit(ldx(Size::DW, R4, FP, len));
+        self.launder(R4);
+        self.emit(jmp_imm(Cond::Gt, R4, max, 3));
+        self.emit(mov(R0, R2));
+        self.emit(alu_reg(Alu::Add, R0, R4));
+        self.emit(st_imm(Size::B, R0, 0, 0));
+        self.dst_into_r0(dst);
+        self.stack_top = saved;
         Ok(())
     }
 
