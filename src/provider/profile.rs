@@ -23,11 +23,9 @@ const LISTED: &[&str] = &[
 ];
 
 pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    let mut id = super::syscall::id_end();
-    for name in LISTED {
+    for (id, name) in (super::syscall::id_end()..).zip(LISTED) {
         let attach = parse_name(name).expect("listed profile names are valid");
         probes.push(new_probe(id, name, attach));
-        id += 1;
     }
 }
 

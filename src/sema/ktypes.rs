@@ -253,11 +253,9 @@ fn find_member(btf: &Btf, s: &btf_rs::Struct, name: &str, base: u32) -> Option<(
             return Some((offset, t, bits));
         }
         if member_name.is_empty() {
-            if let Some(inner) = strip(btf, t) {
-                if let btf_rs::Type::Struct(inner) | btf_rs::Type::Union(inner) = &inner {
-                    if let Some(found) = find_member(btf, inner, name, offset) {
-                        return Some(found);
-                    }
+            if let Some(btf_rs::Type::Struct(inner) | btf_rs::Type::Union(inner)) = strip(btf, t) {
+                if let Some(found) = find_member(btf, &inner, name, offset) {
+                    return Some(found);
                 }
             }
         }
