@@ -452,10 +452,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             .filter_map(|s| sysinfo_provider::mapping(*s))
             .flat_map(|m| m.hooks.iter().map(|h| h.program))
             .collect();
-        for mut prog in open.open_object_mut().progs_mut() {
-            let name = prog.name().to_string_lossy().into_owned();
-            prog.set_autoload(wanted.contains(&name.as_str()));
-        }
+        autoload_only(open.open_object_mut(), &wanted);
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.dt_need_ppid = program.uses_ppid;
             ro.dt_si_id_base = sysinfo_provider::id_base();
@@ -521,10 +518,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         let mut open = skel::proc::ProcSkelBuilder::default().open(leak_storage())?;
         // Only the entry programs of the enabled probes are loaded.
         let wanted: Vec<&str> = proc_slots.iter().map(|s| proc_provider::PROBES[*s as usize].program).collect();
-        for mut prog in open.open_object_mut().progs_mut() {
-            let name = prog.name().to_string_lossy().into_owned();
-            prog.set_autoload(wanted.contains(&name.as_str()));
-        }
+        autoload_only(open.open_object_mut(), &wanted);
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.dt_need_ppid = program.uses_ppid;
             ro.dt_proc_id_base = proc_provider::id_base();
@@ -813,6 +807,14 @@ fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<
     let tail: Vec<&str> = text.lines().rev().take(12).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
     bail!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n"))
+}
+
+/// Loads only the programs named in `wanted` of an entry object.
+fn autoload_only(object: &mut libbpf_rs::OpenObject, wanted: &[&str]) {
+    for mut prog in object.progs_mut() {
+        let name = prog.name().to_string_lossy().into_owned();
+        prog.set_autoload(wanted.contains(&name.as_str()));
+    }
 }
 
 /// Whether the verifier accepts BPF_CMPXCHG: a program of four
