@@ -240,7 +240,11 @@ impl State<'_> {
             offset = end;
         }
         match &action.kind {
-            RecordKind::Trace => trace_value(&values[0], self.quiet, line),
+            // A struct or an array traced whole prints as DTrace prints raw bytes.
+            RecordKind::Trace => match (&action.values[0], &values[0]) {
+                (ValueLayout::Memory(_), printf::Value::Str(bytes)) => hex_dump(bytes, line),
+                _ => trace_value(&values[0], self.quiet, line),
+            },
             RecordKind::Print(node) => match values[0] {
                 printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), line),
                 printf::Value::Str(bytes) => print::print_value(node, bytes, line),

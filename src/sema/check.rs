@@ -623,12 +623,8 @@ impl<'a> Checker<'a> {
                 if e.ty == Type::Void {
                     return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "trace", 1, "@", "void"));
                 }
-                if let Type::Struct(_) = e.ty {
-                    return Err(CompileError::new(
-                        "D_UNSUPPORTED",
-                        &args[0].span,
-                        format!("tracing a whole {} is not supported yet", e.ty.name()),
-                    ));
+                if let Type::Struct(_) | Type::Array(..) = e.ty {
+                    recorded_bytes_fit("trace", &e, self.opts.strsize, &args[0].span)?;
                 }
                 (RecordKind::Trace, ActionKind::Record(vec![e]))
             }
@@ -637,17 +633,7 @@ impl<'a> Checker<'a> {
                 let e = char_array(self.expr(&args[0])?);
                 let node = self.print_node(&e.ty, &args[0].span)?;
                 if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
-                    let size = type_size(&e.ty, self.opts.strsize);
-                    if size > MAX_COPY_BYTES {
-                        return Err(CompileError::new(
-                            "D_UNSUPPORTED",
-                            &args[0].span,
-                            format!(
-                                "print( ) of more than {MAX_COPY_BYTES} bytes is not supported ({} has {size})",
-                                e.ty.name()
-                            ),
-                        ));
-                    }
+                    recorded_bytes_fit("print", &e, self.opts.strsize, &args[0].span)?;
                 }
                 (RecordKind::Print(node), ActionKind::Record(vec![e]))
             }
@@ -754,8 +740,8 @@ impl<'a> Checker<'a> {
             (ActionKind::Record(args), RecordKind::Tracemem { size }) => std::iter::once(ValueLayout::Memory(*size))
                 .chain(args[1..].iter().map(|a| value_layout(&a.ty)))
                 .collect(),
-            // print() records a struct's or an array's bytes, not its address.
-            (ActionKind::Record(args), RecordKind::Print(_)) => args
+            // print() and trace() record a struct's or an array's bytes, not its address.
+            (ActionKind::Record(args), RecordKind::Print(_) | RecordKind::Trace) => args
                 .iter()
                 .map(|a| match a.ty {
                     Type::Struct(_) | Type::Array(..) => ValueLayout::Memory(type_size(&a.ty, self.opts.strsize)),
@@ -2342,6 +2328,19 @@ fn char_array(e: TExpr) -> TExpr {
         TKind::LoadStr(addr, len) => TExpr { ty: Type::Array(Box::new(Type::CHAR), len), ..*addr },
         _ => e,
     }
+}
+
+/// A struct or array that an action records whole must fit a record.
+fn recorded_bytes_fit(action: &str, e: &TExpr, strsize: usize, span: &Span) -> Result<()> {
+    let size = type_size(&e.ty, strsize);
+    if size > MAX_COPY_BYTES {
+        return Err(CompileError::new(
+            "D_UNSUPPORTED",
+            span,
+            format!("{action}( ) of more than {MAX_COPY_BYTES} bytes is not supported ({} has {size})", e.ty.name()),
+        ));
+    }
+    Ok(())
 }
 
 /// What a pointer or an array (decaying to a pointer) points at.
