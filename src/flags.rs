@@ -22,6 +22,8 @@ pub(crate) struct Flags {
     /// Operands after the options: `$1`, `$2`, ...
     pub args: Vec<String>,
     pub list: bool,
+    /// -v: with -l, each probe's stability attributes and argument types.
+    pub verbose: bool,
     pub compile_only: bool,
     pub output: Option<String>,
     pub zero_matches_ok: bool,
@@ -310,6 +312,7 @@ pub(crate) fn command() -> Command {
         .arg(Arg::new("output").short('o').value_name("output").help("set output file"))
         .arg(flag("quiet", 'q', "set quiet mode (only output explicitly traced data)"))
         .arg(flag("list", 'l', "list probes matching specified criteria"))
+        .arg(flag("verbose", 'v', "set verbose mode: with -l, show probe attributes and argument types"))
         .arg(flag("exit", 'e', "exit after compiling request but prior to enabling probes"))
         .arg(flag("destructive", 'w', "permit destructive actions"))
         .arg(flag("zero", 'Z', "permit probe descriptions that match zero probes"))
@@ -360,6 +363,7 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Flags, clap::Error> {
         sources: indexed.into_iter().map(|(_, s)| s).collect(),
         args: m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default(),
         list: m.get_flag("list"),
+        verbose: m.get_flag("verbose"),
         compile_only: m.get_flag("exit"),
         output: m.get_one::<String>("output").cloned(),
         zero_matches_ok: m.get_flag("zero"),

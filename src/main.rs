@@ -172,6 +172,9 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     for p in registry.all() {
         if all || ids.binary_search(&p.id).is_ok() {
             let _ = writeln!(out, "{:>5} {:>10} {:>17} {:>33} {}", p.id, p.provider, p.module, p.function, p.name);
+            if flags.verbose {
+                let _ = write!(out, "{}", registry.verbose_info(p.id));
+            }
         }
     }
     Ok(0)

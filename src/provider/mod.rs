@@ -29,6 +29,20 @@ pub(crate) enum Attach {
     Proc { slot: u32 },
 }
 
+/// DTrace's stability attributes: identifier names, data semantics,
+/// dependency class.
+type Attributes = (&'static str, &'static str, &'static str);
+
+/// The stability of each provider's arguments, as Solaris documents them.
+fn argument_attributes(provider: &str) -> Attributes {
+    match provider {
+        "dtrace" => ("Stable", "Stable", "Common"),
+        "profile" => ("Evolving", "Evolving", "Common"),
+        "proc" => ("Evolving", "Evolving", "ISA"),
+        _ => ("Private", "Private", "ISA"),
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Probe {
     pub id: u32,
@@ -77,6 +91,34 @@ impl Registry {
             Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
             _ => None,
         }
+    }
+
+    /// `dtrace -lv`'s block for probe `id`: its attributes and argument
+    /// types, as dtrace(1)'s print_probe_info lays them out.
+    pub(crate) fn verbose_info(&self, id: u32) -> String {
+        let Some(probe) = self.get(id) else { return String::new() };
+        let mut text = String::new();
+        let mut attributes = |title: &str, (names, data, class): Attributes| {
+            text.push_str(&format!("\n\t{title}\n"));
+            text.push_str(&format!("\t\tIdentifier Names: {names}\n"));
+            text.push_str(&format!("\t\tData Semantics:   {data}\n"));
+            text.push_str(&format!("\t\tDependency Class: {class}\n"));
+        };
+        // Module and function names are Private/Unknown for every provider
+        // here, and the description's attributes are the least of its parts.
+        attributes("Probe Description Attributes", ("Private", "Private", "Unknown"));
+        attributes("Argument Attributes", argument_attributes(probe.provider));
+        text.push_str("\n\tArgument Types\n");
+        match self.typed_args(id) {
+            Some(args) if !args.is_empty() => {
+                for (i, arg) in args.iter().enumerate() {
+                    text.push_str(&format!("\t\targs[{i}]: {}\n", arg.ty));
+                }
+            }
+            _ => text.push_str("\t\tNone\n"),
+        }
+        text.push('\n');
+        text
     }
 
     /// IDs of the probes matching `desc`, creating on-demand probes (profile-N) if needed.

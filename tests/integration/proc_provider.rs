@@ -68,3 +68,13 @@ fn signal_send_names_the_target_and_the_signal() {
     let want = format!("{} {target} {target} {}", std::process::id(), libc::SIGTERM);
     assert!(out.stdout.lines().any(|l| l == want), "want {want:?} in {}", out.stdout);
 }
+
+#[test]
+fn verbose_listing_shows_argument_types_and_stability() {
+    let out = run(&["-lv", "-n", "proc:::signal-send"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let want = "\n\tArgument Attributes\n\t\tIdentifier Names: Evolving\n\t\tData Semantics:   Evolving\n\t\tDependency Class: ISA\n\n\tArgument Types\n\t\targs[0]: lwpsinfo_t *\n\t\targs[1]: psinfo_t *\n\t\targs[2]: int\n\n";
+    assert!(out.stdout.ends_with(want), "{}", out.stdout);
+    let out = run(&["-lv", "-n", "dtrace:::BEGIN"]);
+    assert!(out.stdout.ends_with("\tArgument Types\n\t\tNone\n\n"), "{}", out.stdout);
+}
