@@ -137,7 +137,12 @@ impl<'a> Checker<'a> {
                 ast::Item::Clause(clause) => self.clause(clause)?,
                 ast::Item::Pragma { .. } => {} // options are applied by the caller
                 ast::Item::Decl(decl) => self.declaration(decl)?,
-                ast::Item::Inline(def) => self.inline(def)?,
+                // A script's inline is checked where it is declared (the D
+                // library's, only where used: they name kernel types).
+                ast::Item::Inline(def) => {
+                    self.inline(def)?;
+                    self.declared_value(&def.name, &def.span)?;
+                }
                 ast::Item::Translator(def) => self.translator(def)?,
             }
         }
@@ -303,6 +308,7 @@ impl<'a> Checker<'a> {
             (Type::Struct(r), false) => r.clone(),
             _ => return Err(member_operand_error(arrow, &base.ty, span)),
         };
+        let record = self.completed(record);
         let found = self.ktypes.member(&record, name).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
         let Some(member) = found else {
             let kind = if record.union { "union" } else { "struct" };

@@ -44,6 +44,9 @@ pub(crate) enum RecordBody {
     Kernel(btf_rs::Struct),
     /// Declared in D (a script or a `providers/*.d` file), laid out as C would.
     D(Vec<DMember>),
+    /// A D struct named inside its own declaration (`struct a { struct a
+    /// *next; }`): completed by name when a member is reached through it.
+    Forward,
 }
 
 /// A member of a struct declared in D.

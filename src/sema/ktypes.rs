@@ -95,6 +95,7 @@ impl KernelTypes {
                     },
                 }))
             }
+            RecordBody::Forward => return Ok(None),
             RecordBody::Kernel(s) => s,
         };
         let btf = self.btf()?;
@@ -140,6 +141,7 @@ impl KernelTypes {
                     })
                     .collect())
             }
+            RecordBody::Forward => return Ok(Vec::new()),
             RecordBody::Kernel(s) => s,
         };
         let btf = self.btf()?;

@@ -84,6 +84,11 @@ impl Checker<'_> {
             }
             return Ok(Type::Struct(self.kernel_record(name, union, span)?));
         };
+        let key = (spec.name.clone().unwrap_or_default(), union);
+        if !key.0.is_empty() && !self.declared.records.contains_key(&key) {
+            let forward = Record { name: key.0.clone(), union, size: 0, body: RecordBody::Forward };
+            self.declared.records.insert(key.clone(), Rc::new(forward));
+        }
         let mut laid_out: Vec<DMember> = Vec::new();
         // Positions in bits, for bit-fields; C's (GCC's) layout: a bit-field
         // shares its type's storage unit with the bits before it when it fits.
@@ -139,7 +144,8 @@ impl Checker<'_> {
             body: RecordBody::D(laid_out),
         });
         if !name.is_empty() {
-            if self.declared.records.contains_key(&(name.clone(), union)) {
+            let declared = self.declared.records.get(&(name.clone(), union));
+            if declared.is_some_and(|r| r.body != RecordBody::Forward) {
                 let kind = if union { "union" } else { "struct" };
                 return Err(CompileError::new("D_DECL_TYPERED", span, format!("type redeclared: {kind} {name}")));
             }
@@ -260,7 +266,17 @@ impl Checker<'_> {
     fn record_member(&self, record: &Record, name: &str) -> Option<DMember> {
         match &record.body {
             RecordBody::D(members) => members.iter().find(|m| m.name == name).cloned(),
-            RecordBody::Kernel(_) => None,
+            RecordBody::Kernel(_) | RecordBody::Forward => None,
+        }
+    }
+
+    /// A struct named before its declaration was complete, completed now.
+    pub(super) fn completed(&self, record: Rc<Record>) -> Rc<Record> {
+        match record.body {
+            RecordBody::Forward => {
+                self.declared.records.get(&(record.name.clone(), record.union)).cloned().unwrap_or(record)
+            }
+            _ => record,
         }
     }
 
@@ -418,7 +434,7 @@ fn type_align(ty: &Type) -> usize {
         Type::Array(of, _) => type_align(of),
         Type::Struct(r) => match &r.body {
             RecordBody::D(members) => members.iter().map(|m| type_align(&m.ty)).max().unwrap_or(1),
-            RecordBody::Kernel(_) => 8,
+            RecordBody::Kernel(_) | RecordBody::Forward => 8,
         },
         Type::String | Type::Void => 1,
         Type::Pointer(_) | Type::Stack => 8,

@@ -1,0 +1,1 @@
+inline int limit = nosuch * 2;

@@ -1,0 +1,12 @@
+/* A struct can point to its own type inside its declaration. */
+struct node {
+	struct node *next;
+	int value;
+};
+
+BEGIN
+{
+	n = (struct node *)curthread;
+	printf("%d %d %d\n", sizeof (struct node), offsetof(struct node, value), n->next == n->next);
+	exit(0);
+}
