@@ -66,12 +66,16 @@ fn debian_package_installs_a_working_dtrace() {
         assert!(files.contains(&file.as_str()), "{file} not in the package:\n{listing}");
     }
     // libbpf is linked in; libelf and zlib are not (libgcc-s1 comes with libc6).
-    let depends =
-        String::from_utf8(checked(Command::new("dpkg-deb").arg("-f").arg(&deb).arg("Depends")).stdout).unwrap();
+    let field = |name: &str| {
+        String::from_utf8(checked(Command::new("dpkg-deb").arg("-f").arg(&deb).arg(name)).stdout).expect("utf-8")
+    };
+    let depends = field("Depends");
     for package in ["libc6", "libelf1", "zlib1g"] {
         assert!(depends.contains(package), "Depends: {depends}");
     }
     assert!(!depends.contains("libbpf"), "Depends: {depends}");
+    // Both ship /usr/share/man/man1/dtrace.1.gz.
+    assert!(field("Conflicts").contains("systemtap-sdt-dev"));
 
     // Installed into a scratch root, not onto the machine.
     let root = scratch.join("root");
