@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use crate::util::{Tracer, Workload, DTRACE};
 
@@ -125,6 +126,9 @@ fn drive_events() {
     Workload::spawn(&["xcalls", "20"]).go();
 }
 
+/// How long the examples that trace until interrupted run before SIGINT.
+const INTERRUPT_AFTER: Duration = Duration::from_secs(6);
+
 struct Example {
     page: String,
     command: String,
@@ -159,11 +163,20 @@ fn every_example_runs() {
     for ex in &mut running {
         ex.tracer.wait_until("ready");
     }
+    let ready = Instant::now();
     for _ in 0..3 {
         drive_events();
     }
+    // The examples that end by themselves first; those that trace until
+    // interrupted run long enough for their periodic clauses (tick-5s) to fire.
+    running.sort_by_key(|ex| !ex.exits);
     for mut ex in running {
-        let out = if ex.exits { ex.tracer.finish() } else { ex.tracer.stop() };
+        let out = if ex.exits {
+            ex.tracer.finish()
+        } else {
+            std::thread::sleep(INTERRUPT_AFTER.saturating_sub(ready.elapsed()));
+            ex.tracer.stop()
+        };
         let what = format!("{} example\n{}\nstdout:\n{}\nstderr:\n{}", ex.page, ex.command, out.stdout, out.stderr);
         out.assert_no_panic();
         assert_eq!(out.code(), 0, "{what}");
