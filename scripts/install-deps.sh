@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing dtrace needs on Debian 12, if missing:
 # clang (compiles bpf/*.bpf.c at build time), libelf/zlib headers and make
-# (the vendored libbpf), pkg-config, and mandoc (man page checks).
+# (the vendored libbpf), pkg-config, mandoc and man-db (man page checks),
+# dpkg-dev (cargo-deb's dependency computation) and cargo-deb (builds the
+# Debian package; compiled once, a few minutes, then skipped).
 set -euo pipefail
 need=()
-for pkg in clang llvm libelf-dev zlib1g-dev pkg-config make mandoc; do
+for pkg in clang llvm libelf-dev zlib1g-dev pkg-config make mandoc man-db dpkg-dev; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then
@@ -14,3 +16,4 @@ if ((${#need[@]})); then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${need[@]}"
 fi
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
+cargo deb --version >/dev/null 2>&1 || cargo install cargo-deb --locked

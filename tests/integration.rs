@@ -10,6 +10,10 @@ mod aggregations;
 mod corpus;
 #[path = "integration/kernel_types.rs"]
 mod kernel_types;
+#[path = "integration/man_pages.rs"]
+mod man_pages;
+#[path = "integration/package.rs"]
+mod package;
 #[path = "integration/proc_provider.rs"]
 mod proc_provider;
 #[path = "integration/speculations.rs"]
@@ -596,21 +600,5 @@ mod command_line {
     fn several_programs_share_globals() {
         let out = run(&["-q", "-n", "BEGIN { x = 5; }", "-n", r#"BEGIN { printf("%d\n", x); exit(0); }"#]);
         assert_eq!(out.stdout, "5\n\n");
-    }
-}
-
-mod man_pages {
-    use std::process::Command;
-
-    #[test]
-    fn man_pages_render_and_lint_clean() {
-        let page = concat!(env!("CARGO_MANIFEST_DIR"), "/man/dtrace.1");
-        let lint = Command::new("mandoc")
-            .args(["-Tlint", "-Wwarning", page])
-            .output()
-            .expect("mandoc (scripts/install-deps.sh installs it)");
-        assert!(lint.status.success(), "{}", String::from_utf8_lossy(&lint.stdout));
-        let rendered = Command::new("mandoc").args(["-Tutf8", page]).output().expect("mandoc");
-        assert!(String::from_utf8_lossy(&rendered.stdout).contains("dynamic tracing compiler"));
     }
 }

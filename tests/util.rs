@@ -44,13 +44,16 @@ pub struct Tracer {
 
 impl Tracer {
     pub fn spawn(args: &[&str]) -> Tracer {
-        let mut child = Command::new(DTRACE)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn dtrace");
+        let mut command = Command::new(DTRACE);
+        command.args(args);
+        Tracer::spawn_command(command)
+    }
+
+    /// Spawns `command` (dtrace, or a shell that execs it) with its output
+    /// captured as `spawn` does.
+    pub fn spawn_command(mut command: Command) -> Tracer {
+        let mut child =
+            command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn dtrace");
         let stdout = child.stdout.take().expect("stdout");
         let mut stderr = child.stderr.take().expect("stderr");
         let (tx, rx) = channel();
@@ -73,6 +76,13 @@ impl Tracer {
     /// Waits until a stdout line ends with `line` (the whole line under -q,
     /// the data after the probe columns otherwise); panics after WAIT.
     pub fn wait_for(&mut self, line: &str) {
+        if !self.wait_until(line) {
+            panic!("dtrace never printed {line:?}; saw {:?}", self.seen);
+        }
+    }
+
+    /// As `wait_for`, but returns false if dtrace exits without printing it.
+    pub fn wait_until(&mut self, line: &str) -> bool {
         let deadline = Instant::now() + WAIT;
         while Instant::now() < deadline {
             match self.lines.recv_timeout(Duration::from_millis(100)) {
@@ -80,18 +90,18 @@ impl Tracer {
                     let found = l.ends_with(line);
                     self.seen.push(l);
                     if found {
-                        return;
+                        return true;
                     }
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     if let Ok(Some(_)) = self.child.try_wait() {
-                        break;
+                        return false;
                     }
                 }
-                Err(_) => break,
+                Err(_) => return false,
             }
         }
-        panic!("dtrace never printed {line:?}; saw {:?}", self.seen);
+        panic!("dtrace did not print {line:?} within {WAIT:?}; saw {:?}", self.seen);
     }
 
     pub fn signal(&mut self, sig: i32) {

@@ -1,0 +1,93 @@
+//! `dtrace -V`, and the Debian package: `cargo deb` packs the dtrace under
+//! test (no rebuild: a second or two), the package holds the binary, the man pages and the D
+//! library, and what it installs runs and shows its pages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::man_pages::{pages, render};
+use crate::util::{run, DTRACE};
+
+/// What `dtrace -V` prints: illumos' line ("dtrace: Sun D 1.13"; Oracle's
+/// says "Oracle D 2.0"), then which implementation this is.
+fn version_line() -> String {
+    format!("dtrace: Sun D 1.13 (dtrace for Linux {})\n", env!("CARGO_PKG_VERSION"))
+}
+
+#[test]
+fn version_is_printed_in_illumos_form() {
+    let out = run(&["-V"]);
+    assert_eq!((out.code(), out.stdout.as_str(), out.stderr.as_str()), (0, version_line().as_str(), ""));
+}
+
+fn checked(command: &mut Command) -> Output {
+    let out = command.output().unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    assert!(out.status.success(), "{command:?}: {}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Packs the binary under test into a package in `dir`; returns its path.
+/// cargo-deb takes target/release/dtrace from the target directory, so the
+/// binary (of whatever profile) is copied into a scratch one there.
+fn build_package(dir: &Path) -> PathBuf {
+    let target = dir.join("target");
+    std::fs::create_dir_all(target.join("release")).expect("mkdir");
+    std::fs::copy(DTRACE, target.join("release/dtrace")).expect("copy dtrace");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let has_cargo_deb = Command::new(&cargo).args(["deb", "--version"]).output().is_ok_and(|o| o.status.success());
+    assert!(has_cargo_deb, "cargo-deb is missing: run scripts/install-deps.sh");
+    checked(
+        Command::new(&cargo)
+            .args(["deb", "--no-build", "--fast", "--output"])
+            .arg(dir)
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(env!("CARGO_MANIFEST_DIR")),
+    );
+    let mut debs = std::fs::read_dir(dir).expect("output dir").map(|e| e.expect("entry").path());
+    debs.find(|p| p.extension().is_some_and(|e| e == "deb")).expect("a .deb in the output directory")
+}
+
+#[test]
+fn debian_package_installs_a_working_dtrace() {
+    let scratch = std::env::temp_dir().join(format!("dtrace-test-deb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let deb = build_package(&scratch);
+
+    let listing = String::from_utf8(checked(Command::new("dpkg-deb").arg("-c").arg(&deb)).stdout).expect("utf-8");
+    let files: Vec<&str> = listing.lines().filter_map(|l| l.split_whitespace().last()).collect();
+    let mut wanted = vec!["./usr/sbin/dtrace".to_string(), "./usr/lib/dtrace/procfs.d".to_string()];
+    for page in pages() {
+        let name = page.file_name().unwrap().to_string_lossy().into_owned();
+        let section = name.rsplit('.').next().unwrap().to_string();
+        wanted.push(format!("./usr/share/man/man{section}/{name}.gz"));
+    }
+    for file in &wanted {
+        assert!(files.contains(&file.as_str()), "{file} not in the package:\n{listing}");
+    }
+    // libbpf is linked in; libelf and zlib are not (libgcc-s1 comes with libc6).
+    let field = |name: &str| {
+        String::from_utf8(checked(Command::new("dpkg-deb").arg("-f").arg(&deb).arg(name)).stdout).expect("utf-8")
+    };
+    let depends = field("Depends");
+    for package in ["libc6", "libelf1", "zlib1g"] {
+        assert!(depends.contains(package), "Depends: {depends}");
+    }
+    assert!(!depends.contains("libbpf"), "Depends: {depends}");
+    // Both ship /usr/share/man/man1/dtrace.1.gz.
+    assert!(field("Conflicts").contains("systemtap-sdt-dev"));
+
+    // Installed into a scratch root, not onto the machine.
+    let root = scratch.join("root");
+    checked(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&root));
+    let installed = root.join("usr/sbin/dtrace");
+    let version = checked(Command::new(&installed).arg("-V"));
+    assert_eq!(String::from_utf8_lossy(&version.stdout), version_line());
+    let one_liner = checked(Command::new(&installed).args(["-qn", r#"BEGIN { printf("ok\n"); exit(0); }"#]));
+    assert_eq!(String::from_utf8_lossy(&one_liner.stdout), "ok\n\n");
+    let manpath = root.join("usr/share/man");
+    assert!(render(&["dtrace"], Some(&manpath)).contains("dtrace - dynamic tracing compiler"));
+    assert!(render(&["7", "dtrace-syscall"], Some(&manpath)).contains("dtrace-syscall - the syscall provider"));
+
+    std::fs::remove_dir_all(&scratch).expect("clean up");
+}
