@@ -88,10 +88,8 @@ int dt_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	long nr = ctx->args[1];
 	if (!dt_proc_is_exec(nr))
 		return 0;
-	struct pt_regs regs;
-	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]))
-		return 0;
-	__u64 path = nr == dt_proc_nr_execve ? PT_REGS_PARM1_SYSCALL(&regs) : PT_REGS_PARM2_SYSCALL(&regs);
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u64 path = nr == dt_proc_nr_execve ? PT_REGS_PARM1_CORE_SYSCALL(regs) : PT_REGS_PARM2_CORE_SYSCALL(regs);
 	return dt_proc_fire(ctx, DT_PROC_EXEC, path, 0, 0);
 }
 
@@ -126,24 +124,42 @@ static __always_inline __u64 dt_proc_exit_reason(int code)
 	return (code & 0x80) ? 3 /* CLD_DUMPED */ : 2 /* CLD_KILLED */;
 }
 
-/* sched_process_exit(task), in the exiting thread; signal->live already
- * counts it out, so 0 means it is the process's last thread. */
+/* Processes whose exit probe fired: when threads exit together, several
+ * see signal->live at 0, and only the first to claim the process fires
+ * exit. Keyed by the signal_struct and the process ID, so a later process
+ * reusing the address is not taken for this one. */
+struct dt_proc_exit_key {
+	__u64 signal;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct dt_proc_exit_key);
+	__type(value, __u8);
+} dt_proc_exited SEC(".maps");
+
+/* sched_process_exit(task), in the exiting thread, serves both exit (the
+ * process's last thread; signal->live already counts it out) and lwp-exit
+ * (any other thread): it fires whichever the script enabled, as the tail
+ * call to an empty slot does nothing. */
 SEC("raw_tp/sched_process_exit")
 int dt_proc_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
-	if (BPF_CORE_READ(task, signal, live.counter) != 0)
-		return 0;
-	return dt_proc_fire(ctx, DT_PROC_EXIT, dt_proc_exit_reason(BPF_CORE_READ(task, exit_code)), 0, 0);
-}
-
-SEC("raw_tp/sched_process_exit")
-int dt_proc_lwp_exit(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct task_struct *task = (struct task_struct *)ctx->args[0];
-	if (BPF_CORE_READ(task, signal, live.counter) == 0)
-		return 0;
-	return dt_proc_fire(ctx, DT_PROC_LWP_EXIT, 0, 0, 0);
+	__u32 slot = DT_PROC_LWP_EXIT;
+	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+		struct dt_proc_exit_key key = {
+			.signal = (__u64)BPF_CORE_READ(task, signal),
+			.tgid = BPF_CORE_READ(task, tgid),
+		};
+		__u8 claimed = 1;
+		if (bpf_map_update_elem(&dt_proc_exited, &key, &claimed, BPF_NOEXIST) == 0)
+			slot = DT_PROC_EXIT;
+	}
+	return dt_proc_fire(ctx, slot, dt_proc_exit_reason(BPF_CORE_READ(task, exit_code)), 0, 0);
 }
 
 /* signal_generate(sig, info, task, group, result), in the sender. */

@@ -59,7 +59,8 @@ pub(crate) const PROBES: &[ProcProbe] = &[
         tracepoint: "sched_process_fork",
         args: &[LWPSINFO_0, PSINFO_1],
     },
-    ProcProbe { name: "lwp-exit", program: "dt_proc_lwp_exit", tracepoint: "sched_process_exit", args: &[] },
+    // One program serves exit and lwp-exit (bpf/proc.bpf.c says why).
+    ProcProbe { name: "lwp-exit", program: "dt_proc_exit", tracepoint: "sched_process_exit", args: &[] },
     ProcProbe {
         name: "signal-send",
         program: "dt_proc_signal_send",

@@ -99,6 +99,10 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     }
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
     open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
+    if !program.uses_vtimestamp {
+        // An LRU map is preallocated: keep the unused one small.
+        open_core.maps.dt_vtime.set_max_entries(1)?;
+    }
     // Speculation IDs count from 1; entry 0 stays free and refuses every use.
     open_core.maps.dt_specs.set_max_entries(opts.nspec + 1)?;
     open_core.maps.dt_spec_free.set_max_entries(opts.nspec.max(1))?;
@@ -120,14 +124,16 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     }
     strings.update(&0u32.to_ne_bytes(), &string_bytes, MapFlags::ANY)?;
     let scratch_slots = 8;
-    let scratch = MapHandle::create(
-        MapType::PercpuArray,
-        Some("dt_scratch"),
-        4,
-        crate::codegen::emit::ScratchLayout::new(program, scratch_slots).size as u32,
-        1,
-        &map_opts(),
-    )?;
+    let scratch_size = crate::codegen::emit::ScratchLayout::new(program, scratch_slots).size;
+    // The generated code's 16-bit offsets stay within the limit too.
+    if scratch_size > MAX_PERCPU_VALUE {
+        bail!(
+            "the program needs {scratch_size} bytes of per-CPU scratch memory (strings of strsize bytes, \
+             alloca(), struct variables); the kernel allows {MAX_PERCPU_VALUE}: use a smaller strsize \
+             or smaller variables"
+        );
+    }
+    let scratch = MapHandle::create(MapType::PercpuArray, Some("dt_scratch"), 4, scratch_size as u32, 1, &map_opts())?;
     let probenames = MapHandle::create(
         MapType::Hash,
         Some("dt_probenames"),
@@ -539,8 +545,14 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 skel.maps.dt_proc_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             }
         }
+        let mut attached: Vec<&str> = Vec::new();
         for &slot in &proc_slots {
             let probe = &proc_provider::PROBES[slot as usize];
+            // Probes that share an entry program attach it once.
+            if attached.contains(&probe.program) {
+                continue;
+            }
+            attached.push(probe.program);
             let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
             match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
                 Some(Ok(link)) => links.push(link),
@@ -817,8 +829,8 @@ fn autoload_only(object: &mut libbpf_rs::OpenObject, wanted: &[&str]) {
     }
 }
 
-/// Whether the verifier accepts BPF_CMPXCHG: a program of four
-/// instructions that exchanges a stack word.
+/// Whether the verifier accepts BPF_CMPXCHG: a tiny program that
+/// exchanges a stack word.
 fn kernel_has_cmpxchg(prog_type: libbpf_sys::bpf_prog_type) -> bool {
     let probe = [
         st_imm(Size::DW, FP, -8, 0),

@@ -60,8 +60,10 @@ pub(crate) struct Checker<'a> {
     clause_alloca: usize,
     /// What the clause's earlier actions were, for the speculation rules.
     order: ActionOrder,
-    /// The probes the clause being checked enables (for `args[]`).
+    /// The probes the clause being checked enables, and its first probe
+    /// description as written (for `args[]` and its messages).
     clause_probes: Vec<u32>,
+    clause_desc: String,
 }
 
 /// What a clause's actions so far were: DTrace allows speculate() only
@@ -123,6 +125,7 @@ impl<'a> Checker<'a> {
             clause_alloca: 0,
             order: ActionOrder::default(),
             clause_probes: Vec::new(),
+            clause_desc: String::new(),
         }
     }
 
@@ -139,10 +142,7 @@ impl<'a> Checker<'a> {
                 ast::Item::Decl(decl) => self.declaration(decl)?,
                 // A script's inline is checked where it is declared (the D
                 // library's, only where used: they name kernel types).
-                ast::Item::Inline(def) => {
-                    self.inline(def)?;
-                    self.declared_value(&def.name, &def.span)?;
-                }
+                ast::Item::Inline(def) => self.inline(def, true)?,
                 ast::Item::Translator(def) => self.translator(def)?,
             }
         }
@@ -181,6 +181,7 @@ impl<'a> Checker<'a> {
         self.matched += probes.len();
         self.clause_alloca = 0;
         self.clause_probes = probes.clone();
+        self.clause_desc = clause.probes.first().map(|s| s.text.clone()).unwrap_or_default();
 
         self.region = REGION_PREDICATE;
         let predicate = match &clause.predicate {
@@ -227,6 +228,19 @@ impl<'a> Checker<'a> {
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
             let ty = self.declarator_type(base.clone(), &d.ops, &d.span)?;
+            if let Type::Struct(r) = &ty {
+                if r.size > MAX_COPY_BYTES {
+                    return Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        &d.span,
+                        format!(
+                            "variables of more than {MAX_COPY_BYTES} bytes are not supported ({} has {})",
+                            ty.name(),
+                            r.size
+                        ),
+                    ));
+                }
+            }
             if !(ty.is_scalar() || ty == Type::String || matches!(ty, Type::Struct(_))) {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
@@ -369,6 +383,7 @@ impl<'a> Checker<'a> {
                 elem_size: type_size(elem, self.opts.strsize),
             },
             Type::Struct(record) => {
+                let record = &self.completed(record.clone());
                 let fields = self.ktypes.fields(record).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
                 let mut members = Vec::new();
                 for f in fields {
@@ -450,7 +465,7 @@ impl<'a> Checker<'a> {
     fn deref(&mut self, e: TExpr, span: &Span) -> Result<TExpr> {
         match &e.ty {
             Type::Pointer(to) | Type::Array(to, _) => {
-                let to = (**to).clone();
+                let to = self.resolved((**to).clone());
                 value_at(TExpr { ty: Type::Pointer(Box::new(Type::Void)), ..e }, to, span)
             }
             other => Err(CompileError::new(
@@ -467,6 +482,7 @@ impl<'a> Checker<'a> {
         let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
         let (ptr, int) = match (pointee(&l.ty), pointee(&r.ty)) {
             (Some(a), Some(b)) if op == BinOp::Sub => {
+                let (a, b) = (self.resolved(a), self.resolved(b));
                 if a != b {
                     return Err(CompileError::new(
                         "D_OP_INCOMPAT",
@@ -502,7 +518,7 @@ impl<'a> Checker<'a> {
                 ))
             }
         };
-        let elem = pointee(&ptr.ty).expect("checked above");
+        let elem = self.resolved(pointee(&ptr.ty).expect("checked above"));
         // void * moves by bytes, as GCC and DTrace allow.
         let size = match elem {
             Type::Void => 1,
@@ -999,11 +1015,11 @@ impl<'a> Checker<'a> {
             if k.ty == Type::Void {
                 return Err(CompileError::new("D_KEY_TYPE", &k.span, "aggregation key may not be of type void"));
             }
-            if let Type::Struct(_) = k.ty {
+            if let Type::Struct(_) | Type::Array(..) = k.ty {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
                     &k.span,
-                    "struct aggregation keys are not supported yet",
+                    format!("aggregation keys of type {} are not supported yet", k.ty.name()),
                 ));
             }
         }
@@ -1203,13 +1219,7 @@ impl<'a> Checker<'a> {
                 if bytes.len() >= self.opts.strsize {
                     return Err(CompileError::new("D_STR_LEN", &span, "string literal is longer than strsize"));
                 }
-                let index = match self.program.strings.iter().position(|s| s == bytes) {
-                    Some(i) => i,
-                    None => {
-                        self.program.strings.push(bytes.clone());
-                        self.program.strings.len() - 1
-                    }
-                };
+                let index = self.intern(bytes);
                 typed(TKind::Str(index), Type::String)
             }
             ExprKind::Float(_) => {
@@ -1379,6 +1389,7 @@ impl<'a> Checker<'a> {
             }
             ExprKind::SizeofType(tn) => {
                 let ty = self.type_name(tn)?;
+                let ty = self.resolved(ty);
                 typed(
                     TKind::Int(type_size(&ty, self.opts.strsize) as u64),
                     Type::Int { size: 8, signed: false, name: "size_t" },
@@ -1824,7 +1835,9 @@ impl<'a> Checker<'a> {
                         ),
                     ));
                 }
-                op.is_none() && a == b && !matches!(place, Place::Element { .. })
+                op.is_none()
+                    && self.completed(a.clone()) == self.completed(b.clone())
+                    && !matches!(place, Place::Element { .. })
             }
             (Type::Pointer(_), Type::Pointer(_)) => op.is_none(),
             (a, b) => a.is_int() && b.is_int(),
@@ -2375,10 +2388,10 @@ fn value_at(addr: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
 /// (signed fields sign-extended by shifting up and back down).
 fn bitfield(addr: TExpr, ty: Type, shift: u32, bits: u32, span: &Span) -> TExpr {
     let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
-    let unit = match (shift + bits).div_ceil(8) {
-        1 => 1,
-        2 => 2,
-        3 | 4 => 4,
+    // The storage unit is the field's type, at its aligned offset: reading
+    // it stays inside the struct.
+    let unit = match ty {
+        Type::Int { size, .. } => size,
         _ => 8,
     };
     let storage = typed(TKind::Load(Box::new(addr)), Type::Int { size: unit, signed: false, name: "uint64_t" });

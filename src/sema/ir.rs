@@ -53,10 +53,11 @@ pub(crate) enum RecordBody {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DMember {
     pub name: String,
-    /// The byte holding the member's first bit.
+    /// Where the member starts; for a bit-field, where its storage unit
+    /// (its type, aligned) starts.
     pub offset: usize,
     pub ty: Type,
-    /// A bit-field's (bit position in that byte, width).
+    /// A bit-field's (bit position in its storage unit, width).
     pub bitfield: Option<(u32, u32)>,
 }
 

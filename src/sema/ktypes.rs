@@ -23,8 +23,8 @@ pub(crate) enum MemberKind {
     Value(Type),
     /// A `char` array: read as a string of at most `len` bytes.
     CharArray { len: usize },
-    /// An integer bit-field: `bits` bits, `shift` bits into the byte at the
-    /// member's offset.
+    /// An integer bit-field: `bits` bits, `shift` bits into the storage
+    /// unit (an integer of `ty`'s size) at the member's offset.
     Bitfield { ty: Type, shift: u32, bits: u32 },
 }
 
@@ -105,8 +105,16 @@ impl KernelTypes {
             match (bits, kind) {
                 (None, kind) if bit_offset % 8 == 0 => Some(MemberRef { offset, kind }),
                 (_, MemberKind::Value(ty @ Type::Int { .. })) => {
-                    let bits = bits.unwrap_or(8 * type_bytes(&ty) as u32);
-                    Some(MemberRef { offset, kind: MemberKind::Bitfield { ty, shift: bit_offset % 8, bits } })
+                    // Read through the field type's storage unit, aligned;
+                    // a field crossing it (packed structs) is not readable.
+                    let unit_bits = 8 * type_bytes(&ty) as u32;
+                    let bits = bits.unwrap_or(unit_bits);
+                    let shift = bit_offset % unit_bits;
+                    if shift + bits > unit_bits {
+                        return None;
+                    }
+                    let offset = ((bit_offset - shift) / 8) as usize;
+                    Some(MemberRef { offset, kind: MemberKind::Bitfield { ty, shift, bits } })
                 }
                 _ => None,
             }

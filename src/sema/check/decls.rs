@@ -22,6 +22,9 @@ pub(super) struct Declared {
     constants: HashMap<String, i64>,
     inlines: HashMap<String, Inline>,
     translators: Vec<Translator>,
+    /// Translator members being checked (a member defined through itself
+    /// would otherwise recurse without end).
+    translating: Vec<(usize, String)>,
 }
 
 struct Inline {
@@ -50,7 +53,7 @@ impl Checker<'_> {
             for item in &program.items {
                 match item {
                     ast::Item::Decl(decl) => self.declaration(decl)?,
-                    ast::Item::Inline(def) => self.inline(def)?,
+                    ast::Item::Inline(def) => self.inline(def, false)?,
                     ast::Item::Translator(def) => self.translator(def)?,
                     ast::Item::Clause(_) | ast::Item::Pragma { .. } => {}
                 }
@@ -89,6 +92,32 @@ impl Checker<'_> {
             let forward = Record { name: key.0.clone(), union, size: 0, body: RecordBody::Forward };
             self.declared.records.insert(key.clone(), Rc::new(forward));
         }
+        let laid_out = self.lay_out(members, union);
+        if laid_out.is_err() && self.declared.records.get(&key).is_some_and(|r| r.body == RecordBody::Forward) {
+            self.declared.records.remove(&key);
+        }
+        let (laid_out, size, align) = laid_out?;
+        let name = spec.name.clone().unwrap_or_default();
+        let record = Rc::new(Record {
+            name: name.clone(),
+            union,
+            size: size.next_multiple_of(align),
+            body: RecordBody::D(laid_out),
+        });
+        if !name.is_empty() {
+            let declared = self.declared.records.get(&(name.clone(), union));
+            if declared.is_some_and(|r| r.body != RecordBody::Forward) {
+                let kind = if union { "union" } else { "struct" };
+                return Err(CompileError::new("D_DECL_TYPERED", span, format!("type redeclared: {kind} {name}")));
+            }
+            self.declared.records.insert((name, union), record.clone());
+        }
+        Ok(Type::Struct(record))
+    }
+
+    /// C's (GCC's) layout of a struct's or union's members: the members,
+    /// the size in bytes (before the final alignment) and the alignment.
+    fn lay_out(&mut self, members: &[ast::MemberDecl], union: bool) -> Result<(Vec<DMember>, usize, usize)> {
         let mut laid_out: Vec<DMember> = Vec::new();
         // Positions in bits, for bit-fields; C's (GCC's) layout: a bit-field
         // shares its type's storage unit with the bits before it when it fits.
@@ -96,6 +125,15 @@ impl Checker<'_> {
         for m in members {
             let base = self.type_spec(&m.spec, &m.span)?;
             let ty = self.declarator_type(base, &m.declarator.ops, &m.span)?;
+            if let Type::Struct(r) = &ty {
+                if r.body == RecordBody::Forward {
+                    return Err(CompileError::new(
+                        "D_DECL_INCOMPLETE",
+                        &m.span,
+                        format!("declaration of member of incomplete type: {}", ty.name()),
+                    ));
+                }
+            }
             let (member_size, member_align) = (type_size(&ty, self.opts.strsize), type_align(&ty));
             let width = match &m.bits {
                 Some(bits) => {
@@ -132,26 +170,22 @@ impl Checker<'_> {
                 return Err(CompileError::new("D_DECL_DUPMEMBER", &m.span, format!("duplicate member name: {name}")));
             }
             align = align.max(member_align);
-            let bitfield = width.map(|w| ((start % 8) as u32, w as u32));
-            laid_out.push(DMember { name: name.clone(), offset: start / 8, ty, bitfield });
-        }
-        let size = bits_used.div_ceil(8);
-        let name = spec.name.clone().unwrap_or_default();
-        let record = Rc::new(Record {
-            name: name.clone(),
-            union,
-            size: size.next_multiple_of(align),
-            body: RecordBody::D(laid_out),
-        });
-        if !name.is_empty() {
-            let declared = self.declared.records.get(&(name.clone(), union));
-            if declared.is_some_and(|r| r.body != RecordBody::Forward) {
-                let kind = if union { "union" } else { "struct" };
-                return Err(CompileError::new("D_DECL_TYPERED", span, format!("type redeclared: {kind} {name}")));
+            if width == Some(0) {
+                return Err(CompileError::new(
+                    "D_DECL_BFSIZE",
+                    &m.span,
+                    format!("bit-field {name} may not have zero width"),
+                ));
             }
-            self.declared.records.insert((name, union), record.clone());
+            // A bit-field is read through its type's storage unit, aligned.
+            let unit = 8 * member_size;
+            let (offset, bitfield) = match width {
+                Some(w) => (start / unit * member_size, Some(((start % unit) as u32, w as u32))),
+                None => (start / 8, None),
+            };
+            laid_out.push(DMember { name: name.clone(), offset, ty, bitfield });
         }
-        Ok(Type::Struct(record))
+        Ok((laid_out, bits_used.div_ceil(8), align))
     }
 
     /// An enum type; a body declares its enumerators as integer constants.
@@ -221,11 +255,18 @@ impl Checker<'_> {
         convert(value, ty, span)
     }
 
-    pub(super) fn inline(&mut self, def: &ast::InlineDef) -> Result<()> {
+    /// `inline type name = value;`. A script's inline is checked here, as
+    /// DTrace does, before its name exists (so it cannot refer to itself);
+    /// the D library's only where used, as they name kernel types.
+    pub(super) fn inline(&mut self, def: &ast::InlineDef, check_now: bool) -> Result<()> {
         let base = self.type_spec(&def.ty.spec, &def.ty.span)?;
         let ty = self.declarator_type(base, &def.ty.ops, &def.ty.span)?;
         if self.declared.inlines.contains_key(&def.name) || builtin(&def.name).is_some() {
             return Err(CompileError::new("D_DECL_IDRED", &def.span, format!("identifier redeclared: {}", def.name)));
+        }
+        if check_now {
+            let value = self.expr_any(&def.value)?;
+            convert(value, ty.clone(), &def.span)?;
         }
         self.declared.inlines.insert(def.name.clone(), Inline { ty, value: def.value.clone() });
         Ok(())
@@ -270,6 +311,15 @@ impl Checker<'_> {
         }
     }
 
+    /// `ty`, with a struct named before its declaration was complete
+    /// completed now.
+    pub(super) fn resolved(&self, ty: Type) -> Type {
+        match ty {
+            Type::Struct(r) => Type::Struct(self.completed(r)),
+            other => other,
+        }
+    }
+
     /// A struct named before its declaration was complete, completed now.
     pub(super) fn completed(&self, record: Rc<Record>) -> Rc<Record> {
         match record.body {
@@ -295,16 +345,20 @@ impl Checker<'_> {
             self.clause_probes.iter().map(|&id| self.registry.typed_args(id)).collect();
         let Some(Some(first)) = typed.first().copied() else {
             if typed.iter().any(Option::is_some) {
-                return Err(unstable_args(span));
+                return Err(unstable_args(&self.clause_desc, span));
             }
             self.program.uses_args = true;
             return Ok(TExpr { kind: TKind::Builtin(Builtin::Arg(n as u8)), ty: Type::INT64, span: span.clone() });
         };
         if typed.iter().any(|t| t.and_then(|t| t.get(n)) != first.get(n)) {
-            return Err(unstable_args(span));
+            return Err(unstable_args(&self.clause_desc, span));
         }
         let Some(arg) = first.get(n) else {
-            return Err(CompileError::new("D_ARGS_IDX", span, format!("index {n} is out of range for args[ ]")));
+            return Err(CompileError::new(
+                "D_ARGS_IDX",
+                span,
+                format!("index {n} is out of range for {} args[ ]", self.clause_desc),
+            ));
         };
         let text = format!("inline {} __dt_arg = {};", arg.ty, arg.expr);
         let declared = |name: &str| is_type_name(name) || self.declared.typedefs.contains_key(name);
@@ -385,9 +439,19 @@ impl Checker<'_> {
             ));
         };
         let member = self.record_member(&t.output, name).expect("translator members are checked when declared");
+        let this = (translator, name.to_string());
+        if self.declared.translating.contains(&this) {
+            return Err(CompileError::new(
+                "D_XLATE_MEMB",
+                span,
+                format!("translator member {name} is defined in terms of itself"),
+            ));
+        }
+        self.declared.translating.push(this);
         self.bindings.push((t.param.clone(), input));
         let value = self.expr(&value);
         self.bindings.pop();
+        self.declared.translating.pop();
         let ty = match member.ty {
             Type::Array(elem, _) if matches!(*elem, Type::Int { size: 1, .. }) => Type::String,
             ty => ty,
@@ -396,11 +460,11 @@ impl Checker<'_> {
     }
 }
 
-fn unstable_args(span: &Span) -> CompileError {
+fn unstable_args(desc: &str, span: &Span) -> CompileError {
     CompileError::new(
         "D_ARGS_MULTI",
         span,
-        "args[ ] may not be referenced because the probe description matches an unstable set of probes",
+        format!("args[ ] may not be referenced because probe description {desc} matches an unstable set of probes"),
     )
 }
 

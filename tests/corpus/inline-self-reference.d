@@ -1,0 +1,1 @@
+inline int a = a + 1;

@@ -1,0 +1,4 @@
+struct a {
+	int v;
+	struct a inner;
+};
