@@ -432,7 +432,7 @@ impl<'a> Checker<'a> {
         }
         self.clause_alloca = end;
         self.program.alloca_bytes = self.program.alloca_bytes.max(end);
-        Ok(Subr::Alloca(offset))
+        Ok(Subr::Alloca { offset, size: bytes as usize })
     }
 
     /// Whether `base[...]` indexes an associative array rather than a
@@ -1951,7 +1951,7 @@ impl<'a> Checker<'a> {
             self.program.uses_strtok = true;
         }
         let subr = match subr {
-            Subr::Alloca(_) => self.alloca(&values[0], &args[0].span)?,
+            Subr::Alloca { .. } => self.alloca(&values[0], &args[0].span)?,
             other => other,
         };
         Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
@@ -2010,8 +2010,8 @@ fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Ty
         "inet_ntop" => (Subr::InetNtop, &["int", "void *"], Type::String),
         "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
         "__dtrace_psargs" => (Subr::Psargs, &["uintptr_t", "uintptr_t"], Type::String),
-        // The offset of alloca's memory is filled in by `Checker::alloca`.
-        "alloca" => (Subr::Alloca(0), &["size_t"], Type::Pointer(Box::new(Type::Void))),
+        // The offset and size of alloca's memory are filled in by `Checker::alloca`.
+        "alloca" => (Subr::Alloca { offset: 0, size: 0 }, &["size_t"], Type::Pointer(Box::new(Type::Void))),
         "bcopy" => (Subr::Bcopy, &["void *", "void *", "size_t"], Type::Void),
         "copyinto" => (Subr::Copyinto, &["uintptr_t", "size_t", "void *"], Type::Void),
         "speculation" => (Subr::Speculation, &[], Type::INT),

@@ -316,9 +316,12 @@ pub(crate) enum Subr {
     /// process's command line (at most 79 bytes), arguments joined by
     /// spaces, as psinfo_t's pr_psargs.
     Psargs,
-    /// alloca(size): the address of `size` bytes of this CPU's scratch
-    /// memory, at this byte offset in the clause's alloca region.
-    Alloca(usize),
+    /// alloca(size): the address of `size` bytes (a constant) of this CPU's
+    /// scratch memory, at `offset` in the clause's alloca region, zeroed.
+    Alloca {
+        offset: usize,
+        size: usize,
+    },
     /// bcopy(src, dest, size): kernel memory into alloca'd memory.
     Bcopy,
     /// copyinto(uaddr, size, dest): user memory into alloca'd memory.

@@ -177,10 +177,16 @@ impl Emitter<'_> {
                 self.dst_into_r0(dst);
                 self.stack_top = saved;
             }
-            Subr::Alloca(offset) => {
+            Subr::Alloca { offset, size: bytes } => {
+                // As in DTrace, the memory starts zeroed; the size is a
+                // constant of at most MAX_ALLOCA bytes, so plain stores do.
                 self.used_scratch = true;
+                let start = self.scratch.alloca + offset;
+                for word in 0..bytes.div_ceil(8) {
+                    self.emit(st_imm(Size::DW, R8, (start + 8 * word) as i16, 0));
+                }
                 self.emit(mov(R0, R8));
-                self.emit(alu_imm(Alu::Add, R0, (self.scratch.alloca + offset) as i32));
+                self.emit(alu_imm(Alu::Add, R0, start as i32));
             }
             Subr::Bcopy => self.copy_into_alloca(&args[0], &args[2], &args[1], Helper::ProbeReadKernel)?,
             Subr::Copyinto => self.copy_into_alloca(&args[0], &args[1], &args[2], Helper::ProbeReadUser)?,
