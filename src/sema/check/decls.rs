@@ -134,7 +134,7 @@ impl Checker<'_> {
                     ));
                 }
             }
-            let (member_size, member_align) = (type_size(&ty, self.opts.strsize), type_align(&ty));
+            let (member_size, member_align) = (type_size(&ty, self.opts.strsize), self.type_align(&ty));
             let width = match &m.bits {
                 Some(bits) => {
                     let width = self.constant_value(bits)?;
@@ -308,6 +308,21 @@ impl Checker<'_> {
         match &record.body {
             RecordBody::D(members) => members.iter().find(|m| m.name == name).cloned(),
             RecordBody::Kernel(_) | RecordBody::Forward => None,
+        }
+    }
+
+    /// C's alignment of a type (a string is a char array); a kernel
+    /// struct's is its most aligned member's.
+    fn type_align(&mut self, ty: &Type) -> usize {
+        match ty {
+            Type::Int { size, .. } => *size as usize,
+            Type::Array(of, _) => self.type_align(of),
+            Type::Struct(r) => {
+                let fields = self.ktypes.fields(r).unwrap_or_default();
+                fields.iter().filter_map(|f| f.ty.as_ref()).map(|t| self.type_align(t)).max().unwrap_or(1)
+            }
+            Type::String | Type::Void => 1,
+            Type::Pointer(_) | Type::Stack => 8,
         }
     }
 
@@ -488,19 +503,5 @@ fn convert(value: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
             span,
             format!("operands have incompatible types: \"{}\" = \"{}\"", ty.name(), value.ty.name()),
         )),
-    }
-}
-
-/// C's alignment of a type (a string is a char array).
-fn type_align(ty: &Type) -> usize {
-    match ty {
-        Type::Int { size, .. } => *size as usize,
-        Type::Array(of, _) => type_align(of),
-        Type::Struct(r) => match &r.body {
-            RecordBody::D(members) => members.iter().map(|m| type_align(&m.ty)).max().unwrap_or(1),
-            RecordBody::Kernel(_) | RecordBody::Forward => 8,
-        },
-        Type::String | Type::Void => 1,
-        Type::Pointer(_) | Type::Stack => 8,
     }
 }
