@@ -40,6 +40,8 @@ pub(crate) struct KernelTypes {
     btf: Option<Btf>,
     /// Records already looked up: each name lookup scans BTF's names.
     records: HashMap<(String, bool), Rc<Record>>,
+    /// Kernel variables already looked up: each lookup reads /proc/kallsyms.
+    variables: HashMap<(Option<String>, String), KernelVariable>,
     /// The in-memory copy mapped when sysfs cannot be mapped directly.
     _copy: Option<std::fs::File>,
 }
@@ -170,6 +172,7 @@ impl KernelTypes {
 }
 
 /// A kernel variable named with DTrace's backquote (`` `jiffies ``).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum KernelVariable {
     /// Its address, from /proc/kallsyms.
     At(u64),
@@ -184,6 +187,16 @@ impl KernelTypes {
     /// `module`). One pass over /proc/kallsyms, only for scripts that use
     /// the backquote.
     pub(crate) fn variable(&mut self, module: Option<&str>, name: &str) -> KernelVariable {
+        let key = (module.map(String::from), name.to_string());
+        if let Some(known) = self.variables.get(&key) {
+            return *known;
+        }
+        let found = self.find_variable(module, name);
+        self.variables.insert(key, found);
+        found
+    }
+
+    fn find_variable(&mut self, module: Option<&str>, name: &str) -> KernelVariable {
         use std::io::BufRead;
         let Ok(file) = std::fs::File::open("/proc/kallsyms") else { return KernelVariable::Unknown };
         let module = module.filter(|m| !matches!(*m, "vmlinux" | "kernel" | "genunix"));
