@@ -186,8 +186,15 @@ pub(crate) fn atomic_add64(dst: Reg, off: i16, src: Reg) -> Insn {
 /// Atomic compare-and-exchange of `*(u64 *)(dst + off)`: if it equals r0
 /// it becomes `src`; r0 gets the old value either way.
 pub(crate) fn atomic_cmpxchg64(dst: Reg, off: i16, src: Reg) -> Insn {
-    const BPF_CMPXCHG: i32 = 0xf0 | 0x01; // with BPF_FETCH
     insn(STX | ATOMIC | Size::DW as u8, dst, src, off, BPF_CMPXCHG)
+}
+const BPF_CMPXCHG: i32 = 0xf0 | 0x01; // with BPF_FETCH
+
+impl Insn {
+    /// Whether this is a compare-and-exchange (Linux 5.12 and later).
+    pub(crate) fn is_cmpxchg(&self) -> bool {
+        self.code == STX | ATOMIC | Size::DW as u8 && self.imm == BPF_CMPXCHG
+    }
 }
 pub(crate) fn jmp_imm(cond: Cond, dst: Reg, imm: i32, off: i16) -> Insn {
     insn(JMP | K | cond as u8, dst, R0, off, imm)

@@ -20,7 +20,7 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 
 use crate::codegen::emit::{self, CodegenEnv};
-use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R1, R2};
+use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
     dtrace as dtrace_provider, proc as proc_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach,
     Registry,
@@ -810,8 +810,7 @@ fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<
     }
     // commit()/discard() use compare-and-exchange, which kernels before
     // 5.12 lack: say so rather than show the verifier's log.
-    let cmpxchg = atomic_cmpxchg64(R1, 0, R2);
-    if insns.contains(&cmpxchg) && !kernel_has_cmpxchg(prog_type) {
+    if insns.iter().any(Insn::is_cmpxchg) && !kernel_has_cmpxchg(prog_type) {
         bail!("commit( ) and discard( ) need BPF compare-and-exchange, which this kernel lacks (Linux 5.12 or later)");
     }
     let text = String::from_utf8_lossy(&log);
