@@ -81,6 +81,46 @@ impl Emitter<'_> {
         }
     }
 
+    /// raise()/stop() (bpf_send_signal to the current process) and
+    /// copyoutstr() (bpf_probe_write_user of the string and its NUL, at
+    /// most maxlen bytes; nothing for maxlen 0).
+    pub(super) fn destructive(&mut self, op: &DestructiveOp) -> Result<(), CodegenError> {
+        match op {
+            DestructiveOp::Signal(signal) => {
+                self.expr(signal)?;
+                self.emit(mov(R1, R0));
+                self.emit(call(Helper::SendSignal));
+            }
+            DestructiveOp::CopyOutStr { text, addr, max } => {
+                let saved_stack = self.stack_top;
+                let (addr_slot, max_slot, text_slot) = (self.alloc_slot(8)?, self.alloc_slot(8)?, self.alloc_slot(8)?);
+                for (value, slot) in [(addr, addr_slot), (max, max_slot), (text, text_slot)] {
+                    self.expr(value)?;
+                    self.emit(stx(Size::DW, FP, slot, R0));
+                }
+                self.emit(ldx(Size::DW, R1, FP, text_slot));
+                self.strlen_r1_into_r4();
+                self.emit(alu_imm(Alu::Add, R4, 1));
+                // r3 = min(strlen + 1, maxlen), then checked against
+                // [1, strsize] by constants, as the verifier wants a size it
+                // can bound and that is not zero.
+                let done = self.new_label();
+                self.emit(ldx(Size::DW, R3, FP, max_slot));
+                self.emit(jmp_reg(Cond::Le, R3, R4, 1));
+                self.emit(mov(R3, R4));
+                self.emit(alu_imm(Alu::Sub, R3, 1));
+                self.jump(jmp_imm(Cond::Gt, R3, self.strsize() - 1, 0), done);
+                self.emit(alu_imm(Alu::Add, R3, 1));
+                self.emit(ldx(Size::DW, R1, FP, addr_slot));
+                self.emit(ldx(Size::DW, R2, FP, text_slot));
+                self.emit(call(Helper::ProbeWriteUser));
+                self.bind(done);
+                self.stack_top = saved_stack;
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn subroutine(&mut self, subr: Subr, args: &[TExpr], ty: &Type) -> Result<(), CodegenError> {
         match subr {
             Subr::Strlen => {
