@@ -10,6 +10,8 @@ mod aggregations;
 mod corpus;
 #[path = "integration/kernel_types.rs"]
 mod kernel_types;
+#[path = "integration/options.rs"]
+mod options;
 #[path = "integration/speculations.rs"]
 mod speculations;
 #[path = "integration/sysinfo.rs"]

@@ -439,6 +439,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn flow_column_indents_as_dt_flowindent() {
+        let probe = |id, provider, function: &str, name: &str| crate::provider::Probe {
+            id,
+            provider,
+            module: String::new(),
+            function: function.into(),
+            name: name.into(),
+            attach: crate::provider::Attach::Dtrace { slot: 0 },
+        };
+        let (outer, inner) = (probe(10, "fbt", "outer", "entry"), probe(11, "fbt", "inner", "entry"));
+        let (inner_ret, outer_ret) = (probe(12, "fbt", "inner", "return"), probe(13, "fbt", "outer", "return"));
+        let mut flow = Flow::default();
+        let columns: Vec<String> = [(&outer, 1), (&outer, 2), (&inner, 1), (&probe(5, "profile", "", "tick-1s"), 3)]
+            .into_iter()
+            .chain([(&inner_ret, 4), (&outer_ret, 4)])
+            .map(|(p, epid)| flow_column(&mut flow, p, epid))
+            .collect();
+        // The second clause on `outer` shows without indenting again.
+        assert_eq!(
+            columns,
+            [" -> outer", "  | outer:entry", "   -> inner", "    | :tick-1s", "   <- inner", " <- outer"]
+        );
+        let mut flow = Flow::default();
+        assert_eq!(flow_column(&mut flow, &probe(4, "syscall", "read", "entry"), 1), " => read");
+        assert_eq!(flow_column(&mut flow, &probe(5, "syscall", "read", "return"), 1), " <= read");
+    }
+
+    #[test]
     fn hex_dump_matches_dt_print_bytes() {
         let mut out = Vec::new();
         hex_dump(b"hello, world\x00\x01\x7f\x80ABCD", &mut out);
