@@ -230,6 +230,16 @@ impl Options {
             "zdefs" => self.zdefs = true,
             "errtags" => self.errtags = true,
             "flowindent" => self.flowindent = true,
+            // -x forms of -C, -D, -I and -U.
+            "cpp" => self.cpp = true,
+            "define" | "incdir" | "undef" => {
+                let flag = match name {
+                    "define" => "-D",
+                    "incdir" => "-I",
+                    _ => "-U",
+                };
+                self.cpp_args.push(format!("{flag}{}", value.ok_or_else(bad)?));
+            }
             "strsize" => {
                 let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
                 if !(2..=65536).contains(&v) {
@@ -491,6 +501,17 @@ mod tests {
         assert!(f.options.flowindent && f.unsupported.is_none());
         assert!(parse(argv(&["-32", "-n", "BEGIN"])).unwrap().unsupported.is_some());
         assert!(parse(argv(&["-G", "-s", "x.d"])).unwrap().unsupported.is_some());
+    }
+
+    #[test]
+    fn man_page_names_every_option() {
+        let man = include_str!("../man/dtrace.1");
+        for name in OPTION_NAMES {
+            assert!(
+                man.contains(&format!(".BR {name} ,")) || man.contains(&format!(".BR {name} .")),
+                "man/dtrace.1 does not say what -x {name} does"
+            );
+        }
     }
 
     #[test]
