@@ -97,9 +97,6 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if flags.compile_only {
         return Ok(0);
     }
-    if compiled.program.destructive && !flags.options.destructive {
-        return Err("could not enable tracing: Destructive actions not allowed".to_string());
-    }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err("failed to initialize dtrace: DTrace requires additional privileges".to_string());
@@ -109,6 +106,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         for (name, n) in &compiled.matches {
             eprintln!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });
         }
+    }
+    // As in DTrace, a destructive program compiles and is refused when enabled.
+    if compiled.program.destructive && !flags.options.destructive {
+        return Err("could not enable tracing: Destructive actions not allowed".to_string());
     }
     let runtime_opts = runtime::RuntimeOptions {
         bufsize: flags.options.bufsize,
@@ -140,8 +141,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         aggsort: flags.options.aggsort.clone(),
         flowindent: flags.options.flowindent,
     };
-    let status = consume::run(&session, &compiled.program, &registry, &opts, out, &mut targets)
-        .map_err(|e| format!("{e:#}"))?;
+    let status =
+        consume::run(&session, &compiled.program, &registry, &opts, out, &mut targets).map_err(|e| format!("{e:#}"))?;
     drop(session);
     Ok(status)
 }
@@ -169,11 +170,13 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
                 }
             }
             ProgramSource::Script(_) => {
-                let compiled =
-                    compile::compile(&[source.clone()], &[String::new()], &mut flags.options.clone(), registry, compile::Context {
-                        zero_matches_ok: true,
-                        target_pid: None,
-                    })?;
+                let compiled = compile::compile(
+                    &[source.clone()],
+                    &[String::new()],
+                    &mut flags.options.clone(),
+                    registry,
+                    compile::Context { zero_matches_ok: true, target_pid: None },
+                )?;
                 for clause in &compiled.program.clauses {
                     ids.extend(&clause.probes);
                 }

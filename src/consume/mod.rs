@@ -369,7 +369,8 @@ impl State<'_> {
 fn flow_column(flow: &mut Flow, probe: &crate::provider::Probe, epid: u32) -> String {
     let is_flow_name = |suffix: &str| probe.name == suffix || probe.name.ends_with(&format!("-{suffix}"));
     let syscall = usize::from(probe.provider == "syscall");
-    let same_probe_again = matches!(flow.last, Some((last_epid, last_probe)) if last_epid != epid && last_probe == probe.id);
+    let same_probe_again =
+        matches!(flow.last, Some((last_epid, last_probe)) if last_epid != epid && last_probe == probe.id);
     flow.last = Some((epid, probe.id));
     let prefix = if is_flow_name("entry") && !same_probe_again {
         let text = format!("{:indent$}{}{}", "", [" -> ", " => "][syscall], probe.function, indent = flow.indent);

@@ -43,7 +43,8 @@ pub(crate) struct RuntimeOptions {
 /// headed by the clauses (numbered as their EPIDs) it runs.
 fn show_program(clauses: &[usize], insns: &[crate::codegen::insn::Insn]) {
     let epids: Vec<String> = clauses.iter().map(|c| (c + 1).to_string()).collect();
-    let mut text = format!("\nBPF program for clause{} {}:\n", if clauses.len() == 1 { "" } else { "s" }, epids.join(", "));
+    let mut text =
+        format!("\nBPF program for clause{} {}:\n", if clauses.len() == 1 { "" } else { "s" }, epids.join(", "));
     for line in crate::codegen::insn::disassemble(insns) {
         text.push_str(&line);
         text.push('\n');

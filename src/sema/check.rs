@@ -667,11 +667,7 @@ impl<'a> Checker<'a> {
             }
             "copyout" | "panic" | "breakpoint" | "chill" => {
                 self.destructive(name, name_span)?;
-                return Err(CompileError::new(
-                    "D_UNSUPPORTED",
-                    name_span,
-                    format!("{name}( ) is not supported yet"),
-                ));
+                return Err(CompileError::new("D_UNSUPPORTED", name_span, format!("{name}( ) is not supported yet")));
             }
             _ => return Ok(None),
         };

@@ -97,9 +97,21 @@ fn unknown_and_unsupported_options_say_so() {
     let out = run(&["-x", "nosuchopt", "-n", "BEGIN"]);
     assert_eq!((out.code(), out.stderr.as_str()), (1, "dtrace: failed to set -x nosuchopt: Invalid option name\n"));
     // Options DTrace has and this dtrace does not act on are accepted.
-    let out = run(&["-x", "bufpolicy=switch", "-x", "cleanrate=50hz", "-x", "ldpath=/bin/ld", "-64", "-qn", "BEGIN { exit(0); }"]);
+    let out = run(&[
+        "-x",
+        "bufpolicy=switch",
+        "-x",
+        "cleanrate=50hz",
+        "-x",
+        "ldpath=/bin/ld",
+        "-64",
+        "-qn",
+        "BEGIN { exit(0); }",
+    ]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
-    for (flag, why) in [("-G", "-G is not supported yet"), ("-h", "-h is not supported yet"), ("-32", "-32 is not supported")] {
+    for (flag, why) in
+        [("-G", "-G is not supported yet"), ("-h", "-h is not supported yet"), ("-32", "-32 is not supported")]
+    {
         let out = run(&[flag, "-n", "BEGIN"]);
         assert_eq!(out.code(), 1, "{flag}");
         assert!(out.stderr.starts_with(&format!("dtrace: {why}")), "{flag}: {}", out.stderr);
@@ -110,7 +122,10 @@ fn unknown_and_unsupported_options_say_so() {
 fn raise_signals_the_current_process_only_with_w() {
     let program = "syscall::nanosleep:entry, syscall::clock_nanosleep:entry /pid == $target/ { raise(9); }";
     let out = run(&["-q", "-c", "sleep 5", "-n", program]);
-    assert_eq!((out.code(), out.stderr.as_str()), (1, "dtrace: could not enable tracing: Destructive actions not allowed\n"));
+    assert_eq!(
+        (out.code(), out.stderr.as_str()),
+        (1, "dtrace: could not enable tracing: Destructive actions not allowed\n")
+    );
     let started = std::time::Instant::now();
     let out = run(&["-w", "-q", "-c", "sleep 5", "-n", program]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
@@ -121,8 +136,7 @@ fn raise_signals_the_current_process_only_with_w() {
 
 #[test]
 fn stop_stops_the_current_process() {
-    let mut shell =
-        Command::new("sh").args(["-c", "while :; do sleep 0.05; done"]).spawn().expect("sh");
+    let mut shell = Command::new("sh").args(["-c", "while :; do sleep 0.05; done"]).spawn().expect("sh");
     let shell_pid = shell.id().to_string();
     let out = run(&[
         "-w",
