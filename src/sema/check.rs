@@ -663,7 +663,11 @@ impl<'a> Checker<'a> {
                 if !addr.ty.is_int() && !matches!(addr.ty, Type::Pointer(_)) {
                     return Err(incompatible_arg("D_PROTO_ARG", &args[1].span, name, 2, "uintptr_t", &addr.ty.name()));
                 }
-                DestructiveOp::CopyOutStr { text, addr, max: self.int_arg(name, &args[2])? }
+                let max = self.expr(&args[2])?;
+                if !max.ty.is_int() {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[2].span, name, 3, "size_t", &max.ty.name()));
+                }
+                DestructiveOp::CopyOutStr { text, addr, max }
             }
             "copyout" | "panic" | "breakpoint" | "chill" => {
                 self.destructive(name, name_span)?;
