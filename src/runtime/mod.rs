@@ -779,7 +779,7 @@ fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<
     let text = text.trim_end_matches('\0');
     // The kernel offers no user-memory writes under lockdown (integrity).
     if text.contains("cannot use helper bpf_probe_write_user") {
-        bail!("copyoutstr( ) is refused by this kernel: it does not allow BPF to write user memory (kernel lockdown)");
+        bail!("copyout( ) and copyoutstr( ) are refused by this kernel: it does not allow BPF to write user memory (kernel lockdown)");
     }
     let tail: Vec<&str> = text.lines().rev().take(12).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();

@@ -669,10 +669,25 @@ impl<'a> Checker<'a> {
                 }
                 DestructiveOp::CopyOutStr { text, addr, max }
             }
-            "copyout" | "panic" | "breakpoint" | "chill" => {
-                self.destructive(name, name_span)?;
-                return Err(CompileError::new("D_UNSUPPORTED", name_span, format!("{name}( ) is not supported yet")));
+            "copyout" => {
+                self.arity(name, name_span, args, 3, 3)?;
+                let mut checked = Vec::new();
+                for (i, (arg, want)) in args.iter().zip(["void *", "uintptr_t", "size_t"]).enumerate() {
+                    let e = self.expr(arg)?;
+                    let fits = e.ty.is_int() || (i < 2 && matches!(e.ty, Type::Pointer(_)));
+                    if !fits {
+                        return Err(incompatible_arg("D_PROTO_ARG", &arg.span, name, i + 1, want, &e.ty.name()));
+                    }
+                    checked.push(e);
+                }
+                let size = checked.pop();
+                let addr = checked.pop();
+                let buf = checked.pop();
+                let (Some(buf), Some(addr), Some(size)) = (buf, addr, size) else { return Ok(None) };
+                DestructiveOp::CopyOut { buf, addr, size }
             }
+            // destructive() refuses these.
+            "panic" | "breakpoint" | "chill" => return self.destructive(name, name_span).map(|()| None),
             _ => return Ok(None),
         };
         self.destructive(name, name_span)?;

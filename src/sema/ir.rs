@@ -356,6 +356,9 @@ pub(crate) enum TStmt {
 pub(crate) enum DestructiveOp {
     /// raise(sig), stop(): a signal to the current process.
     Signal(TExpr),
+    /// copyout(buf, addr, nbytes): writes `nbytes` of alloca() memory at
+    /// `buf` to user memory at `addr`.
+    CopyOut { buf: TExpr, addr: TExpr, size: TExpr },
     /// copyoutstr(str, addr, maxlen): writes the string and its NUL, at
     /// most `max` bytes, to user memory at `addr`.
     CopyOutStr { text: TExpr, addr: TExpr, max: TExpr },

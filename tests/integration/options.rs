@@ -157,12 +157,17 @@ fn stop_stops_the_current_process() {
 }
 
 #[test]
-fn copyoutstr_writes_or_says_why_not() {
+fn copyout_and_copyoutstr_write_or_say_why_not() {
     // Kernels under lockdown refuse BPF writes to user memory; others write
-    // (here to address 0 of dtrace itself, which faults harmlessly).
-    let out = run(&["-w", "-qn", r#"BEGIN { copyoutstr("x", 0, 2); exit(0); }"#]);
-    out.assert_no_panic();
-    assert!(out.code() == 0 || out.stderr.contains("(kernel lockdown)"), "{}", out.stderr);
-    let out = run(&["-qn", r#"BEGIN { copyoutstr("x", 0, 2); exit(0); }"#]);
-    assert_eq!(out.stderr, "dtrace: could not enable tracing: Destructive actions not allowed\n");
+    // (here to address 0 of dtrace itself, which fails harmlessly).
+    for program in [
+        r#"BEGIN { copyoutstr("x", 0, 2); exit(0); }"#,
+        r#"BEGIN { this->b = (char *)alloca(8); copyout(this->b, 0, 8); exit(0); }"#,
+    ] {
+        let out = run(&["-w", "-qn", program]);
+        out.assert_no_panic();
+        assert!(out.code() == 0 || out.stderr.contains("(kernel lockdown)"), "{}", out.stderr);
+        let out = run(&["-qn", program]);
+        assert_eq!(out.stderr, "dtrace: could not enable tracing: Destructive actions not allowed\n");
+    }
 }
