@@ -23,13 +23,21 @@ struct Parsed {
     kind: ProgramSource,
 }
 
+/// What the command line tells the compiler besides options.
+pub(crate) struct Context {
+    /// -Z: descriptions may match no probes.
+    pub zero_matches_ok: bool,
+    /// `$target`: the pid of the -c or -p process.
+    pub target_pid: Option<u32>,
+}
+
 /// Compiles every source. `macro_args[0]` is `$0`.
 pub(crate) fn compile(
     sources: &[ProgramSource],
     macro_args: &[String],
     options: &mut Options,
     registry: &mut Registry,
-    zero_matches_ok: bool,
+    context: Context,
 ) -> Result<Compiled, String> {
     let library = parse_library()?;
     let library_types: std::collections::HashSet<&str> = library
@@ -78,7 +86,12 @@ pub(crate) fn compile(
     }
 
     let mut checker = Checker::new(
-        CheckOptions { macro_args, zero_matches_ok, strsize: options.strsize, target_pid: None },
+        CheckOptions {
+            macro_args,
+            zero_matches_ok: context.zero_matches_ok,
+            strsize: options.strsize,
+            target_pid: context.target_pid,
+        },
         registry,
     );
     checker.load_library(&library).map_err(|e| format!("failed to load the D library: {}", e.message))?;

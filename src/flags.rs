@@ -16,6 +16,15 @@ pub(crate) enum ProgramSource {
     Probe(String),
 }
 
+/// A process whose pid becomes `$target`, in command-line order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TargetSpec {
+    /// -c: a command line dtrace runs.
+    Command(String),
+    /// -p: a running process dtrace watches.
+    Pid(String),
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Flags {
     pub sources: Vec<ProgramSource>,
@@ -28,6 +37,11 @@ pub(crate) struct Flags {
     pub output: Option<String>,
     pub zero_matches_ok: bool,
     pub version: bool,
+    pub targets: Vec<TargetSpec>,
+    /// -S: show the generated programs.
+    pub show_programs: bool,
+    /// -G, -h or -32: asked for what this dtrace cannot do, with its reason.
+    pub unsupported: Option<&'static str>,
     pub options: Options,
 }
 
@@ -56,6 +70,8 @@ pub(crate) struct Options {
     pub nspec: u32,
     /// Bytes of records one speculation may hold.
     pub specsize: u64,
+    /// -F: indent entry/return output by call depth.
+    pub flowindent: bool,
 }
 
 /// How aggregations are sorted for printing: aggsortkey, aggsortkeypos,
@@ -118,6 +134,7 @@ impl Default for Options {
             // DTrace's defaults (specsize is per CPU there, per speculation here).
             nspec: 1,
             specsize: 32 << 10,
+            flowindent: false,
         }
     }
 }
@@ -144,6 +161,8 @@ const OPTION_NAMES: &[&str] = &[
     "cpppath",
     "cpu",
     "ctypes",
+    "debug",
+    "define",
     "defaultargs",
     "destructive",
     "droptags",
@@ -155,10 +174,14 @@ const OPTION_NAMES: &[&str] = &[
     "evaltime",
     "flowindent",
     "grabanon",
+    "incdir",
     "iregs",
     "jstackframes",
     "jstackstrsize",
+    "kdefs",
     "knodefs",
+    "late",
+    "lazyload",
     "ld_path",
     "ldpath",
     "libdir",
@@ -208,6 +231,17 @@ impl Options {
             "destructive" => self.destructive = true,
             "zdefs" => self.zdefs = true,
             "errtags" => self.errtags = true,
+            "flowindent" => self.flowindent = true,
+            // -x forms of -C, -D, -I and -U.
+            "cpp" => self.cpp = true,
+            "define" | "incdir" | "undef" => {
+                let flag = match name {
+                    "define" => "-D",
+                    "incdir" => "-I",
+                    _ => "-U",
+                };
+                self.cpp_args.push(format!("{flag}{}", value.ok_or_else(bad)?));
+            }
             "strsize" => {
                 let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
                 if !(2..=65536).contains(&v) {
@@ -296,7 +330,7 @@ pub(crate) fn command() -> Command {
         .disable_help_flag(true)
         .disable_version_flag(true)
         .override_usage(
-            "dtrace [-CeqlvVwZ] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
+            "dtrace [-32|-64] [-CeFGhqlSvVwZ] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
         )
         .arg(append("name", 'n', "name", "enable or list probes matching the specified probe name"))
         .arg(append("script", 's', "script", "enable or list probes for the specified D script"))
@@ -305,6 +339,12 @@ pub(crate) fn command() -> Command {
         .arg(append("function", 'f', "function", "enable or list probes matching the specified function name"))
         .arg(append("id", 'i', "probe-id", "enable or list probes matching the specified probe id"))
         .arg(append("option", 'x', "opt[=val]", "enable or modify compiler and tracing options"))
+        .arg(append("command", 'c', "cmd", "run specified command and exit upon its completion"))
+        .arg(append("pid", 'p', "pid", "grab specified process-ID and cache its symbol tables"))
+        .arg(flag("flowindent", 'F', "coalesce trace output by function"))
+        .arg(flag("show", 'S', "print the generated BPF programs"))
+        .arg(flag("elf", 'G', "generate an ELF file containing embedded dtrace program (not supported)"))
+        .arg(flag("header", 'h', "generate a header file with definitions for static probes (not supported)"))
         .arg(flag("cpp", 'C', "run the C preprocessor over D scripts before compiling them"))
         .arg(append("define", 'D', "name[=def]", "define a name for the preprocessor (with -C)"))
         .arg(append("undef", 'U', "name", "undefine a name for the preprocessor (with -C)"))
@@ -322,7 +362,17 @@ pub(crate) fn command() -> Command {
 }
 
 /// Parses the command line; `Err` carries clap's error for a usage message.
-pub(crate) fn parse(argv: Vec<String>) -> Result<Flags, clap::Error> {
+pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
+    // -32 and -64 are not single letters; getopt-style parsing cannot take them.
+    let mut data_model_32 = false;
+    argv.retain(|a| match a.as_str() {
+        "-32" => {
+            data_model_32 = true;
+            false
+        }
+        "-64" => false,
+        _ => true,
+    });
     let m = command().try_get_matches_from(argv)?;
     // -n, -s and friends keep their command-line order, as dtrace compiles
     // them in that order.
@@ -341,6 +391,22 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Flags, clap::Error> {
     collect("function", &|v| ProgramSource::Probe(format!("::{v}:")));
     collect("id", &|v| ProgramSource::Probe(format!("#{v}")));
     indexed.sort_by_key(|(i, _)| *i);
+    let mut targets: Vec<(usize, TargetSpec)> = Vec::new();
+    for (id, make) in [("command", TargetSpec::Command as fn(String) -> TargetSpec), ("pid", TargetSpec::Pid)] {
+        if let (Some(values), Some(indices)) = (m.get_many::<String>(id), m.indices_of(id)) {
+            targets.extend(indices.zip(values).map(|(i, v)| (i, make(v.clone()))));
+        }
+    }
+    targets.sort_by_key(|(i, _)| *i);
+    let unsupported = if m.get_flag("elf") {
+        Some("-G is not supported yet (no USDT provider)")
+    } else if m.get_flag("header") {
+        Some("-h is not supported yet (no USDT provider)")
+    } else if data_model_32 {
+        Some("-32 is not supported: only the 64-bit data model is available")
+    } else {
+        None
+    };
 
     let mut options = Options::default();
     let mut option_args = Vec::new();
@@ -350,6 +416,7 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Flags, clap::Error> {
     options.quiet = m.get_flag("quiet");
     options.destructive = m.get_flag("destructive");
     options.cpp = m.get_flag("cpp");
+    options.flowindent = m.get_flag("flowindent");
     // -D, -U and -I reach cpp in command-line order.
     let mut cpp_args: Vec<(usize, String)> = Vec::new();
     for (id, prefix) in [("define", "-D"), ("undef", "-U"), ("include", "-I")] {
@@ -368,6 +435,9 @@ pub(crate) fn parse(argv: Vec<String>) -> Result<Flags, clap::Error> {
         output: m.get_one::<String>("output").cloned(),
         zero_matches_ok: m.get_flag("zero"),
         version: m.get_flag("version"),
+        targets: targets.into_iter().map(|(_, t)| t).collect(),
+        show_programs: m.get_flag("show"),
+        unsupported,
         options,
     };
     for opt in option_args {
@@ -426,6 +496,26 @@ mod tests {
         assert_eq!((f.options.nspec, f.options.specsize), (4, 1024));
         assert_eq!((Options::default().nspec, Options::default().specsize), (1, 32 << 10));
         assert!(parse(argv(&["-x", "nspec=65536", "-n", "BEGIN"])).is_err());
+    }
+
+    #[test]
+    fn targets_keep_order_and_data_models_parse() {
+        let f = parse(argv(&["-c", "ls -l", "-p", "42", "-64", "-F", "-n", "BEGIN"])).unwrap();
+        assert_eq!(f.targets, vec![TargetSpec::Command("ls -l".into()), TargetSpec::Pid("42".into())]);
+        assert!(f.options.flowindent && f.unsupported.is_none());
+        assert!(parse(argv(&["-32", "-n", "BEGIN"])).unwrap().unsupported.is_some());
+        assert!(parse(argv(&["-G", "-s", "x.d"])).unwrap().unsupported.is_some());
+    }
+
+    #[test]
+    fn man_page_names_every_option() {
+        let man = include_str!("../man/dtrace.1");
+        for name in OPTION_NAMES {
+            assert!(
+                man.contains(&format!(".BR {name} ,")) || man.contains(&format!(".BR {name} .")),
+                "man/dtrace.1 does not say what -x {name} does"
+            );
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod provider;
 mod runtime;
 mod sema;
 mod syntax;
+mod target;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -65,6 +66,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         println!("dtrace: Sun D 1.13 (dtrace for Linux {})", env!("CARGO_PKG_VERSION"));
         return Ok(0);
     }
+    if let Some(why) = flags.unsupported {
+        return Err(why.to_string());
+    }
     let mut registry = Registry::new();
     if flags.list {
         return list(&flags, &mut registry);
@@ -80,8 +84,16 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     });
     let mut macro_args = vec![script_name.unwrap_or_else(|| "dtrace".to_string())];
     macro_args.extend(flags.args.iter().cloned());
-    let compiled =
-        compile::compile(&flags.sources, &macro_args, &mut flags.options, &mut registry, flags.zero_matches_ok)?;
+    // As dtrace(1) does, processes are created (held before exec) or
+    // grabbed before compiling: $target is the pid.
+    let mut targets = target::Targets::start(&flags.targets)?;
+    let compiled = compile::compile(
+        &flags.sources,
+        &macro_args,
+        &mut flags.options,
+        &mut registry,
+        compile::Context { zero_matches_ok: flags.zero_matches_ok, target_pid: targets.last_pid() },
+    )?;
     if flags.compile_only {
         return Ok(0);
     }
@@ -95,12 +107,17 @@ fn run(mut flags: Flags) -> Result<i32, String> {
             eprintln!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });
         }
     }
+    // As in DTrace, a destructive program compiles and is refused when enabled.
+    if compiled.program.destructive && !flags.options.destructive {
+        return Err("could not enable tracing: Destructive actions not allowed".to_string());
+    }
     let runtime_opts = runtime::RuntimeOptions {
         bufsize: flags.options.bufsize,
         dynvar_entries: flags.options.dynvar_entries(),
         aggsize: flags.options.aggsize,
         nspec: flags.options.nspec,
         specsize: flags.options.specsize,
+        show_programs: flags.show_programs,
     };
     let session = runtime::start(&compiled.program, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
@@ -118,9 +135,14 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
     consume::install_signal_handlers();
-    let opts =
-        consume::ConsumeOptions { quiet, switchrate: flags.options.switchrate, aggsort: flags.options.aggsort.clone() };
-    let status = consume::run(&session, &compiled.program, &registry, &opts, out).map_err(|e| format!("{e:#}"))?;
+    let opts = consume::ConsumeOptions {
+        quiet,
+        switchrate: flags.options.switchrate,
+        aggsort: flags.options.aggsort.clone(),
+        flowindent: flags.options.flowindent,
+    };
+    let status =
+        consume::run(&session, &compiled.program, &registry, &opts, out, &mut targets).map_err(|e| format!("{e:#}"))?;
     drop(session);
     Ok(status)
 }
@@ -148,8 +170,13 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
                 }
             }
             ProgramSource::Script(_) => {
-                let compiled =
-                    compile::compile(&[source.clone()], &[String::new()], &mut flags.options.clone(), registry, true)?;
+                let compiled = compile::compile(
+                    &[source.clone()],
+                    &[String::new()],
+                    &mut flags.options.clone(),
+                    registry,
+                    compile::Context { zero_matches_ok: true, target_pid: None },
+                )?;
                 for clause in &compiled.program.clauses {
                     ids.extend(&clause.probes);
                 }

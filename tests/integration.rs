@@ -12,6 +12,8 @@ mod corpus;
 mod kernel_types;
 #[path = "integration/man_pages.rs"]
 mod man_pages;
+#[path = "integration/options.rs"]
+mod options;
 #[path = "integration/package.rs"]
 mod package;
 #[path = "integration/proc_provider.rs"]

@@ -633,6 +633,7 @@ impl<'a> Emitter<'a> {
             TStmt::Action { action, kind } => self.action(*action, kind),
             TStmt::Speculation { op, id } => self.speculation_op(*op, id),
             TStmt::Aggregate { agg, keys, value, incr } => self.aggregate(*agg, keys, value.as_ref(), incr.as_ref()),
+            TStmt::Destructive(op) => self.destructive(op),
         }
     }
 

@@ -116,6 +116,8 @@ pub(crate) enum Helper {
     GetCurrentTask = 35,
     GetStack = 67,
     GetPrandomU32 = 7,
+    ProbeWriteUser = 36,
+    SendSignal = 109,
     ProbeReadUser = 112,
     ProbeReadKernel = 113,
     ProbeReadUserStr = 114,
@@ -212,6 +214,99 @@ pub(crate) fn exit() -> Insn {
     insn(JMP | 0x90, R0, R0, 0, 0)
 }
 
+/// The program in readable form, one line per instruction (a 64-bit
+/// immediate load, which takes two slots, is one line), in the syntax the
+/// kernel's verifier log and bpftool use: `r0 = *(u64 *)(r7 + 8)`.
+pub(crate) fn disassemble(insns: &[Insn]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut pc = 0;
+    while pc < insns.len() {
+        let i = insns[pc];
+        let text = if i.code == LD | IMM | Size::DW as u8 {
+            let high = insns.get(pc + 1).map_or(0, |n| n.imm as u32);
+            let text = match i.regs >> 4 {
+                PSEUDO_MAP_FD => format!("r{} = map[fd {}]", i.regs & 0x0f, i.imm),
+                PSEUDO_MAP_VALUE => format!("r{} = map[fd {}] + {high}", i.regs & 0x0f, i.imm),
+                _ => format!("r{} = {:#x} ll", i.regs & 0x0f, (u64::from(high) << 32) | u64::from(i.imm as u32)),
+            };
+            lines.push(format!("{pc:5}: {text}"));
+            pc += 2;
+            continue;
+        } else {
+            describe(&i)
+        };
+        lines.push(format!("{pc:5}: {text}"));
+        pc += 1;
+    }
+    lines
+}
+
+/// One instruction's text; opcodes this assembler never emits show in hex.
+fn describe(i: &Insn) -> String {
+    let dst = format!("r{}", i.regs & 0x0f);
+    let src = format!("r{}", i.regs >> 4);
+    let size = |code: u8| match code & 0x18 {
+        0x10 => "u8",
+        0x08 => "u16",
+        0x00 => "u32",
+        _ => "u64",
+    };
+    let at = |reg: &str| format!("({reg} {} {})", if i.off < 0 { '-' } else { '+' }, i.off.unsigned_abs());
+    let operand = if i.code & X != 0 { src.clone() } else { format!("{}", i.imm) };
+    match i.code & 0x07 {
+        ALU64 => {
+            let op = match i.code & 0xf0 {
+                0x00 => "+=",
+                0x10 => "-=",
+                0x20 => "*=",
+                0x30 => "/=",
+                0x40 => "|=",
+                0x50 => "&=",
+                0x60 => "<<=",
+                0x70 => ">>=",
+                0x80 => return format!("{dst} = -{dst}"),
+                0x90 => "%=",
+                0xa0 => "^=",
+                0xb0 => "=",
+                0xc0 => "s>>=",
+                _ => return format!("<unknown {:#04x}>", i.code),
+            };
+            format!("{dst} {op} {operand}")
+        }
+        // Byte swaps are the only 32-bit ALU instructions emitted.
+        0x04 if i.code & 0xf0 == 0xd0 => format!("{dst} = be{} {dst}", i.imm),
+        LDX if i.code & 0xe0 == MEM => format!("{dst} = *({} *){}", size(i.code), at(&src)),
+        STX if i.code & 0xe0 == MEM => format!("*({} *){} = {src}", size(i.code), at(&dst)),
+        STX if i.code & 0xe0 == ATOMIC => match i.imm {
+            0x00 => format!("lock *({} *){} += {src}", size(i.code), at(&dst)),
+            0xf1 => format!("r0 = cmpxchg(*({} *){}, r0, {src})", size(i.code), at(&dst)),
+            _ => format!("<atomic {:#x}>", i.imm),
+        },
+        ST if i.code & 0xe0 == MEM => format!("*({} *){} = {}", size(i.code), at(&dst), i.imm),
+        JMP => {
+            let target = format!("{:+}", i.off);
+            let cond = match i.code & 0xf0 {
+                0x00 => return format!("goto {target}"),
+                0x80 => return format!("call {}", i.imm),
+                0x90 => return "exit".to_string(),
+                0x10 => "==",
+                0x20 => ">",
+                0x30 => ">=",
+                0x50 => "!=",
+                0x60 => "s>",
+                0x70 => "s>=",
+                0xa0 => "<",
+                0xb0 => "<=",
+                0xc0 => "s<",
+                0xd0 => "s<=",
+                _ => return format!("<unknown {:#04x}>", i.code),
+            };
+            format!("if {dst} {cond} {operand} goto {target}")
+        }
+        _ => format!("<unknown {:#04x}>", i.code),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +324,25 @@ mod tests {
         assert_eq!(atomic_add64(R0, 0, R1).code, 0xdb);
         assert_eq!(atomic_cmpxchg64(R1, 0, R2), Insn { code: 0xdb, regs: 0x21, off: 0, imm: 0xf1 });
         assert_eq!(std::mem::size_of::<Insn>(), 8);
+    }
+
+    #[test]
+    fn disassembly_reads_like_the_verifier_log() {
+        let mut program = vec![ldx(Size::DW, R1, R7, 8), stx(Size::W, FP, -4, R2), alu_imm(Alu::Add, R0, 3)];
+        program.extend(ld_map_fd(R1, 7));
+        program.extend([jmp_imm(Cond::Eq, R0, 0, 2), call(Helper::MapLookupElem), to_big_endian(R3, 16), exit()]);
+        assert_eq!(
+            disassemble(&program),
+            [
+                "    0: r1 = *(u64 *)(r7 + 8)",
+                "    1: *(u32 *)(r10 - 4) = r2",
+                "    2: r0 += 3",
+                "    3: r1 = map[fd 7]",
+                "    5: if r0 == 0 goto +2",
+                "    6: call 1",
+                "    7: r3 = be16 r3",
+                "    8: exit",
+            ]
+        );
     }
 }

@@ -46,12 +46,24 @@ pub(crate) struct ConsumeOptions {
     pub quiet: bool,
     pub switchrate: Duration,
     pub aggsort: crate::flags::AggSortOptions,
+    /// -F: indent entry/return records by call depth.
+    pub flowindent: bool,
+}
+
+/// -F's state on one CPU: the depth, and the last record's clause, whose
+/// probe decides whether another clause of the same entry indents again.
+#[derive(Default, Clone, Copy)]
+struct Flow {
+    indent: usize,
+    last: Option<(u32, u32)>,
 }
 
 struct State<'a> {
     program: &'a Program,
     registry: &'a Registry,
     quiet: bool,
+    /// -F: the flow of each CPU, when indenting.
+    flows: Option<HashMap<u32, Flow>>,
     out: Box<dyn Write + 'a>,
     /// exit(N) seen: the status to exit with.
     exit_status: Option<i32>,
@@ -73,11 +85,13 @@ pub(crate) fn run(
     registry: &Registry,
     opts: &ConsumeOptions,
     out: Box<dyn Write + '_>,
+    targets: &mut crate::target::Targets,
 ) -> Result<i32> {
     let state = Rc::new(RefCell::new(State {
         program,
         registry,
         quiet: opts.quiet,
+        flows: opts.flowindent.then(HashMap::new),
         out,
         exit_status: None,
         heading_printed: false,
@@ -103,23 +117,30 @@ pub(crate) fn run(
 
     session.fire_begin()?;
     session.start_timers()?;
+    targets.release();
     let mut last_status = std::time::Instant::now();
     loop {
         // Like dtrace(1), answer an interrupt with a newline (even when quiet),
         // which ends the terminal's "^C" line. Read once: a signal arriving
         // later in this pass is answered by the next.
         let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        // Checked before draining, so the targets' last records are printed,
+        // then reported after them.
+        let exit_notices = targets.check_exits();
         if interrupted {
             state.borrow_mut().out.write_all(b"\n").ok();
         }
         ring.consume()?;
         state.borrow_mut().out.flush().ok();
+        for notice in exit_notices {
+            eprintln!("dtrace: {notice}");
+        }
         // Drop counters are read at DTrace's statusrate, not at every drain.
         if last_status.elapsed() >= STATUS_RATE {
             report_drops(session);
             last_status = std::time::Instant::now();
         }
-        if state.borrow().exit_status.is_some() || interrupted {
+        if state.borrow().exit_status.is_some() || interrupted || targets.all_exited() {
             break;
         }
         std::thread::sleep(opts.switchrate);
@@ -199,7 +220,16 @@ impl State<'_> {
         let Some(clause) = self.program.clauses.get(epid as usize - 1) else { return };
         self.aggs.begin_record();
         let mut line = Vec::new();
-        if !self.quiet {
+        if let Some(flows) = &mut self.flows {
+            // dtrace(1) prints the flow columns even when quiet.
+            if !self.heading_printed {
+                line.extend(format!("{:>3} {:<41}\n", "CPU", "FUNCTION").as_bytes());
+                self.heading_printed = true;
+            }
+            let flow = flows.entry(cpu).or_default();
+            let name = self.registry.get(probe_id).map(|p| flow_column(flow, p, epid)).unwrap_or_default();
+            line.extend(format!("{cpu:>3} {name:<41} ").as_bytes());
+        } else if !self.quiet {
             if !self.heading_printed {
                 line.extend(format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME").as_bytes());
                 self.heading_printed = true;
@@ -253,6 +283,11 @@ impl State<'_> {
             RecordKind::Printf(format) => {
                 printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, line)
             }
+            RecordKind::System(format) => {
+                let mut command = Vec::new();
+                printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, &mut command);
+                self.system(&command, line);
+            }
             RecordKind::Tracemem { .. } => {
                 if let printf::Value::Str(memory) = values[0] {
                     // A dynamic size of 0, or more than was copied, shows everything.
@@ -299,6 +334,18 @@ impl State<'_> {
         }
     }
 
+    /// system(): what is printed so far goes out first, then the command
+    /// runs with dtrace's stdout and stderr, as DTrace runs it.
+    fn system(&mut self, command: &[u8], line: &mut Vec<u8>) {
+        self.out.write_all(line).ok();
+        line.clear();
+        self.out.flush().ok();
+        let command = String::from_utf8_lossy(command).into_owned();
+        if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(&command).status() {
+            eprintln!("dtrace: failed to execute '{command}': {e}");
+        }
+    }
+
     fn fault(&mut self, data: &[u8], probe_id: u32) {
         if data.len() < layout::FAULT_SIZE {
             return;
@@ -317,6 +364,29 @@ impl State<'_> {
         self.out.flush().ok();
         eprintln!("dtrace: error on enabled probe ID {epid} (ID {probe_id}: {probe}): {what} in {place}");
     }
+}
+
+/// -F's FUNCTION column (dt_flowindent): ` -> func` on entry and ` <- func`
+/// on return (`=>`/`<=` for system calls), indented two columns per entry
+/// not yet returned; other probes show `| func:name`. A second clause on the
+/// probe just entered does not indent again.
+fn flow_column(flow: &mut Flow, probe: &crate::provider::Probe, epid: u32) -> String {
+    let is_flow_name = |suffix: &str| probe.name == suffix || probe.name.ends_with(&format!("-{suffix}"));
+    let syscall = usize::from(probe.provider == "syscall");
+    let same_probe_again =
+        matches!(flow.last, Some((last_epid, last_probe)) if last_epid != epid && last_probe == probe.id);
+    flow.last = Some((epid, probe.id));
+    let prefix = if is_flow_name("entry") && !same_probe_again {
+        let text = format!("{:indent$}{}{}", "", [" -> ", " => "][syscall], probe.function, indent = flow.indent);
+        flow.indent += 2;
+        return text;
+    } else if is_flow_name("return") && !same_probe_again {
+        flow.indent = flow.indent.saturating_sub(2);
+        [" <- ", " <= "][syscall]
+    } else {
+        return format!("{:indent$}| {}:{}", "", probe.function, probe.name, indent = flow.indent);
+    };
+    format!("{:indent$}{prefix}{}", "", probe.function, indent = flow.indent)
 }
 
 /// trace()'s output: DTrace pads values to columns unless quiet.
@@ -372,6 +442,34 @@ fn hex_dump(bytes: &[u8], line: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flow_column_indents_as_dt_flowindent() {
+        let probe = |id, provider, function: &str, name: &str| crate::provider::Probe {
+            id,
+            provider,
+            module: String::new(),
+            function: function.into(),
+            name: name.into(),
+            attach: crate::provider::Attach::Dtrace { slot: 0 },
+        };
+        let (outer, inner) = (probe(10, "fbt", "outer", "entry"), probe(11, "fbt", "inner", "entry"));
+        let (inner_ret, outer_ret) = (probe(12, "fbt", "inner", "return"), probe(13, "fbt", "outer", "return"));
+        let mut flow = Flow::default();
+        let columns: Vec<String> = [(&outer, 1), (&outer, 2), (&inner, 1), (&probe(5, "profile", "", "tick-1s"), 3)]
+            .into_iter()
+            .chain([(&inner_ret, 4), (&outer_ret, 4)])
+            .map(|(p, epid)| flow_column(&mut flow, p, epid))
+            .collect();
+        // The second clause on `outer` shows without indenting again.
+        assert_eq!(
+            columns,
+            [" -> outer", "  | outer:entry", "   -> inner", "    | :tick-1s", "   <- inner", " <- outer"]
+        );
+        let mut flow = Flow::default();
+        assert_eq!(flow_column(&mut flow, &probe(4, "syscall", "read", "entry"), 1), " => read");
+        assert_eq!(flow_column(&mut flow, &probe(5, "syscall", "read", "return"), 1), " <= read");
+    }
 
     #[test]
     fn hex_dump_matches_dt_print_bytes() {

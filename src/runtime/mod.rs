@@ -36,6 +36,21 @@ pub(crate) struct RuntimeOptions {
     pub aggsize: Option<u64>,
     pub nspec: u32,
     pub specsize: u64,
+    /// -S: print each generated program's instructions to stderr.
+    pub show_programs: bool,
+}
+
+/// -S: a generated program as DTrace shows DIF, one instruction a line,
+/// headed by the clauses (numbered as their EPIDs) it runs.
+fn show_program(clauses: &[usize], insns: &[crate::codegen::insn::Insn]) {
+    let epids: Vec<String> = clauses.iter().map(|c| (c + 1).to_string()).collect();
+    let mut text =
+        format!("\nBPF program for clause{} {}:\n", if clauses.len() == 1 { "" } else { "s" }, epids.join(", "));
+    for line in crate::codegen::insn::disassemble(insns) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    eprint!("{text}");
 }
 
 /// Everything loaded and attached for one run.
@@ -312,6 +327,9 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             return Ok(*fd);
         }
         let insns = emit::generate(program, &env, clauses, &error_clauses).map_err(|e| anyhow!("{}", e.0))?;
+        if opts.show_programs {
+            show_program(clauses, &insns);
+        }
         let fd = load_program(prog_type, &insns)?;
         let raw = fd.as_raw_fd();
         programs.push(fd);
@@ -815,6 +833,10 @@ fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<
     }
     let text = String::from_utf8_lossy(&log);
     let text = text.trim_end_matches('\0');
+    // The kernel offers no user-memory writes under lockdown (integrity).
+    if text.contains("cannot use helper bpf_probe_write_user") {
+        bail!("copyout( ) and copyoutstr( ) are refused by this kernel: it does not allow BPF to write user memory (kernel lockdown)");
+    }
     let tail: Vec<&str> = text.lines().rev().take(12).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
     bail!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n"))

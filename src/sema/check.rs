@@ -617,8 +617,114 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
+    /// printf() and system(): a constant format checked against its values;
+    /// returns the format's index in `Program::formats` and the values.
+    fn formatted_action(
+        &mut self,
+        name: &str,
+        name_span: &Span,
+        args: &[ast::Expr],
+        span: &Span,
+    ) -> Result<(usize, Vec<TExpr>)> {
+        if args.is_empty() {
+            return Err(CompileError::new(
+                "D_PRINTF_ARG_PROTO",
+                name_span,
+                format!("{name}( ) prototype mismatch: 0 args passed, at least 1 expected"),
+            ));
+        }
+        let ExprKind::Str(fmt) = &args[0].kind else {
+            return Err(CompileError::new(
+                "D_PRINTF_ARG_FMT",
+                &args[0].span,
+                format!("{name}( ) argument #1 must be a string constant"),
+            ));
+        };
+        let format =
+            printf::parse_format(fmt).map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, e.to_string()))?;
+        let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
+        check_printf_args(name, &format, &values, span)?;
+        self.program.formats.push(format);
+        Ok((self.program.formats.len() - 1, values))
+    }
+
+    /// Notes a destructive action: tracing then needs -w (checked when
+    /// enabling, as DTrace does). panic() and breakpoint() stop the whole
+    /// machine and have no Linux BPF counterpart; chill() would spin in the
+    /// kernel, which BPF cannot do safely.
+    fn destructive(&mut self, name: &str, name_span: &Span) -> Result<()> {
+        if let "panic" | "breakpoint" | "chill" = name {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                name_span,
+                format!("{name}( ) is not supported on Linux: BPF programs cannot do it safely"),
+            ));
+        }
+        self.program.destructive = true;
+        Ok(())
+    }
+
+    /// raise(sig), stop(), copyoutstr(): destructive actions that record nothing.
+    fn destructive_action(&mut self, name: &str, name_span: &Span, args: &[ast::Expr]) -> Result<Option<TStmt>> {
+        let op = match name {
+            "raise" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                DestructiveOp::Signal(self.int_arg(name, &args[0])?)
+            }
+            "stop" => {
+                self.arity(name, name_span, args, 0, 0)?;
+                DestructiveOp::Signal(TExpr {
+                    kind: TKind::Int(libc::SIGSTOP as u64),
+                    ty: Type::Int { size: 4, signed: true, name: "int" },
+                    span: name_span.clone(),
+                })
+            }
+            "copyoutstr" => {
+                self.arity(name, name_span, args, 3, 3)?;
+                let text = self.expr(&args[0])?;
+                if text.ty != Type::String {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "string", &text.ty.name()));
+                }
+                let addr = self.expr(&args[1])?;
+                if !addr.ty.is_int() && !matches!(addr.ty, Type::Pointer(_)) {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[1].span, name, 2, "uintptr_t", &addr.ty.name()));
+                }
+                let max = self.expr(&args[2])?;
+                if !max.ty.is_int() {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[2].span, name, 3, "size_t", &max.ty.name()));
+                }
+                DestructiveOp::CopyOutStr { text, addr, max }
+            }
+            "copyout" => {
+                self.arity(name, name_span, args, 3, 3)?;
+                let mut checked = Vec::new();
+                for (i, (arg, want)) in args.iter().zip(["void *", "uintptr_t", "size_t"]).enumerate() {
+                    let e = self.expr(arg)?;
+                    let fits = e.ty.is_int() || (i < 2 && matches!(e.ty, Type::Pointer(_)));
+                    if !fits {
+                        return Err(incompatible_arg("D_PROTO_ARG", &arg.span, name, i + 1, want, &e.ty.name()));
+                    }
+                    checked.push(e);
+                }
+                let size = checked.pop();
+                let addr = checked.pop();
+                let buf = checked.pop();
+                let (Some(buf), Some(addr), Some(size)) = (buf, addr, size) else { return Ok(None) };
+                DestructiveOp::CopyOut { buf, addr, size }
+            }
+            // destructive() refuses these.
+            "panic" | "breakpoint" | "chill" => return self.destructive(name, name_span).map(|()| None),
+            _ => return Ok(None),
+        };
+        self.destructive(name, name_span)?;
+        Ok(Some(TStmt::Destructive(op)))
+    }
+
     /// Actions (trace, printf, exit) are statements, not expressions.
     fn action(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<Option<TStmt>> {
+        if let Some(stmt) = self.destructive_action(name, name_span, args)? {
+            return Ok(Some(stmt));
+        }
         let spec_op = match name {
             "speculate" => Some(SpecOp::Speculate),
             "commit" => Some(SpecOp::Commit),
@@ -660,26 +766,14 @@ impl<'a> Checker<'a> {
                 (RecordKind::Print(node), ActionKind::Record(vec![e]))
             }
             "printf" => {
-                if args.is_empty() {
-                    return Err(CompileError::new(
-                        "D_PRINTF_ARG_PROTO",
-                        name_span,
-                        "printf( ) prototype mismatch: 0 args passed, at least 1 expected",
-                    ));
-                }
-                let ExprKind::Str(fmt) = &args[0].kind else {
-                    return Err(CompileError::new(
-                        "D_PRINTF_ARG_FMT",
-                        &args[0].span,
-                        "printf( ) argument #1 must be a string constant",
-                    ));
-                };
-                let format = printf::parse_format(fmt)
-                    .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, e.to_string()))?;
-                let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
-                check_printf_args(&format, &values, span)?;
-                self.program.formats.push(format);
-                (RecordKind::Printf(self.program.formats.len() - 1), ActionKind::Record(values))
+                let (format, values) = self.formatted_action(name, name_span, args, span)?;
+                (RecordKind::Printf(format), ActionKind::Record(values))
+            }
+            // system() formats as printf() does; the consumer runs the result.
+            "system" => {
+                self.destructive(name, name_span)?;
+                let (format, values) = self.formatted_action(name, name_span, args, span)?;
+                (RecordKind::System(format), ActionKind::Record(values))
             }
             "printa" => self.printa(name_span, args, span)?,
             "tracemem" => self.tracemem(name_span, args)?,
@@ -1891,7 +1985,8 @@ impl<'a> Checker<'a> {
                 Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
             }
             "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt"
-            | "tracemem" | "speculate" | "commit" | "discard" => Err(CompileError::new(
+            | "tracemem" | "speculate" | "commit" | "discard" | "system" | "raise" | "stop" | "copyout"
+            | "copyoutstr" | "chill" | "panic" | "breakpoint" => Err(CompileError::new(
                 "D_PROTO_ARG",
                 name_span,
                 format!("{name}( ) may not be used as an expression; it is an action"),
@@ -2423,9 +2518,9 @@ fn arg_class(ty: &Type) -> ArgClass {
     }
 }
 
-fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> Result<()> {
+fn check_printf_args(action: &str, format: &printf::Format, values: &[TExpr], span: &Span) -> Result<()> {
     if format.is_empty() {
-        return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message("printf")));
+        return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message(action)));
     }
     let mut next = 0;
     for conv in format.conversions() {
@@ -2433,7 +2528,7 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
             return Err(CompileError::new(
                 "D_PRINTF_AGG_CONV",
                 span,
-                printf::Conversion::aggregation_only_message("printf"),
+                printf::Conversion::aggregation_only_message(action),
             ));
         }
         let stars = conv.star_args();
@@ -2443,9 +2538,9 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
             let precision = is_star && !(k == 0 && matches!(conv.width, printf::Count::FromArg));
             let Some(arg) = values.get(next) else {
                 let message = if is_star {
-                    conv.missing_star_message("printf", precision)
+                    conv.missing_star_message(action, precision)
                 } else {
-                    conv.missing_value_message("printf")
+                    conv.missing_value_message(action)
                 };
                 return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, message));
             };
@@ -2454,14 +2549,14 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
                 return Err(CompileError::new(
                     "D_PRINTF_ARG_TYPE",
                     &arg.span,
-                    conv.incompatible_star_message("printf", next + 2, precision, &arg.ty.name()),
+                    conv.incompatible_star_message(action, next + 2, precision, &arg.ty.name()),
                 ));
             }
             if !is_star && !conv.accepts(&class) {
                 return Err(CompileError::new(
                     "D_PRINTF_ARG_TYPE",
                     &arg.span,
-                    conv.incompatible_message("printf", Some(next + 2), &arg.ty.name()),
+                    conv.incompatible_message(action, Some(next + 2), &arg.ty.name()),
                 ));
             }
             next += 1;
@@ -2471,7 +2566,7 @@ fn check_printf_args(format: &printf::Format, values: &[TExpr], span: &Span) -> 
         return Err(CompileError::new(
             "D_PRINTF_ARG_EXTRA",
             &values[next].span,
-            printf::Format::extra_args_message("printf", next),
+            printf::Format::extra_args_message(action, next),
         ));
     }
     Ok(())

@@ -359,6 +359,20 @@ pub(crate) enum TStmt {
         /// The optional increment of the quantize family (default 1).
         incr: Option<TExpr>,
     },
+    Destructive(DestructiveOp),
+}
+
+/// Destructive actions (allowed with -w) that record nothing.
+#[derive(Debug, Clone)]
+pub(crate) enum DestructiveOp {
+    /// raise(sig), stop(): a signal to the current process.
+    Signal(TExpr),
+    /// copyout(buf, addr, nbytes): writes `nbytes` of alloca() memory at
+    /// `buf` to user memory at `addr`.
+    CopyOut { buf: TExpr, addr: TExpr, size: TExpr },
+    /// copyoutstr(str, addr, maxlen): writes the string and its NUL, at
+    /// most `max` bytes, to user memory at `addr`.
+    CopyOutStr { text: TExpr, addr: TExpr, max: TExpr },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -397,6 +411,8 @@ pub(crate) enum RecordKind {
     Print(PrintNode),
     /// Index into `Program::formats`.
     Printf(usize),
+    /// system(): the formatted command (index into `Program::formats`) runs in /bin/sh.
+    System(usize),
     Exit,
     /// printa(): prints the aggregations (indices into `Program::aggregations`)
     /// with a format, or in the default layout.
@@ -602,4 +618,6 @@ pub(crate) struct Program {
     pub uses_vtimestamp: bool,
     /// Some clause calls strtok(): each firing starts with no saved position.
     pub uses_strtok: bool,
+    /// Some clause takes a destructive action: tracing needs -w.
+    pub destructive: bool,
 }

@@ -81,6 +81,47 @@ impl Emitter<'_> {
         }
     }
 
+    /// raise()/stop() (bpf_send_signal to the current process),
+    /// copyout() and copyoutstr() (bpf_probe_write_user of the string and
+    /// its NUL, at most maxlen bytes; nothing for maxlen 0).
+    pub(super) fn destructive(&mut self, op: &DestructiveOp) -> Result<(), CodegenError> {
+        match op {
+            DestructiveOp::Signal(signal) => {
+                self.expr(signal)?;
+                self.emit(mov(R1, R0));
+                self.emit(call(Helper::SendSignal));
+            }
+            DestructiveOp::CopyOut { buf, addr, size } => self.copy_out(buf, addr, size)?,
+            DestructiveOp::CopyOutStr { text, addr, max } => {
+                let saved_stack = self.stack_top;
+                let (addr_slot, max_slot, text_slot) = (self.alloc_slot(8)?, self.alloc_slot(8)?, self.alloc_slot(8)?);
+                for (value, slot) in [(addr, addr_slot), (max, max_slot), (text, text_slot)] {
+                    self.expr(value)?;
+                    self.emit(stx(Size::DW, FP, slot, R0));
+                }
+                self.emit(ldx(Size::DW, R1, FP, text_slot));
+                self.strlen_r1_into_r4();
+                self.emit(alu_imm(Alu::Add, R4, 1));
+                // r3 = min(strlen + 1, maxlen), then checked against
+                // [1, strsize] by constants, as the verifier wants a size it
+                // can bound and that is not zero.
+                let done = self.new_label();
+                self.emit(ldx(Size::DW, R3, FP, max_slot));
+                self.emit(jmp_reg(Cond::Le, R3, R4, 1));
+                self.emit(mov(R3, R4));
+                self.emit(alu_imm(Alu::Sub, R3, 1));
+                self.jump(jmp_imm(Cond::Gt, R3, self.strsize() - 1, 0), done);
+                self.emit(alu_imm(Alu::Add, R3, 1));
+                self.emit(ldx(Size::DW, R1, FP, addr_slot));
+                self.emit(ldx(Size::DW, R2, FP, text_slot));
+                self.emit(call(Helper::ProbeWriteUser));
+                self.bind(done);
+                self.stack_top = saved_stack;
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn subroutine(&mut self, subr: Subr, args: &[TExpr], ty: &Type) -> Result<(), CodegenError> {
         match subr {
             Subr::Strlen => {
@@ -249,10 +290,7 @@ impl Emitter<'_> {
 
     /// bcopy/copyinto: `size` bytes from `src` (kernel or user memory, as
     /// `helper` reads) to `dest`, which must lie in alloca() memory; as in
-    /// DTrace, any other destination is a bad-address fault. The destination
-    /// is checked as a number (laundered: it may come from any variable)
-    /// and rebuilt from the scratch pointer, so the verifier sees a map
-    /// pointer with a bounded offset.
+    /// DTrace, any other destination is a bad-address fault.
     fn copy_into_alloca(
         &mut self,
         src: &TExpr,
@@ -261,11 +299,27 @@ impl Emitter<'_> {
         helper: Helper,
     ) -> Result<(), CodegenError> {
         let saved = self.stack_top;
+        let src = self.stash(src)?;
+        self.alloca_range(dest, size)?;
+        self.emit(ldx(Size::DW, R3, FP, src));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+        self.emit(call(helper));
+        self.fault_on_read_error()?;
+        self.emit(mov_imm(R0, 0));
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// Checks that `size` bytes at `pointer` lie in alloca() memory (else a
+    /// bad-address fault at `pointer`) and leaves r1 = the pointer, r2 = the
+    /// size. The pointer is checked as a number (laundered: it may come from
+    /// any variable) and rebuilt from the scratch pointer, so the verifier
+    /// sees a map pointer with a bounded offset.
+    fn alloca_range(&mut self, pointer: &TExpr, size: &TExpr) -> Result<(), CodegenError> {
         let limit = self.program.alloca_bytes as i32;
         let base = self.scratch.alloca as i32;
-        let src = self.stash(src)?;
         let size = self.stash(size)?;
-        self.expr(dest)?;
+        self.expr(pointer)?;
         self.used_scratch = true;
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
         self.launder(R0);
@@ -284,11 +338,25 @@ impl Emitter<'_> {
         self.emit(alu_imm(Alu::Add, R3, base));
         self.emit(alu_reg(Alu::Add, R3, R1));
         self.emit(mov(R1, R3));
-        self.emit(ldx(Size::DW, R3, FP, src));
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
-        self.emit(call(helper));
-        self.fault_on_read_error()?;
-        self.emit(mov_imm(R0, 0));
+        Ok(())
+    }
+
+    /// copyout(buf, addr, nbytes): `nbytes` of alloca() memory at `buf` to
+    /// user memory at `addr`; nothing for 0 bytes.
+    fn copy_out(&mut self, buf: &TExpr, addr: &TExpr, size: &TExpr) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        let addr = self.stash(addr)?;
+        self.alloca_range(buf, size)?;
+        // The verifier wants a size it knows is not zero: 1..=limit.
+        let done = self.new_label();
+        self.emit(alu_imm(Alu::Sub, R2, 1));
+        self.jump(jmp_imm(Cond::Gt, R2, self.program.alloca_bytes as i32 - 1, 0), done);
+        self.emit(alu_imm(Alu::Add, R2, 1));
+        self.emit(mov(R3, R2));
+        self.emit(mov(R2, R1));
+        self.emit(ldx(Size::DW, R1, FP, addr));
+        self.emit(call(Helper::ProbeWriteUser));
+        self.bind(done);
         self.stack_top = saved;
         Ok(())
     }

@@ -9,7 +9,14 @@ fn compile(src: &str) -> std::result::Result<Program, String> {
     let mut options = Options::default();
     let mut registry = Registry::new();
     let sources = [ProgramSource::Description(src.to_string())];
-    crate::compile::compile(&sources, &["dtrace".to_string()], &mut options, &mut registry, false).map(|c| c.program)
+    crate::compile::compile(
+        &sources,
+        &["dtrace".to_string()],
+        &mut options,
+        &mut registry,
+        crate::compile::Context { zero_matches_ok: false, target_pid: None },
+    )
+    .map(|c| c.program)
 }
 
 /// The type of the first traced value in `BEGIN { trace(expr); }`.

@@ -1,0 +1,212 @@
+//! Target processes (-c and -p): the processes whose pid is `$target`.
+//! A -c command is forked at once and held before exec until tracing is
+//! enabled (it reads one byte from a pipe), so none of its system calls are
+//! missed; a -p process is watched through a pidfd. When every target has
+//! exited, tracing ends as dtrace(1) ends it.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use crate::flags::TargetSpec;
+
+struct Target {
+    pid: i32,
+    /// Readable once the process has exited (pidfd_open).
+    pidfd: OwnedFd,
+    /// For a -c command: the pipe that lets it exec; None once released.
+    release: Option<File>,
+    created: bool,
+    exited: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct Targets {
+    targets: Vec<Target>,
+}
+
+impl Targets {
+    /// Creates the -c commands (held before exec) and grabs the -p pids, in
+    /// command-line order; errors read like dtrace(1)'s.
+    pub(crate) fn start(specs: &[TargetSpec]) -> Result<Targets, String> {
+        let mut targets = Targets::default();
+        for spec in specs {
+            let target = match spec {
+                TargetSpec::Command(line) => create(line)?,
+                TargetSpec::Pid(text) => grab(text)?,
+            };
+            targets.targets.push(target);
+        }
+        Ok(targets)
+    }
+
+    /// `$target`: as in DTrace, the pid of the last process created or grabbed.
+    pub(crate) fn last_pid(&self) -> Option<u32> {
+        self.targets.last().map(|t| t.pid as u32)
+    }
+
+    /// Lets the created commands run (tracing is enabled).
+    pub(crate) fn release(&mut self) {
+        for target in &mut self.targets {
+            if let Some(mut pipe) = target.release.take() {
+                let _ = pipe.write_all(b"g");
+            }
+        }
+    }
+
+    /// dtrace's notices for the targets that exited since the last call.
+    pub(crate) fn check_exits(&mut self) -> Vec<String> {
+        let mut notices = Vec::new();
+        for target in self.targets.iter_mut().filter(|t| !t.exited) {
+            let mut poll = libc::pollfd { fd: target.pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd, no timeout.
+            if unsafe { libc::poll(&mut poll, 1, 0) } > 0 {
+                target.exited = true;
+                notices.push(exit_notice(target));
+            }
+        }
+        notices
+    }
+
+    /// True when there are targets and all of them have exited.
+    pub(crate) fn all_exited(&self) -> bool {
+        !self.targets.is_empty() && self.targets.iter().all(|t| t.exited)
+    }
+}
+
+impl Drop for Targets {
+    /// Created commands do not outlive dtrace (DTrace kills them too); a
+    /// command never released exits when its pipe closes.
+    fn drop(&mut self) {
+        for target in self.targets.iter_mut().filter(|t| t.created) {
+            // Closing the pipe of a command never released makes it exit.
+            if target.release.take().is_none() && !target.exited {
+                // SAFETY: our own child, not yet reaped.
+                unsafe { libc::kill(target.pid, libc::SIGKILL) };
+            }
+            // SAFETY: reaps our own child; a null status pointer is allowed.
+            unsafe { libc::waitpid(target.pid, std::ptr::null_mut(), 0) };
+        }
+    }
+}
+
+/// `pid N has exited`, or how it ended when dtrace is its parent (dtrace.c's prochandler).
+fn exit_notice(target: &Target) -> String {
+    let pid = target.pid;
+    if !target.created {
+        return format!("pid {pid} has exited");
+    }
+    let mut status = 0;
+    // SAFETY: our own child, which has exited; WNOHANG cannot block.
+    if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } != pid {
+        return format!("pid {pid} has exited");
+    }
+    if libc::WIFSIGNALED(status) {
+        format!("pid {pid} terminated by {}", signal_name(libc::WTERMSIG(status)))
+    } else if libc::WEXITSTATUS(status) != 0 {
+        format!("pid {pid} exited with status {}", libc::WEXITSTATUS(status))
+    } else {
+        format!("pid {pid} has exited")
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    const NAMES: [&str; 32] = [
+        "", "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM",
+        "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF",
+        "WINCH", "IO", "PWR", "SYS",
+    ];
+    match NAMES.get(signal as usize) {
+        Some(name) if !name.is_empty() => format!("SIG{name}"),
+        _ => format!("signal {signal}"),
+    }
+}
+
+fn pidfd_open(pid: i32) -> std::io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags; the result is a new fd we own.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned to us.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// -c: forks the command, held until `release`. As DTrace's make_argv does,
+/// the line is split on blanks (no shell quoting).
+fn create(line: &str) -> Result<Target, String> {
+    let words: Vec<CString> = line
+        .split([' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .map(|w| CString::new(w).map_err(|_| format!("failed to execute {line}: invalid argument")))
+        .collect::<Result<_, _>>()?;
+    if words.is_empty() {
+        return Err(format!("failed to execute {line}: no command"));
+    }
+    // Found before the fork, so a missing program is reported as DTrace
+    // reports it and the held process makes no failed execve attempts.
+    let program = find_program(&words[0].to_string_lossy())
+        .ok_or_else(|| format!("failed to execute {}: No such file or directory", words[0].to_string_lossy()))?;
+    let program = CString::new(program.into_os_string().into_encoded_bytes())
+        .map_err(|_| format!("failed to execute {line}: invalid argument"))?;
+    let mut argv: Vec<*const libc::c_char> = words.iter().map(|w| w.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("failed to execute {line}: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: both descriptors were just created and are ours.
+    let (wait_end, release_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+    let failure = CString::new(format!("dtrace: failed to execute {line}: ")).unwrap_or_default();
+    // SAFETY: the child only calls async-signal-safe functions (close, read, execv,
+    // write, _exit) on memory prepared before the fork.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("failed to execute {line}: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: see above; the child never returns into Rust code.
+        unsafe {
+            // Only dtrace may hold the release end: its closing means "never".
+            libc::close(release_end.as_raw_fd());
+            let mut go = 0u8;
+            if libc::read(wait_end.as_raw_fd(), (&mut go as *mut u8).cast(), 1) != 1 {
+                libc::_exit(1);
+            }
+            libc::execv(program.as_ptr(), argv.as_ptr());
+            let error = libc::strerror(*libc::__errno_location());
+            libc::write(2, failure.as_ptr().cast(), failure.as_bytes().len());
+            libc::write(2, error.cast(), libc::strlen(error));
+            libc::write(2, b"\n".as_ptr().cast(), 1);
+            libc::_exit(127);
+        }
+    }
+    drop(wait_end);
+    let pidfd = pidfd_open(pid).map_err(|e| format!("failed to execute {line}: {e}"))?;
+    Ok(Target { pid, pidfd, release: Some(release_end), created: true, exited: false })
+}
+
+/// The program a command names: a path as is, else the first executable
+/// file of that name in PATH, as execvp looks.
+fn find_program(name: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_executable =
+        |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if name.contains('/') {
+        return Some(name.into());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| is_executable(p))
+}
+
+/// -p: watches a running process.
+fn grab(text: &str) -> Result<Target, String> {
+    let pid = text.parse::<i32>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid process ID: {text}"))?;
+    let pidfd = pidfd_open(pid).map_err(|e| {
+        let why = if e.raw_os_error() == Some(libc::ESRCH) { "No such process".to_string() } else { e.to_string() };
+        format!("failed to grab pid {pid}: {why}")
+    })?;
+    Ok(Target { pid, pidfd, release: None, created: false, exited: false })
+}

@@ -1,0 +1,4 @@
+BEGIN
+{
+	copyout(0, 0, "x");
+}

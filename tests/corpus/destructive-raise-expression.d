@@ -1,0 +1,4 @@
+BEGIN
+{
+	x = raise(9);
+}

@@ -1,0 +1,4 @@
+BEGIN
+{
+	raise(9);
+}

@@ -1,0 +1,5 @@
+BEGIN
+{
+	system("echo %d", 1);
+	exit(0);
+}
