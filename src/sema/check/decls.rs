@@ -165,7 +165,27 @@ impl Checker<'_> {
             };
             let end = start + width.unwrap_or(8 * member_size);
             bits_used = if union { bits_used.max(end) } else { end };
-            let Some(name) = &m.declarator.name else { continue };
+            let Some(name) = &m.declarator.name else {
+                // An anonymous struct or union: its members are reached as
+                // the enclosing struct's, as in C11 and DTrace.
+                if let (None, Type::Struct(inner)) = (width, &ty) {
+                    align = align.max(member_align);
+                    if let RecordBody::D(members) = &inner.body {
+                        for inner_member in members {
+                            if laid_out.iter().any(|o| o.name == inner_member.name) {
+                                return Err(CompileError::new(
+                                    "D_DECL_DUPMEMBER",
+                                    &m.span,
+                                    format!("duplicate member name: {}", inner_member.name),
+                                ));
+                            }
+                            let offset = start / 8 + inner_member.offset;
+                            laid_out.push(DMember { offset, ..inner_member.clone() });
+                        }
+                    }
+                }
+                continue;
+            };
             if laid_out.iter().any(|o| &o.name == name) {
                 return Err(CompileError::new("D_DECL_DUPMEMBER", &m.span, format!("duplicate member name: {name}")));
             }
