@@ -16,6 +16,11 @@ impl CompileError {
     pub(crate) fn new(tag: &'static str, span: &Span, message: impl Into<String>) -> CompileError {
         CompileError { tag, message: message.into(), span: Some(span.clone()) }
     }
+    /// The same error, reported at `span`: for errors in text the user did
+    /// not write (the D library, typed probe arguments), at the use.
+    pub(crate) fn at(self, span: &Span) -> CompileError {
+        CompileError { span: Some(span.clone()), ..self }
+    }
     pub(crate) fn nowhere(tag: &'static str, message: impl Into<String>) -> CompileError {
         CompileError { tag, message: message.into(), span: None }
     }

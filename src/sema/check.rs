@@ -143,7 +143,7 @@ impl<'a> Checker<'a> {
                 // A script's inline is checked where it is declared (the D
                 // library's, only where used: they name kernel types).
                 ast::Item::Inline(def) => self.inline(def, true)?,
-                ast::Item::Translator(def) => self.translator(def)?,
+                ast::Item::Translator(def) => self.translator(def, false)?,
             }
         }
         Ok(())

@@ -30,6 +30,8 @@ pub(super) struct Declared {
 struct Inline {
     ty: Type,
     value: ast::Expr,
+    /// From the D library: errors in it are reported where it is used.
+    library: bool,
 }
 
 pub(super) struct Translator {
@@ -39,6 +41,8 @@ pub(super) struct Translator {
     input: Option<Type>,
     param: String,
     members: HashMap<String, ast::Expr>,
+    /// From the D library: errors in it are reported where it is used.
+    library: bool,
 }
 
 /// The D library: declarations every script sees, as DTrace's
@@ -54,7 +58,7 @@ impl Checker<'_> {
                 match item {
                     ast::Item::Decl(decl) => self.declaration(decl)?,
                     ast::Item::Inline(def) => self.inline(def, false)?,
-                    ast::Item::Translator(def) => self.translator(def)?,
+                    ast::Item::Translator(def) => self.translator(def, true)?,
                     ast::Item::Clause(_) | ast::Item::Pragma { .. } => {}
                 }
             }
@@ -270,8 +274,8 @@ impl Checker<'_> {
             return Ok(TExpr { kind: TKind::Int(v as u64), ty: Type::INT, span: span.clone() });
         }
         let inline = &self.declared.inlines[name];
-        let (ty, value) = (inline.ty.clone(), inline.value.clone());
-        let value = self.expr_any(&value)?;
+        let (ty, value, library) = (inline.ty.clone(), inline.value.clone(), inline.library);
+        let value = self.expr_any(&value).map_err(|e| if library { e.at(span) } else { e })?;
         convert(value, ty, span)
     }
 
@@ -288,11 +292,12 @@ impl Checker<'_> {
             let value = self.expr_any(&def.value)?;
             convert(value, ty.clone(), &def.span)?;
         }
-        self.declared.inlines.insert(def.name.clone(), Inline { ty, value: def.value.clone() });
+        let library = !check_now;
+        self.declared.inlines.insert(def.name.clone(), Inline { ty, value: def.value.clone(), library });
         Ok(())
     }
 
-    pub(super) fn translator(&mut self, def: &ast::TranslatorDef) -> Result<()> {
+    pub(super) fn translator(&mut self, def: &ast::TranslatorDef, library: bool) -> Result<()> {
         let output = match self.type_spec(&def.output.spec, &def.output.span)? {
             Type::Struct(r) if def.output.ops.is_empty() && matches!(r.body, RecordBody::D(_)) => r,
             other => {
@@ -320,6 +325,7 @@ impl Checker<'_> {
             input: None,
             param: def.input_name.clone(),
             members,
+            library,
         });
         Ok(())
     }
@@ -402,8 +408,8 @@ impl Checker<'_> {
         let Some(ast::Item::Inline(def)) = parsed.items.first() else {
             return Err(CompileError::new("D_ARGS_TYPE", span, format!("args[{n}] is not an expression")));
         };
-        let ty = self.type_name(&def.ty)?;
-        let value = self.expr_any(&def.value)?;
+        let ty = self.type_name(&def.ty).map_err(|e| e.at(span))?;
+        let value = self.expr_any(&def.value).map_err(|e| e.at(span))?;
         // The value's spans point into `text`: report at args[n] instead.
         convert(TExpr { span: span.clone(), ..value }, ty, span)
     }
@@ -483,8 +489,9 @@ impl Checker<'_> {
             ));
         }
         self.declared.translating.push(this);
+        let library = t.library;
         self.bindings.push((t.param.clone(), input));
-        let value = self.expr(&value);
+        let value = self.expr(&value).map_err(|e| if library { e.at(span) } else { e });
         self.bindings.pop();
         self.declared.translating.pop();
         let ty = match member.ty {
