@@ -2,8 +2,8 @@
 /*
  * The proc provider: process and thread life cycle, as Solaris' proc
  * provider names it, on the scheduler's and signals' tracepoints. One entry
- * program per probe (dt_proc_<probe>); the runtime loads and attaches only
- * those of the probes a script enables. The probe's number in
+ * program per probe (dt_proc_<probe>; exit and lwp-exit share one); the
+ * runtime loads and attaches only those of the probes a script enables. The probe's number in
  * src/provider/proc.rs is its slot in dt_proc_progs; the arguments are raw
  * (task pointers, numbers), and the D library gives them their types
  * (args[0] of proc:::create is the child's psinfo_t *).

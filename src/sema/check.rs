@@ -228,18 +228,8 @@ impl<'a> Checker<'a> {
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
             let ty = self.declarator_type(base.clone(), &d.ops, &d.span)?;
-            if let Type::Struct(r) = &ty {
-                if r.size > MAX_COPY_BYTES {
-                    return Err(CompileError::new(
-                        "D_UNSUPPORTED",
-                        &d.span,
-                        format!(
-                            "variables of more than {MAX_COPY_BYTES} bytes are not supported ({} has {})",
-                            ty.name(),
-                            r.size
-                        ),
-                    ));
-                }
+            if let Type::Struct(_) = ty {
+                copy_fits("a variable", &ty, self.opts.strsize, &d.span)?;
             }
             if !(ty.is_scalar() || ty == Type::String || matches!(ty, Type::Struct(_))) {
                 return Err(CompileError::new(
@@ -752,7 +742,7 @@ impl<'a> Checker<'a> {
                     return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "trace", 1, "@", "void"));
                 }
                 if let Type::Struct(_) | Type::Array(..) = e.ty {
-                    recorded_bytes_fit("trace", &e, self.opts.strsize, &args[0].span)?;
+                    copy_fits("a trace( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
                 }
                 (RecordKind::Trace, ActionKind::Record(vec![e]))
             }
@@ -761,7 +751,7 @@ impl<'a> Checker<'a> {
                 let e = char_array(self.expr(&args[0])?);
                 let node = self.print_node(&e.ty, &args[0].span)?;
                 if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
-                    recorded_bytes_fit("print", &e, self.opts.strsize, &args[0].span)?;
+                    copy_fits("a print( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
                 }
                 (RecordKind::Print(node), ActionKind::Record(vec![e]))
             }
@@ -1918,17 +1908,7 @@ impl<'a> Checker<'a> {
         let compatible = match (&ty, &value.ty) {
             (Type::String, Type::String) => op.is_none(),
             (Type::Struct(a), Type::Struct(b)) => {
-                if a.size > MAX_COPY_BYTES {
-                    return Err(CompileError::new(
-                        "D_UNSUPPORTED",
-                        span,
-                        format!(
-                            "variables of more than {MAX_COPY_BYTES} bytes are not supported ({} has {})",
-                            ty.name(),
-                            a.size
-                        ),
-                    ));
-                }
+                copy_fits("a variable", &ty, self.opts.strsize, span)?;
                 op.is_none()
                     && self.completed(a.clone()) == self.completed(b.clone())
                     && !matches!(place, Place::Element { .. })
@@ -2444,14 +2424,15 @@ fn char_array(e: TExpr) -> TExpr {
     }
 }
 
-/// A struct or array that an action records whole must fit a record.
-fn recorded_bytes_fit(action: &str, e: &TExpr, strsize: usize, span: &Span) -> Result<()> {
-    let size = type_size(&e.ty, strsize);
+/// A struct or array copied whole (into a record or a variable) must fit
+/// MAX_COPY_BYTES; `into` says where it goes.
+fn copy_fits(into: &str, ty: &Type, strsize: usize, span: &Span) -> Result<()> {
+    let size = type_size(ty, strsize);
     if size > MAX_COPY_BYTES {
         return Err(CompileError::new(
             "D_UNSUPPORTED",
             span,
-            format!("{action}( ) of more than {MAX_COPY_BYTES} bytes is not supported ({} has {size})", e.ty.name()),
+            format!("copying more than {MAX_COPY_BYTES} bytes into {into} is not supported ({} has {size})", ty.name()),
         ));
     }
     Ok(())

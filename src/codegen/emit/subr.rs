@@ -390,29 +390,28 @@ impl Emitter<'_> {
         let end = self.new_label();
         self.emit(call(Helper::GetCurrentTask));
         self.emit(stx(Size::DW, FP, task, R0));
+        // `size` bytes of the task's field at `offset` into `word`; an
+        // unreadable task ends the walk with "no".
+        let read_field = |e: &mut Self, offset: usize, size: i32| {
+            e.emit(mov(R1, FP));
+            e.emit(alu_imm(Alu::Add, R1, word as i32));
+            e.emit(mov_imm(R2, size));
+            e.emit(ldx(Size::DW, R3, FP, task));
+            e.emit(alu_imm(Alu::Add, R3, offset as i32));
+            e.emit(call(Helper::ProbeReadKernel));
+            e.jump(jmp_imm(Cond::Ne, R0, 0, 0), no);
+        };
         for _ in 0..PROGENY_DEPTH {
             // tgid == pid?
             self.emit(st_imm(Size::DW, FP, word, 0));
-            self.emit(mov(R1, FP));
-            self.emit(alu_imm(Alu::Add, R1, word as i32));
-            self.emit(mov_imm(R2, 4));
-            self.emit(ldx(Size::DW, R3, FP, task));
-            self.emit(alu_imm(Alu::Add, R3, tgid_offset as i32));
-            self.emit(call(Helper::ProbeReadKernel));
-            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), no);
+            read_field(self, tgid_offset, 4);
             self.emit(ldx(Size::W, R1, FP, word));
             self.emit(ldx(Size::DW, R2, FP, want));
             self.emit(alu_imm(Alu::Lsh, R2, 32));
             self.emit(alu_imm(Alu::Rsh, R2, 32));
             self.jump(jmp_reg(Cond::Eq, R1, R2, 0), yes);
             // Up to the parent; the idle task is its own parent.
-            self.emit(mov(R1, FP));
-            self.emit(alu_imm(Alu::Add, R1, word as i32));
-            self.emit(mov_imm(R2, 8));
-            self.emit(ldx(Size::DW, R3, FP, task));
-            self.emit(alu_imm(Alu::Add, R3, parent_offset as i32));
-            self.emit(call(Helper::ProbeReadKernel));
-            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), no);
+            read_field(self, parent_offset, 8);
             self.emit(ldx(Size::DW, R1, FP, word));
             self.emit(ldx(Size::DW, R2, FP, task));
             self.jump(jmp_reg(Cond::Eq, R1, R2, 0), no);

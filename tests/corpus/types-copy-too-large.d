@@ -1,0 +1,8 @@
+struct big {
+	char bytes[9000];
+};
+
+BEGIN
+{
+	print(*(struct big *)curthread);
+}

@@ -1,0 +1,5 @@
+struct big {
+	char bytes[9000];
+};
+
+this struct big b;
