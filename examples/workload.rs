@@ -61,6 +61,17 @@ fn main() {
                 h.join().expect("join");
             }
         }
+        // Threads still running when the process exits: exit_group ends
+        // them all at once.
+        Some("exit-threads") => {
+            for _ in 0..number(2) {
+                std::thread::spawn(|| loop {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::process::exit(0);
+        }
         Some("switch") => {
             let before = switches();
             for _ in 0..number(2) {
@@ -120,7 +131,7 @@ fn main() {
             println!("{failed}");
         }
         _ => {
-            eprintln!("usage: workload read|write|fork|exec|threads|switch|xcalls|getppid|open ...");
+            eprintln!("usage: workload read|write|fork|exec|threads|exit-threads|switch|xcalls|getppid|open ...");
             std::process::exit(2);
         }
     }

@@ -78,3 +78,19 @@ fn verbose_listing_shows_argument_types_and_stability() {
     let out = run(&["-lv", "-n", "dtrace:::BEGIN"]);
     assert!(out.stdout.ends_with("\tArgument Types\n\t\tNone\n\n"), "{}", out.stdout);
 }
+
+#[test]
+fn exit_fires_once_when_threads_exit_together() {
+    let w = util::Workload::spawn(&["exit-threads", "6"]);
+    let pid = w.pid();
+    let script = format!(
+        r#"proc:::exit /pid == {pid}/ {{ @e = count(); }} proc:::lwp-exit /pid == {pid}/ {{ @l = count(); }}
+           END {{ printa("exit %@d\n", @e); printa("lwp-exit %@d\n", @l); }}"#
+    );
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", &script]);
+    t.wait_for("ready");
+    w.go();
+    let out = t.stop();
+    assert!(out.stdout.lines().any(|l| l == "exit 1"), "{}", out.stdout);
+    assert!(out.stdout.lines().any(|l| l == "lwp-exit 6"), "{}", out.stdout);
+}
