@@ -7,6 +7,7 @@
 //! listed ones.
 
 pub(crate) mod dtrace;
+pub(crate) mod io;
 pub(crate) mod proc;
 pub(crate) mod profile;
 pub(crate) mod syscall;
@@ -27,6 +28,8 @@ pub(crate) enum Attach {
     Sysinfo { stat: u32 },
     /// proc probe in slot `slot` (proc::PROBES order).
     Proc { slot: u32 },
+    /// io probe in slot `slot` (io::PROBES order).
+    Io { slot: u32 },
 }
 
 /// DTrace's stability attributes: identifier names, data semantics,
@@ -38,7 +41,7 @@ fn argument_attributes(provider: &str) -> Attributes {
     match provider {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
-        "proc" => ("Evolving", "Evolving", "ISA"),
+        "proc" | "io" => ("Evolving", "Evolving", "ISA"),
         _ => ("Private", "Private", "ISA"),
     }
 }
@@ -72,6 +75,7 @@ impl Registry {
         profile::provide(&mut probes);
         sysinfo::provide(&mut probes);
         proc::provide(&mut probes);
+        io::provide(&mut probes);
         Registry { probes }
     }
 
@@ -89,6 +93,7 @@ impl Registry {
     pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [proc::ProbeArg]> {
         match self.get(id)?.attach {
             Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
+            Attach::Io { .. } => Some(io::args()),
             _ => None,
         }
     }

@@ -22,7 +22,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, proc as proc_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach,
+    dtrace as dtrace_provider, io as io_provider, proc as proc_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach,
     Registry,
 };
 use crate::sema::check::var_bytes;
@@ -60,6 +60,7 @@ pub(crate) struct Session {
     _profile: Option<skel::profile::ProfileSkel<'static>>,
     _sysinfo: Option<skel::sysinfo::SysinfoSkel<'static>>,
     _proc: Option<skel::proc::ProcSkel<'static>>,
+    _io: Option<skel::io::IoSkel<'static>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
     _links: Vec<Link>,
@@ -83,6 +84,7 @@ enum Dispatch {
     Profile(u32),
     Sysinfo(u32),
     Proc(u32),
+    Io(u32),
 }
 
 fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
@@ -312,6 +314,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             }
             Attach::Sysinfo { stat } => Dispatch::Sysinfo(*stat),
             Attach::Proc { slot } => Dispatch::Proc(*slot),
+            Attach::Io { slot } => Dispatch::Io(*slot),
         };
         dispatch.push((d, id, clauses.clone()));
     }
@@ -585,10 +588,68 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let io_slots: Vec<u32> =
+        dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Io(s) = d { Some(*s) } else { None }).collect();
+    let io_skel = if !io_slots.is_empty() {
+        let mut open = skel::io::IoSkelBuilder::default().open(leak_storage())?;
+        let mut wanted: Vec<&str> = io_slots.iter().map(|s| io_provider::PROBES[*s as usize].program).collect();
+        let waits = io_slots.iter().any(|s| io_provider::PROBES[*s as usize].name.starts_with("wait-"));
+        if waits {
+            // wait-start and wait-done take their arguments from the thread's last request.
+            wanted.push(io_provider::PROBES[0].program);
+        }
+        autoload_only(open.open_object_mut(), &wanted);
+        let io_ids = io_provider::id_base()..io_provider::id_base() + io_provider::PROBES.len() as u32;
+        let mut kernel = crate::sema::ktypes::KernelTypes::default();
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            ro.dt_io_id_base = io_provider::id_base();
+            // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
+            ro.dt_io_rq_arg = u32::from(kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
+            ro.dt_io_want_file = program
+                .typed_args_used
+                .iter()
+                .any(|(id, n)| io_ids.contains(id) && *n == io_provider::FILEINFO_ARG);
+            ro.dt_io_want_waits = waits;
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            ro.dt_io_page_shift = (page.max(1) as u64).trailing_zeros();
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the io entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Io(slot) = d {
+                let fd = load(clauses, RAW_TP, &mut programs)?;
+                skel.maps.dt_io_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        let mut attached: Vec<&str> = Vec::new();
+        for (slot, probe) in io_provider::PROBES.iter().enumerate() {
+            if !wanted.contains(&probe.program) || attached.contains(&probe.program) {
+                continue;
+            }
+            attached.push(probe.program);
+            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
+            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
+                Some(Ok(link)) => links.push(link),
+                _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
+                    "io:::{} will not fire: this kernel has no usable {} tracepoint",
+                    probe.name, probe.tracepoint
+                )),
+                _ => {}
+            }
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
     Ok(Session {
         core,
         _sysinfo: sysinfo_skel,
         _proc: proc_skel,
+        _io: io_skel,
         warnings,
         _syscall: syscall_skel,
         _profile: profile_skel,
