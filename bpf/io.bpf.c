@@ -98,6 +98,15 @@ struct {
 	__type(value, struct dt_io_args);
 } dt_io_last SEC(".maps");
 
+/* Threads that began waiting (wait-start fired) and have not been seen
+ * running again (wait-done). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} dt_io_waiting SEC(".maps");
+
 /* For libbpf-cargo to generate the Rust types the layout test compares. */
 struct dt_io_args dt_layout_io_args;
 
@@ -490,10 +499,13 @@ static __always_inline int dt_io_fire(void *ctx, __u32 slot, struct dt_io_args *
 	return 0;
 }
 
-/* The thread that issues a request from its own context (not a kernel
- * worker) may wait for it: remember it for wait-start. */
+/* The thread that issues a synchronous request from its own context (not
+ * a kernel worker) may wait for it: remember it for wait-start. Solaris
+ * fires no wait probes for asynchronous I/O. */
 static __always_inline void dt_io_remember(struct dt_io_args *a)
 {
+	if (a->buf.b_flags & DT_B_ASYNC)
+		return;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	if (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)
 		return;
@@ -548,4 +560,49 @@ int dt_io_done(struct bpf_raw_tracepoint_args *ctx)
 	if (a->buf.b_error)
 		a->buf.b_flags |= DT_B_ERROR;
 	return dt_io_fire(ctx, DT_IO_DONE, a);
+}
+
+/* sched_switch(preempt, prev, next, ...), in prev: a thread that leaves the
+ * CPU in io_schedule() (in_iowait) waits for I/O, taken to be the last
+ * request it issued. */
+SEC("raw_tp/sched_switch")
+int dt_io_wait_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	if (!BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+		return 0;
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	struct dt_io_args *a = bpf_map_lookup_elem(&dt_io_last, &tid);
+	if (!a)
+		return 0;
+	__u8 one = 1;
+	bpf_map_update_elem(&dt_io_waiting, &tid, &one, BPF_ANY);
+	return dt_io_fire(ctx, DT_IO_WAIT_START, a);
+}
+
+/* wait-done, in the thread that waited, at the first point where it is
+ * seen running again: a system call's return, or leaving the CPU. */
+static __always_inline int dt_io_wait_done_in(void *ctx, __u32 tid)
+{
+	if (!bpf_map_lookup_elem(&dt_io_waiting, &tid))
+		return 0;
+	bpf_map_delete_elem(&dt_io_waiting, &tid);
+	struct dt_io_args *a = bpf_map_lookup_elem(&dt_io_last, &tid);
+	if (!a)
+		return 0;
+	a->buf.b_flags |= DT_B_DONE;
+	return dt_io_fire(ctx, DT_IO_WAIT_DONE, a);
+}
+
+SEC("raw_tp/sched_switch")
+int dt_io_wait_done(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	return dt_io_wait_done_in(ctx, BPF_CORE_READ(prev, pid));
+}
+
+SEC("raw_tp/sys_exit")
+int dt_io_wait_done_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return dt_io_wait_done_in(ctx, (__u32)bpf_get_current_pid_tgid());
 }

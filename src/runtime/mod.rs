@@ -592,12 +592,14 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Io(s) = d { Some(*s) } else { None }).collect();
     let io_skel = if !io_slots.is_empty() {
         let mut open = skel::io::IoSkelBuilder::default().open(leak_storage())?;
-        let mut wanted: Vec<&str> = io_slots.iter().map(|s| io_provider::PROBES[*s as usize].program).collect();
+        let mut hooks: Vec<&io_provider::Hook> =
+            io_slots.iter().flat_map(|s| io_provider::PROBES[*s as usize].hooks).collect();
         let waits = io_slots.iter().any(|s| io_provider::PROBES[*s as usize].name.starts_with("wait-"));
         if waits {
             // wait-start and wait-done take their arguments from the thread's last request.
-            wanted.push(io_provider::PROBES[0].program);
+            hooks.extend(io_provider::PROBES[0].hooks);
         }
+        let wanted: Vec<&str> = hooks.iter().map(|h| h.program).collect();
         autoload_only(open.open_object_mut(), &wanted);
         let io_ids = io_provider::id_base()..io_provider::id_base() + io_provider::PROBES.len() as u32;
         let mut kernel = crate::sema::ktypes::KernelTypes::default();
@@ -624,20 +626,18 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 skel.maps.dt_io_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             }
         }
-        let mut attached: Vec<&str> = Vec::new();
-        for (slot, probe) in io_provider::PROBES.iter().enumerate() {
-            if !wanted.contains(&probe.program) || attached.contains(&probe.program) {
-                continue;
-            }
-            attached.push(probe.program);
-            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
-            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
-                Some(Ok(link)) => links.push(link),
-                _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
-                    "io:::{} will not fire: this kernel has no usable {} tracepoint",
-                    probe.name, probe.tracepoint
-                )),
-                _ => {}
+        // Reversed slot order: see io::PROBES.
+        for (slot, probe) in io_provider::PROBES.iter().enumerate().rev() {
+            for hook in probe.hooks.iter().filter(|h| wanted.contains(&h.program)) {
+                let prog = skel.object().progs_mut().find(|p| p.name() == hook.program);
+                match prog.map(|p| p.attach_raw_tracepoint(hook.tracepoint)) {
+                    Some(Ok(link)) => links.push(link),
+                    _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
+                        "io:::{} will not fire: this kernel has no usable {} tracepoint",
+                        probe.name, hook.tracepoint
+                    )),
+                    _ => {}
+                }
             }
         }
         Some(skel)
