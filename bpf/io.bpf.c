@@ -264,15 +264,39 @@ static __always_inline __u64 dt_io_bound(__u64 off)
 	return off;
 }
 
-/* The mount a super block is first mounted at. */
-static __always_inline struct mount *dt_io_first_mount(struct super_block *sb)
+/* A mount of super block sb that shows all of it (a bind mount may show
+ * only a subtree): the first of its mounts whose root is the file
+ * system's root. */
+static __always_inline struct mount *dt_io_sb_mount(struct super_block *sb)
 {
-	if (bpf_core_field_exists(((struct mount *)0)->mnt_next_for_sb))
-		return BPF_CORE_READ(sb, s_mounts);
-	struct list_head *first = BPF_CORE_READ((struct super_block___old *)sb, s_mounts.next);
-	if (!first)
-		return NULL;
-	return (struct mount *)((void *)first - bpf_core_field_offset(struct mount___old, mnt_instance));
+	struct dentry *root = BPF_CORE_READ(sb, s_root);
+	struct mount *first = NULL, *m;
+	bool linked = bpf_core_field_exists(((struct mount *)0)->mnt_next_for_sb);
+	struct list_head *head = NULL, *pos = NULL;
+
+	/* (The old layout's offsets only in its branches: CO-RE cannot
+	 * relocate a field the running kernel lacks.) */
+	if (linked) {
+		m = BPF_CORE_READ(sb, s_mounts);
+	} else {
+		head = &((struct super_block___old *)sb)->s_mounts;
+		pos = BPF_CORE_READ((struct super_block___old *)sb, s_mounts.next);
+		m = pos && pos != head ? (struct mount *)((void *)pos - bpf_core_field_offset(struct mount___old, mnt_instance)) : NULL;
+	}
+	for (int i = 0; i < 16 && m; i++) {
+		if (!first)
+			first = m;
+		if (BPF_CORE_READ(m, mnt.mnt_root) == root)
+			return m;
+		if (linked) {
+			m = BPF_CORE_READ(m, mnt_next_for_sb);
+		} else {
+			pos = BPF_CORE_READ((struct mount___old *)m, mnt_instance.next);
+			m = pos && pos != head ?
+				(struct mount *)((void *)pos - bpf_core_field_offset(struct mount___old, mnt_instance)) : NULL;
+		}
+	}
+	return first;
 }
 
 /* The path of dentry d under mount mnt: fi_pathname, fi_dirname, fi_name
@@ -402,7 +426,7 @@ static __always_inline void dt_io_file(struct request *rq, struct gendisk *disk,
 		struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
 		if (alias)
 			dentry = (struct dentry *)((void *)alias - bpf_core_field_offset(struct dentry, d_u.d_alias));
-		mnt = dt_io_first_mount(BPF_CORE_READ(inode, i_sb));
+		mnt = dt_io_sb_mount(BPF_CORE_READ(inode, i_sb));
 	} else {
 		/* User memory: direct I/O. Both iomap's (file systems) and the
 		 * block device's direct I/O keep the kiocb first in the bio's

@@ -120,7 +120,11 @@ mod tests {
             dt_bufinfo,
             [b_flags, b_bcount, b_addr, b_blkno, b_lblkno, b_resid, b_bufsize, b_iodone, b_edev, b_error]
         );
-        same_layout!("devinfo_t", dt_devinfo, [dev_major, dev_minor, dev_instance, dev_name, dev_statname, dev_pathname]);
+        same_layout!(
+            "devinfo_t",
+            dt_devinfo,
+            [dev_major, dev_minor, dev_instance, dev_name, dev_statname, dev_pathname]
+        );
         same_layout!("fileinfo_t", dt_fileinfo, [fi_name, fi_dirname, fi_pathname, fi_offset, fi_fs, fi_mount]);
     }
 
@@ -131,7 +135,11 @@ mod tests {
             let define = format!("#define DT_IO_{} {slot}\n", probe.name.replace('-', "_").to_uppercase());
             assert!(c.contains(&define), "{define}");
             for hook in probe.hooks {
-                assert!(c.contains(&format!("SEC(\"raw_tp/{}\")\nint {}(", hook.tracepoint, hook.program)), "{}", hook.program);
+                assert!(
+                    c.contains(&format!("SEC(\"raw_tp/{}\")\nint {}(", hook.tracepoint, hook.program)),
+                    "{}",
+                    hook.program
+                );
             }
         }
         assert!(c.contains(&format!("#define DT_IO_COUNT {}\n", PROBES.len())));

@@ -22,8 +22,8 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, io as io_provider, proc as proc_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach,
-    Registry,
+    dtrace as dtrace_provider, io as io_provider, proc as proc_provider, syscall as syscall_provider,
+    sysinfo as sysinfo_provider, Attach, Registry,
 };
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
@@ -608,10 +608,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             ro.dt_io_id_base = io_provider::id_base();
             // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
             ro.dt_io_rq_arg = u32::from(kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
-            ro.dt_io_want_file = program
-                .typed_args_used
-                .iter()
-                .any(|(id, n)| io_ids.contains(id) && *n == io_provider::FILEINFO_ARG);
+            ro.dt_io_want_file =
+                program.typed_args_used.iter().any(|(id, n)| io_ids.contains(id) && *n == io_provider::FILEINFO_ARG);
             ro.dt_io_want_waits = waits;
             // SAFETY: sysconf has no preconditions.
             let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
