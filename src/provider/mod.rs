@@ -7,6 +7,7 @@
 //! listed ones.
 
 pub(crate) mod dtrace;
+pub(crate) mod ip;
 pub(crate) mod proc;
 pub(crate) mod profile;
 pub(crate) mod syscall;
@@ -27,6 +28,20 @@ pub(crate) enum Attach {
     Sysinfo { stat: u32 },
     /// proc probe in slot `slot` (proc::PROBES order).
     Proc { slot: u32 },
+    /// ip probe in slot `slot` (ip::PROBES order).
+    Ip { slot: u32 },
+}
+
+/// A probe's typed argument: its D type and the expression that computes it
+/// from the raw arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProbeArg {
+    pub ty: &'static str,
+    pub expr: &'static str,
+}
+
+pub(crate) const fn arg(ty: &'static str, expr: &'static str) -> ProbeArg {
+    ProbeArg { ty, expr }
 }
 
 /// DTrace's stability attributes: identifier names, data semantics,
@@ -39,6 +54,7 @@ fn argument_attributes(provider: &str) -> Attributes {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
         "proc" => ("Evolving", "Evolving", "ISA"),
+        "ip" => ("Evolving", "Evolving", "ISA"),
         _ => ("Private", "Private", "ISA"),
     }
 }
@@ -72,6 +88,7 @@ impl Registry {
         profile::provide(&mut probes);
         sysinfo::provide(&mut probes);
         proc::provide(&mut probes);
+        ip::provide(&mut probes);
         Registry { probes }
     }
 
@@ -86,9 +103,10 @@ impl Registry {
 
     /// The typed arguments (`args[]`) of probe `id`, for providers that
     /// type them; other probes' args[n] is argN.
-    pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [proc::ProbeArg]> {
+    pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [ProbeArg]> {
         match self.get(id)?.attach {
             Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
+            Attach::Ip { .. } => Some(ip::ARGS),
             _ => None,
         }
     }

@@ -16,3 +16,6 @@ pub(crate) mod sysinfo {
 pub(crate) mod proc {
     include!(concat!(env!("OUT_DIR"), "/proc.skel.rs"));
 }
+pub(crate) mod ip {
+    include!(concat!(env!("OUT_DIR"), "/ip.skel.rs"));
+}

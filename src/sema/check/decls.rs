@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::*;
-use crate::provider::proc::ProbeArg;
+use crate::provider::ProbeArg;
 
 /// Everything declared in D so far, in every source and library file.
 #[derive(Default)]
@@ -47,7 +47,10 @@ pub(super) struct Translator {
 
 /// The D library: declarations every script sees, as DTrace's
 /// /usr/lib/dtrace/*.d files.
-pub(crate) const LIBRARY: &[(&str, &str)] = &[("procfs.d", include_str!("../../../providers/procfs.d"))];
+pub(crate) const LIBRARY: &[(&str, &str)] = &[
+    ("procfs.d", include_str!("../../../providers/procfs.d")),
+    ("ip.d", include_str!("../../../providers/ip.d")),
+];
 
 impl Checker<'_> {
     /// Loads the D library files (parsed, not yet type-checked against the

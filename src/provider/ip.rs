@@ -1,0 +1,66 @@
+//! The ip provider: `ip:::send` and `ip:::receive`, IPv4 and IPv6 packets
+//! leaving and arriving at any interface, as Solaris' ip provider names
+//! them (bpf/ip.bpf.c says which kernel events they are). The entry program
+//! fills the stable structs of bpf/ip.h and passes their addresses as
+//! arg0..arg5; the typed arguments are those addresses with the D types of
+//! providers/ip.d, which declares the same structs (a unit test below holds
+//! the two to one layout).
+
+use super::{arg, Attach, Probe, ProbeArg};
+
+pub(crate) struct IpProbe {
+    pub name: &'static str,
+    /// The entry program in bpf/ip.bpf.c and the raw tracepoint it attaches to.
+    pub program: &'static str,
+    pub tracepoint: &'static str,
+}
+
+/// In slot order: the index is DT_IP_* in bpf/ip.bpf.c.
+pub(crate) const PROBES: &[IpProbe] = &[
+    IpProbe { name: "send", program: "dt_ip_send", tracepoint: "net_dev_queue" },
+    IpProbe { name: "receive", program: "dt_ip_receive", tracepoint: "netif_receive_skb" },
+];
+
+/// Both probes' arguments.
+pub(crate) const ARGS: &[ProbeArg] = &[
+    arg("pktinfo_t *", "(pktinfo_t *)arg0"),
+    arg("csinfo_t *", "(csinfo_t *)arg1"),
+    arg("ipinfo_t *", "(ipinfo_t *)arg2"),
+    arg("ifinfo_t *", "(ifinfo_t *)arg3"),
+    arg("ipv4info_t *", "(ipv4info_t *)arg4"),
+    arg("ipv6info_t *", "(ipv6info_t *)arg5"),
+];
+
+pub(crate) fn id_base() -> u32 {
+    super::proc::id_end()
+}
+
+pub(crate) fn provide(probes: &mut Vec<Probe>) {
+    for (slot, probe) in PROBES.iter().enumerate() {
+        probes.push(Probe {
+            id: id_base() + slot as u32,
+            provider: "ip",
+            module: String::new(),
+            function: String::new(),
+            name: probe.name.to_string(),
+            attach: Attach::Ip { slot: slot as u32 },
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_follow_the_entry_programs_order() {
+        let c = include_str!("../../bpf/ip.bpf.c");
+        for (slot, probe) in PROBES.iter().enumerate() {
+            let define = format!("#define DT_IP_{} {slot}\n", probe.name.to_uppercase());
+            assert!(c.contains(&define), "{define}");
+            assert!(c.contains(&format!("int {}(", probe.program)), "{}", probe.program);
+            assert!(c.contains(&format!("SEC(\"raw_tp/{}\")\nint {}(", probe.tracepoint, probe.program)));
+        }
+        assert!(c.contains(&format!("#define DT_IP_COUNT {}\n", PROBES.len())));
+    }
+}
