@@ -108,7 +108,7 @@ pub(crate) fn compile(
 }
 
 /// The D library files every script sees (`providers/*.d`, built in).
-fn parse_library() -> Result<Vec<(String, ast::Program)>, String> {
+pub(crate) fn parse_library() -> Result<Vec<(String, ast::Program)>, String> {
     LIBRARY
         .iter()
         .map(|(name, text)| {

@@ -81,6 +81,15 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// The struct a D typedef names (tests compare D's layouts with C's).
+    #[cfg(test)]
+    pub(crate) fn declared_struct(&self, typedef: &str) -> Option<Rc<Record>> {
+        match self.declared.typedefs.get(typedef)? {
+            Type::Struct(r) => Some(r.clone()),
+            _ => None,
+        }
+    }
+
     pub(super) fn typedef_named(&self, name: &str) -> Option<Type> {
         self.declared.typedefs.get(name).cloned().or_else(|| named_type(name))
     }
