@@ -8,6 +8,9 @@
  * compares every member's name, offset and size and each struct's size in
  * this file's BTF (the compiled object) with the D declarations: a member
  * added on one side only fails it.
+ *
+ * ip_plength is 32 bits where Solaris has 16: a GSO packet on Linux (BIG
+ * TCP) carries more than 64 KiB of payload.
  */
 #ifndef DTRACE_IP_H
 #define DTRACE_IP_H
@@ -29,7 +32,7 @@ struct csinfo {
 
 struct ipinfo {
 	__u8 ip_ver;                      /* 4 or 6 */
-	__u16 ip_plength;                 /* payload length (after the IP header) */
+	__u32 ip_plength;                 /* payload length (after the IP header) */
 	char ip_saddr[DT_IP_ADDRSTRLEN]; /* source address, text */
 	char ip_daddr[DT_IP_ADDRSTRLEN]; /* destination address, text */
 };

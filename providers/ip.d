@@ -21,7 +21,8 @@ typedef struct csinfo {
 
 typedef struct ipinfo {
 	uint8_t ip_ver;			/* IP version (4, 6) */
-	uint16_t ip_plength;		/* payload length */
+	uint32_t ip_plength;		/* payload length (Solaris: 16 bits; BIG TCP's
+					   GSO packets carry more than 64 KiB) */
 	char ip_saddr[46];		/* source address */
 	char ip_daddr[46];		/* destination address */
 } ipinfo_t;

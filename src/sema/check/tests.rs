@@ -130,7 +130,7 @@ fn ip_probe_arguments_are_the_d_librarys_structs() {
     assert_eq!(traced("args[0]->pkt_addr"), "uintptr_t");
     assert_eq!(traced("args[1]->cs_pid"), "pid_t");
     assert_eq!(traced("args[2]->ip_ver"), "uint8_t");
-    assert_eq!(traced("args[2]->ip_plength"), "uint16_t");
+    assert_eq!(traced("args[2]->ip_plength"), "uint32_t");
     assert_eq!(traced("args[4]->ipv4_src"), "ipaddr_t");
     assert_eq!(traced("args[5]->ipv6_flow"), "uint32_t");
     assert_eq!(traced("args[3]->if_local"), "int8_t");
