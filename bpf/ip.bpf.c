@@ -146,8 +146,10 @@ static __always_inline void fmt_ipv6(struct dt_ip_work *w, __u32 which, char *ds
 			VOL(w->zstart) = VOL(w->rstart);
 		}
 	}
-	if (VOL(w->zlen) < 2)
+	if (VOL(w->zlen) < 2) {
 		VOL(w->zstart) = 8;
+		VOL(w->zlen) = 0;
+	}
 	bool mapped = VOL(w->zstart) == 0 && VOL(w->zlen) == 5 && a[10] == 0xff && a[11] == 0xff;
 	for (__u32 i = 0; i < 8; i++) {
 		__u32 zs = VOL(w->zstart);
@@ -169,7 +171,7 @@ static __always_inline void fmt_ipv6(struct dt_ip_work *w, __u32 which, char *ds
 				put(w, '.');
 			put_dec(w, a[i]);
 		}
-	} else if (VOL(w->zstart) + VOL(w->zlen) == 8) {
+	} else if (VOL(w->zlen) && VOL(w->zstart) + VOL(w->zlen) == 8) {
 		put(w, ':');
 	}
 	take(w, dst);

@@ -40,7 +40,7 @@ struct ipinfo {
 struct ifinfo {
 	char if_name[DT_IP_IFNAMSIZ]; /* interface name */
 	__s8 if_local;                /* 1: loopback (delivered locally), 0: not */
-	__s32 if_ipstack;             /* network namespace (inode number) */
+	__u32 if_ipstack;             /* network namespace (inode number) */
 	__u64 if_addr;                /* the struct net_device */
 };
 

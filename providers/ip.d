@@ -30,7 +30,7 @@ typedef struct ipinfo {
 typedef struct ifinfo {
 	char if_name[16];		/* interface name */
 	int8_t if_local;		/* 1: loopback, delivered locally */
-	int if_ipstack;			/* network namespace (inode number) */
+	uint32_t if_ipstack;		/* network namespace (inode number) */
 	uintptr_t if_addr;		/* the struct net_device */
 } ifinfo_t;
 

@@ -333,3 +333,61 @@ fn ip_seed_ip_top_prints_the_top_addresses_every_interval() {
         assert!((1..=3).contains(&gap), "{times:?}");
     }
 }
+
+/// A network namespace of the test's own, with lo up; deleted when dropped.
+struct Netns(String);
+
+impl Netns {
+    fn new(salt: u32) -> Netns {
+        let ns = Netns(format!("dtip{}{salt}n", std::process::id()));
+        sh(&["ip", "netns", "add", &ns.0]);
+        sh(&["ip", "-n", &ns.0, "link", "set", "lo", "up"]);
+        ns
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
+    }
+}
+
+/// IPv6 addresses read as RFC 5952 writes them (the entry program formats
+/// them), and if_ipstack names the namespace the packets are in.
+#[test]
+fn ip_ipv6_addresses_are_text_as_rfc_5952_writes_them() {
+    let ns = Netns::new(10);
+    // (as configured, as RFC 5952 writes it)
+    let cases = [
+        ("2001:0db8:0000:0000:0001:0000:0000:0001", "2001:db8::1:0:0:1"), // the first of equal runs
+        ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"),                 // one zero group stays
+        ("2001:0:0:1:0:0:0:1", "2001:0:0:1::1"),                           // the longest run
+        ("2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff", "2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff"),
+        ("1:0:0:0:0:0:0:0", "1::"),
+        ("0:0:0:0:0:0:0:1", "::1"),
+    ];
+    for (address, _) in &cases[..5] {
+        sh(&["ip", "-n", &ns.0, "-6", "addr", "add", &format!("{address}/128"), "dev", "lo"]);
+    }
+    let inode = std::fs::metadata(format!("/run/netns/{}", ns.0)).map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+    let inode = inode.expect("the namespace's inode");
+    let script = format!(
+        r#"ip:::send /args[2]->ip_ver == 6 && args[3]->if_ipstack == {inode}/ {{
+	@[args[2]->ip_daddr, args[5]->ipv6_daddr, args[2]->ip_saddr == args[5]->ipv6_saddr] = count();
+}}
+END {{ printa("%s %s %d %@d\n", @); }}"#
+    );
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", &script]);
+    t.wait_for("ready");
+    for (address, _) in &cases {
+        sh(&["ip", "netns", "exec", &ns.0, "ping", "-6", "-q", "-c", "1", "-W", "5", address]);
+    }
+    let out = t.stop();
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    for (_, text) in &cases {
+        // The echo request and its reply, both to the address itself.
+        let line = format!("{text} {text} 1 ");
+        assert!(out.stdout.lines().any(|l| l.starts_with(&line)), "no {line:?} in:\n{}", out.stdout);
+    }
+}
