@@ -109,8 +109,7 @@ mod tests {
                 .iter()
                 .map(|m| {
                     let MemberAttr::Normal { offset } = m.attr else { panic!("bit-field in struct {name}") };
-                    let size =
-                        unsafe { libbpf_sys::btf__resolve_size(btf.as_libbpf_object().as_ptr(), m.ty.into()) };
+                    let size = unsafe { libbpf_sys::btf__resolve_size(btf.as_libbpf_object().as_ptr(), m.ty.into()) };
                     let member = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                     (member, offset as usize / 8, size as usize)
                 })

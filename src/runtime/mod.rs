@@ -22,8 +22,8 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, ip as ip_provider, proc as proc_provider, syscall as syscall_provider, sysinfo as sysinfo_provider, Attach,
-    Registry,
+    dtrace as dtrace_provider, ip as ip_provider, proc as proc_provider, syscall as syscall_provider,
+    sysinfo as sysinfo_provider, Attach, Registry,
 };
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
@@ -591,7 +591,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     let ip_slots: Vec<u32> =
         dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Ip(s) = d { Some(*s) } else { None }).collect();
     let ip_skel = if !ip_slots.is_empty() {
-        let mut open = skel::ip::IpSkelBuilder::default().open(leak_storage()).context("opening the ip entry programs")?;
+        let mut open =
+            skel::ip::IpSkelBuilder::default().open(leak_storage()).context("opening the ip entry programs")?;
         // Only the entry programs of the enabled probes are loaded.
         let wanted: Vec<&str> = ip_slots.iter().map(|s| ip_provider::PROBES[*s as usize].program).collect();
         autoload_only(open.open_object_mut(), &wanted);

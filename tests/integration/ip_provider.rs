@@ -68,7 +68,24 @@ impl VethPair {
     fn ping(&self, v6: bool) {
         let to = if v6 { &self.v6[1] } else { &self.v4[1] };
         let family = if v6 { "-6" } else { "-4" };
-        sh(&["ip", "netns", "exec", &self.ns[0], "ping", family, "-q", "-c", "5", "-s", "100", "-i", "0.2", "-W", "5", to]);
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            &self.ns[0],
+            "ping",
+            family,
+            "-q",
+            "-c",
+            "5",
+            "-s",
+            "100",
+            "-i",
+            "0.2",
+            "-W",
+            "5",
+            to,
+        ]);
     }
 }
 
@@ -361,7 +378,7 @@ fn ip_ipv6_addresses_are_text_as_rfc_5952_writes_them() {
     let cases = [
         ("2001:0db8:0000:0000:0001:0000:0000:0001", "2001:db8::1:0:0:1"), // the first of equal runs
         ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"),                 // one zero group stays
-        ("2001:0:0:1:0:0:0:1", "2001:0:0:1::1"),                           // the longest run
+        ("2001:0:0:1:0:0:0:1", "2001:0:0:1::1"),                          // the longest run
         ("2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff", "2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff"),
         ("1:0:0:0:0:0:0:0", "1::"),
         ("0:0:0:0:0:0:0:1", "::1"),

@@ -47,10 +47,8 @@ pub(super) struct Translator {
 
 /// The D library: declarations every script sees, as DTrace's
 /// /usr/lib/dtrace/*.d files.
-pub(crate) const LIBRARY: &[(&str, &str)] = &[
-    ("procfs.d", include_str!("../../../providers/procfs.d")),
-    ("ip.d", include_str!("../../../providers/ip.d")),
-];
+pub(crate) const LIBRARY: &[(&str, &str)] =
+    &[("procfs.d", include_str!("../../../providers/procfs.d")), ("ip.d", include_str!("../../../providers/ip.d"))];
 
 impl Checker<'_> {
     /// Loads the D library files (parsed, not yet type-checked against the
