@@ -112,9 +112,17 @@ static __always_inline void take(struct dt_ip_work *w, char *dst)
 	__builtin_memcpy(dst, w->buf, DT_IP_ADDRSTRLEN);
 }
 
+/* Starts a text: empty, and zeros after it, so equal addresses are equal
+ * bytes whoever compares them. */
+static __always_inline void start(struct dt_ip_work *w)
+{
+	__builtin_memset(w->buf, 0, sizeof(w->buf));
+	VOL(w->len) = 0;
+}
+
 static __always_inline void fmt_ipv4(struct dt_ip_work *w, const __u8 *a, char *dst)
 {
-	VOL(w->len) = 0;
+	start(w);
 	for (int i = 0; i < 4; i++) {
 		if (i)
 			put(w, '.');
@@ -128,7 +136,7 @@ static __always_inline void fmt_ipv4(struct dt_ip_work *w, const __u8 *a, char *
 static __always_inline void fmt_ipv6(struct dt_ip_work *w, __u32 which, char *dst)
 {
 	const __u8 *a = &w->hdr[which ? 24 : 8];
-	VOL(w->len) = 0;
+	start(w);
 	VOL(w->zstart) = 8;
 	VOL(w->zlen) = 0;
 	VOL(w->rlen) = 0;
@@ -344,8 +352,9 @@ static __always_inline int dt_ip_fire(void *ctx, __u32 slot, struct sk_buff *skb
 	a->cs.cs_zoneid = 0;
 
 	struct net_device *dev = BPF_CORE_READ(skb, dev);
-	bpf_probe_read_kernel(a->ifc.if_name, DT_IP_IFNAMSIZ, dev->name);
-	a->ifc.if_name[DT_IP_IFNAMSIZ - 1] = 0;
+	/* Zeros after the name: a renamed device may keep bytes of its old one. */
+	__builtin_memset(a->ifc.if_name, 0, DT_IP_IFNAMSIZ);
+	bpf_probe_read_kernel_str(a->ifc.if_name, DT_IP_IFNAMSIZ, dev->name);
 	a->ifc.if_local = (BPF_CORE_READ(dev, flags) & DT_IFF_LOOPBACK) ? 1 : 0;
 	a->ifc.if_ipstack = BPF_CORE_READ(dev, nd_net.net, ns.inum);
 	a->ifc.if_addr = (__u64)dev;
