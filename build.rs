@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use libbpf_cargo::SkeletonBuilder;
 
 /// The entry programs, one per provider family.
-const ENTRY_PROGRAMS: &[&str] = &["dtrace", "syscall", "profile", "sysinfo", "proc", "ip"];
+const ENTRY_PROGRAMS: &[&str] = &["dtrace", "syscall", "profile", "sysinfo", "proc", "io", "ip"];
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -21,6 +21,7 @@ fn main() {
         panic!("no vmlinux.h for architecture {arch} in vmlinux/{arch}/");
     }
     println!("cargo:rerun-if-changed=bpf/dtrace.h");
+    println!("cargo:rerun-if-changed=bpf/io.h");
     println!("cargo:rerun-if-changed=bpf/ip.h");
     println!("cargo:rerun-if-changed=providers/sysinfo/stats.h");
     println!("cargo:rerun-if-changed={}", vmlinux.join("vmlinux.h").display());

@@ -107,6 +107,23 @@ pub(crate) fn compile(
     Ok(Compiled { program: checker.finish(), matches })
 }
 
+/// `src` compiled as `dtrace -n src` would, with default options: for
+/// tests of the front end.
+#[cfg(test)]
+pub(crate) fn compile_description(src: &str) -> Result<crate::sema::ir::Program, String> {
+    let mut options = crate::flags::Options::default();
+    let mut registry = crate::provider::Registry::new();
+    let sources = [crate::flags::ProgramSource::Description(src.to_string())];
+    compile(
+        &sources,
+        &["dtrace".to_string()],
+        &mut options,
+        &mut registry,
+        Context { zero_matches_ok: false, target_pid: None },
+    )
+    .map(|c| c.program)
+}
+
 /// The D library files every script sees (`providers/*.d`, built in).
 pub(crate) fn parse_library() -> Result<Vec<(String, ast::Program)>, String> {
     LIBRARY

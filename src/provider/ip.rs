@@ -32,7 +32,7 @@ pub(crate) const ARGS: &[ProbeArg] = &[
 ];
 
 pub(crate) fn id_base() -> u32 {
-    super::proc::id_end()
+    super::io::id_base() + super::io::PROBES.len() as u32
 }
 
 pub(crate) fn provide(probes: &mut Vec<Probe>) {

@@ -7,6 +7,7 @@
 //! listed ones.
 
 pub(crate) mod dtrace;
+pub(crate) mod io;
 pub(crate) mod ip;
 pub(crate) mod proc;
 pub(crate) mod profile;
@@ -28,6 +29,8 @@ pub(crate) enum Attach {
     Sysinfo { stat: u32 },
     /// proc probe in slot `slot` (proc::PROBES order).
     Proc { slot: u32 },
+    /// io probe in slot `slot` (io::PROBES order).
+    Io { slot: u32 },
     /// ip probe in slot `slot` (ip::PROBES order).
     Ip { slot: u32 },
 }
@@ -53,8 +56,7 @@ fn argument_attributes(provider: &str) -> Attributes {
     match provider {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
-        "proc" => ("Evolving", "Evolving", "ISA"),
-        "ip" => ("Evolving", "Evolving", "ISA"),
+        "proc" | "io" | "ip" => ("Evolving", "Evolving", "ISA"),
         _ => ("Private", "Private", "ISA"),
     }
 }
@@ -88,6 +90,7 @@ impl Registry {
         profile::provide(&mut probes);
         sysinfo::provide(&mut probes);
         proc::provide(&mut probes);
+        io::provide(&mut probes);
         ip::provide(&mut probes);
         Registry { probes }
     }
@@ -106,6 +109,7 @@ impl Registry {
     pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [ProbeArg]> {
         match self.get(id)?.attach {
             Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
+            Attach::Io { .. } => Some(io::args()),
             Attach::Ip { .. } => Some(ip::ARGS),
             _ => None,
         }

@@ -67,10 +67,6 @@ pub(crate) fn id_base() -> u32 {
     super::sysinfo::id_end()
 }
 
-pub(crate) fn id_end() -> u32 {
-    id_base() + PROBES.len() as u32
-}
-
 pub(crate) fn provide(probes: &mut Vec<Probe>) {
     for (slot, probe) in PROBES.iter().enumerate() {
         probes.push(Probe {

@@ -22,8 +22,8 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, ip as ip_provider, proc as proc_provider, syscall as syscall_provider,
-    sysinfo as sysinfo_provider, Attach, Registry,
+    dtrace as dtrace_provider, io as io_provider, ip as ip_provider, proc as proc_provider,
+    syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,
 };
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
@@ -60,6 +60,7 @@ pub(crate) struct Session {
     _profile: Option<skel::profile::ProfileSkel<'static>>,
     _sysinfo: Option<skel::sysinfo::SysinfoSkel<'static>>,
     _proc: Option<skel::proc::ProcSkel<'static>>,
+    _io: Option<skel::io::IoSkel<'static>>,
     _ip: Option<skel::ip::IpSkel<'static>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
@@ -84,6 +85,7 @@ enum Dispatch {
     Profile(u32),
     Sysinfo(u32),
     Proc(u32),
+    Io(u32),
     Ip(u32),
 }
 
@@ -314,6 +316,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             }
             Attach::Sysinfo { stat } => Dispatch::Sysinfo(*stat),
             Attach::Proc { slot } => Dispatch::Proc(*slot),
+            Attach::Io { slot } => Dispatch::Io(*slot),
             Attach::Ip { slot } => Dispatch::Ip(*slot),
         };
         dispatch.push((d, id, clauses.clone()));
@@ -588,6 +591,61 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let io_slots: Vec<u32> =
+        dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Io(s) = d { Some(*s) } else { None }).collect();
+    let io_skel = if !io_slots.is_empty() {
+        let mut open = skel::io::IoSkelBuilder::default().open(leak_storage())?;
+        let mut hooks: Vec<&io_provider::Hook> =
+            io_slots.iter().flat_map(|s| io_provider::PROBES[*s as usize].hooks).collect();
+        let waits = io_slots.iter().any(|s| io_provider::PROBES[*s as usize].name.starts_with("wait-"));
+        if waits {
+            // wait-start and wait-done take their arguments from the thread's last request.
+            hooks.extend(io_provider::PROBES[0].hooks);
+        }
+        let wanted: Vec<&str> = hooks.iter().map(|h| h.program).collect();
+        autoload_only(open.open_object_mut(), &wanted);
+        let io_ids = io_provider::id_base()..io_provider::id_base() + io_provider::PROBES.len() as u32;
+        let mut kernel = crate::sema::ktypes::KernelTypes::default();
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            ro.dt_io_id_base = io_provider::id_base();
+            // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
+            ro.dt_io_rq_arg = u32::from(kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
+            ro.dt_io_want_file =
+                program.typed_args_used.iter().any(|(id, n)| io_ids.contains(id) && *n == io_provider::FILEINFO_ARG);
+            ro.dt_io_want_waits = waits;
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            ro.dt_io_page_shift = (page.max(1) as u64).trailing_zeros();
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the io entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Io(slot) = d {
+                let fd = load(clauses, RAW_TP, &mut programs)?;
+                skel.maps.dt_io_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        // Reversed slot order: see io::PROBES.
+        for (slot, probe) in io_provider::PROBES.iter().enumerate().rev() {
+            for hook in probe.hooks.iter().filter(|h| wanted.contains(&h.program)) {
+                let prog = skel.object().progs_mut().find(|p| p.name() == hook.program);
+                match prog.map(|p| p.attach_raw_tracepoint(hook.tracepoint)) {
+                    Some(Ok(link)) => links.push(link),
+                    _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
+                        "io:::{} will not fire: this kernel has no usable {} tracepoint",
+                        probe.name, hook.tracepoint
+                    )),
+                    _ => {}
+                }
+            }
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
     let ip_slots: Vec<u32> =
         dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Ip(s) = d { Some(*s) } else { None }).collect();
     let ip_skel = if !ip_slots.is_empty() {
@@ -629,6 +687,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         core,
         _sysinfo: sysinfo_skel,
         _proc: proc_skel,
+        _io: io_skel,
         _ip: ip_skel,
         warnings,
         _syscall: syscall_skel,

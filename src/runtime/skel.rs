@@ -16,6 +16,9 @@ pub(crate) mod sysinfo {
 pub(crate) mod proc {
     include!(concat!(env!("OUT_DIR"), "/proc.skel.rs"));
 }
+pub(crate) mod io {
+    include!(concat!(env!("OUT_DIR"), "/io.skel.rs"));
+}
 pub(crate) mod ip {
     include!(concat!(env!("OUT_DIR"), "/ip.skel.rs"));
 }

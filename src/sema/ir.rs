@@ -620,4 +620,7 @@ pub(crate) struct Program {
     pub uses_strtok: bool,
     /// Some clause takes a destructive action: tracing needs -w.
     pub destructive: bool,
+    /// (probe ID, n) for every typed `args[n]` a clause of that probe uses:
+    /// entry programs fill costly arguments (io's fileinfo_t) only if used.
+    pub typed_args_used: std::collections::BTreeSet<(u32, usize)>,
 }

@@ -224,6 +224,20 @@ impl KernelTypes {
     }
 }
 
+impl KernelTypes {
+    /// The number of arguments of raw tracepoint `name` on the running
+    /// kernel, from the prototype BTF gives it (`btf_trace_<name>`, whose
+    /// first parameter is the tracepoint's private data).
+    pub(crate) fn tracepoint_arg_count(&mut self, name: &str) -> Option<usize> {
+        let btf = self.btf().ok()?;
+        let types = btf.resolve_types_by_name(&format!("btf_trace_{name}")).ok()?;
+        let btf_rs::Type::Typedef(def) = types.first()? else { return None };
+        let btf_rs::Type::Ptr(ptr) = btf.resolve_chained_type(def).ok()? else { return None };
+        let btf_rs::Type::FuncProto(proto) = btf.resolve_chained_type(&ptr).ok()? else { return None };
+        proto.parameters.len().checked_sub(1)
+    }
+}
+
 impl MemberKind {
     /// How a member of type `ty` is read: char arrays as strings.
     pub(crate) fn of(ty: Type) -> MemberKind {
@@ -386,6 +400,17 @@ mod tests {
     }
 
     /// The path kernels before 6.16 take, where sysfs cannot map the BTF.
+    #[test]
+    fn tracepoint_prototypes_come_from_btf() {
+        if !std::path::Path::new(VMLINUX_BTF).exists() {
+            return;
+        }
+        let mut k = KernelTypes::default();
+        assert_eq!(k.tracepoint_arg_count("block_rq_complete"), Some(3));
+        assert_eq!(k.tracepoint_arg_count("sched_switch").map(|n| n >= 3), Some(true));
+        assert_eq!(k.tracepoint_arg_count("no_such_tracepoint"), None);
+    }
+
     #[test]
     fn a_mapped_copy_resolves_the_same_types() {
         if !std::path::Path::new(VMLINUX_BTF).exists() {

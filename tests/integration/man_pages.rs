@@ -117,8 +117,8 @@ fn pages_have_their_sections_and_see_also_names_existing_pages() {
 const READY: &str = r#"-n 'BEGIN { printf("ready\n"); }'"#;
 
 /// Events for the examples to see: opens (one failing), reads and writes,
-/// an exec, a clock_nanosleep, TLB shootdowns across CPUs, and IPv4 and
-/// IPv6 packets over loopback.
+/// an exec, a clock_nanosleep, TLB shootdowns across CPUs, block I/O, and
+/// IPv4 and IPv6 packets over loopback.
 fn drive_events() {
     for family in ["-4", "-6"] {
         let to = if family == "-4" { "127.0.0.1" } else { "::1" };
@@ -129,6 +129,13 @@ fn drive_events() {
     }
     Command::new("sleep").arg("0.01").status().expect("sleep");
     Workload::spawn(&["xcalls", "20"]).go();
+    // Block I/O for dtrace-io(7): direct writes and reads on the root disk.
+    let file = format!("/var/tmp/dtrace-man-io-{}", std::process::id());
+    let dd = format!(
+        "dd if=/dev/zero of={file} bs=64k count=4 oflag=direct && dd if={file} of=/dev/null bs=64k iflag=direct"
+    );
+    let _ = Command::new("sh").args(["-c", &dd]).stderr(std::process::Stdio::null()).status().expect("dd");
+    let _ = std::fs::remove_file(file);
 }
 
 /// How long the examples that trace until interrupted run before SIGINT.

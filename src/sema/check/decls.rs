@@ -47,8 +47,11 @@ pub(super) struct Translator {
 
 /// The D library: declarations every script sees, as DTrace's
 /// /usr/lib/dtrace/*.d files.
-pub(crate) const LIBRARY: &[(&str, &str)] =
-    &[("procfs.d", include_str!("../../../providers/procfs.d")), ("ip.d", include_str!("../../../providers/ip.d"))];
+pub(crate) const LIBRARY: &[(&str, &str)] = &[
+    ("procfs.d", include_str!("../../../providers/procfs.d")),
+    ("io.d", include_str!("../../../providers/io.d")),
+    ("ip.d", include_str!("../../../providers/ip.d")),
+];
 
 impl Checker<'_> {
     /// Loads the D library files (parsed, not yet type-checked against the
@@ -411,6 +414,9 @@ impl Checker<'_> {
                 format!("index {n} is out of range for {} args[ ]", self.clause_desc),
             ));
         };
+        for &id in &self.clause_probes {
+            self.program.typed_args_used.insert((id, n));
+        }
         let text = format!("inline {} __dt_arg = {};", arg.ty, arg.expr);
         let declared = |name: &str| is_type_name(name) || self.declared.typedefs.contains_key(name);
         let parsed = crate::syntax::parse(&text, &declared)

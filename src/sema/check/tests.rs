@@ -3,21 +3,7 @@
 //! types come from /sys/kernel/btf/vmlinux, which any user may read.
 
 use super::*;
-use crate::flags::{Options, ProgramSource};
-
-fn compile(src: &str) -> std::result::Result<Program, String> {
-    let mut options = Options::default();
-    let mut registry = Registry::new();
-    let sources = [ProgramSource::Description(src.to_string())];
-    crate::compile::compile(
-        &sources,
-        &["dtrace".to_string()],
-        &mut options,
-        &mut registry,
-        crate::compile::Context { zero_matches_ok: false, target_pid: None },
-    )
-    .map(|c| c.program)
-}
+use crate::compile::compile_description as compile;
 
 /// The type of the first traced value in `BEGIN { trace(expr); }`.
 fn type_of(expr: &str) -> String {

@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The io provider: block device I/O as Solaris' io provider describes it,
+ * on the block layer's request tracepoints. io:::start is block_rq_issue,
+ * io:::done block_rq_complete; wait-start and wait-done are a thread
+ * switching out in io_schedule() (task->in_iowait) and that thread's next
+ * event once it runs again (io.bpf.c: dt_io_wait_*; src/provider/io.rs
+ * says which).
+ *
+ * The entry programs fill the stable arguments themselves (io.h: bufinfo,
+ * devinfo, fileinfo) in a per-CPU buffer and pass their addresses as
+ * arg0-arg2, which the D library types as bufinfo_t *, devinfo_t * and
+ * fileinfo_t * (providers/io.d). The file is found from the request's first
+ * bio: a page-cache page names its inode (mapping->host), an iomap direct
+ * I/O names its struct file (bio->bi_private is the iomap_dio); the path
+ * is built by walking dentries and mounts, and only when a script uses
+ * args[2] (dt_io_want_file).
+ *
+ * Kernel differences are CO-RE field checks (request->rq_disk before 6.0,
+ * hd_struct partitions before 5.11, page->index before folios,
+ * super_block->s_mounts as a list before 6.17); block_rq_issue's
+ * prototype, (q, rq) before 5.11 and (rq) since, is read from the running
+ * kernel's BTF by the runtime (dt_io_rq_arg).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "dtrace.h"
+#include "io.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Probe slots, in src/provider/io.rs order. */
+#define DT_IO_START 0
+#define DT_IO_DONE 1
+#define DT_IO_WAIT_START 2
+#define DT_IO_WAIT_DONE 3
+#define DT_IO_COUNT 4
+
+/* Probe ID of slot s is dt_io_id_base + s. */
+const volatile __u32 dt_io_id_base = 0;
+/* Which raw argument of block_rq_issue is the request. */
+const volatile __u32 dt_io_rq_arg = 0;
+/* Fill fileinfo_t (a script uses args[2]). */
+const volatile bool dt_io_want_file = false;
+/* Remember each thread's last request for wait-start/wait-done. */
+const volatile bool dt_io_want_waits = false;
+/* log2 of the page size. */
+const volatile __u32 dt_io_page_shift = 12;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, DT_IO_COUNT);
+	__type(key, __u32);
+	__type(value, __u32);
+} dt_io_progs SEC(".maps");
+
+/* One argument buffer per probe kind and CPU: a completion interrupt may
+ * fire done while start is being filled on the same CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DT_IO_COUNT);
+	__type(key, __u32);
+	__type(value, struct dt_io_args);
+} dt_io_args SEC(".maps");
+
+#define DT_DEPTH 32 /* path components followed (a power of 2) */
+
+/* Where a path is assembled: its components' names, leaf first, and the
+ * text, twice the path length so that a name read at any offset below
+ * DT_IO_PATHLEN stays inside. */
+struct dt_io_pathbuf {
+	const unsigned char *names[DT_DEPTH];
+	/* The loops' state lives here: read back from memory it is unknown
+	 * to the verifier, which then checks each loop once instead of once
+	 * per possible path depth and length. */
+	volatile __s32 count;      /* names */
+	volatile __s32 mount_at;   /* names[mount_at..] are the mount point's */
+	volatile __u64 off;        /* bytes of the text so far */
+	volatile __u64 mount_len;  /* bytes of the mount point's path */
+	volatile __u64 name_start; /* where the last name begins */
+	char bytes[2 * DT_IO_PATHLEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_io_pathbuf);
+} dt_io_pathbuf SEC(".maps");
+
+/* Each thread's last issued request: the arguments of wait-start and
+ * wait-done. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct dt_io_args);
+} dt_io_last SEC(".maps");
+
+/* Threads that began waiting (wait-start fired) and have not been seen
+ * running again (wait-done). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} dt_io_waiting SEC(".maps");
+
+/* For libbpf-cargo to generate the Rust types the layout test compares. */
+struct dt_io_args dt_layout_io_args;
+
+/* Layouts of older kernels, for CO-RE field checks. */
+struct request___old {
+	struct gendisk *rq_disk;
+	void *part;
+};
+struct hd_struct___old {
+	int partno;
+	struct device __dev;
+};
+struct page___old {
+	unsigned long index;
+};
+struct super_block___old {
+	struct list_head s_mounts;
+};
+struct mount___old {
+	struct list_head mnt_instance;
+};
+
+#define DT_S_IFMT 00170000
+#define DT_S_IFBLK 0060000
+#define DT_MINORBITS 20
+
+/* Copies string constant src (at most n bytes with its NUL) to dst. */
+static __always_inline void dt_copy_const(char *dst, const char *src, int n)
+{
+	for (int i = 0; i < n; i++) {
+		dst[i] = src[i];
+		if (!src[i])
+			break;
+	}
+}
+
+/* Appends the decimal digits of v (< 10^6) at dst; returns their count. */
+static __always_inline int dt_put_decimal(char *dst, __u32 v)
+{
+	char digits[8];
+	int n = 0;
+	for (int i = 0; i < 7; i++) {
+		digits[n++] = '0' + v % 10;
+		v /= 10;
+		if (v == 0)
+			break;
+	}
+	for (int i = 0; i < 7; i++) {
+		if (i >= n)
+			break;
+		dst[i] = digits[n - 1 - i];
+	}
+	return n;
+}
+
+static __always_inline int dt_strnlen(const char *s, int max)
+{
+	for (int i = 0; i < max; i++)
+		if (s[i] == 0)
+			return i;
+	return max;
+}
+
+/* devinfo_t and b_edev: the partition the request is for (the disk when
+ * it names none). */
+static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_devinfo *dev, struct dt_bufinfo *buf)
+{
+	struct gendisk *disk;
+	__u32 devt = 0;
+
+	if (bpf_core_field_exists(((struct request___old *)0)->rq_disk))
+		disk = BPF_CORE_READ((struct request___old *)rq, rq_disk);
+	else
+		disk = BPF_CORE_READ(rq, q, disk);
+	int major = BPF_CORE_READ(disk, major);
+	int first_minor = BPF_CORE_READ(disk, first_minor);
+	int minors = BPF_CORE_READ(disk, minors);
+
+	void *part = BPF_CORE_READ((struct request___old *)rq, part);
+	if (part) {
+		if (bpf_core_type_exists(struct hd_struct___old))
+			devt = BPF_CORE_READ((struct hd_struct___old *)part, __dev.devt);
+		else
+			devt = BPF_CORE_READ((struct block_device *)part, bd_dev);
+	}
+	if (devt == 0)
+		devt = ((__u32)major << DT_MINORBITS) | (__u32)first_minor;
+	__u32 minor = devt & ((1u << DT_MINORBITS) - 1);
+	__u32 partno = (devt >> DT_MINORBITS) == (__u32)major && minor >= (__u32)first_minor ? minor - first_minor : 0;
+
+	buf->b_edev = devt;
+	dev->dev_major = devt >> DT_MINORBITS;
+	dev->dev_minor = minor;
+	dev->dev_instance = minors > 0 ? (__u32)first_minor / (__u32)minors : 0;
+
+	/* dev_statname: the disk's name, and the partition's number (with a
+	 * "p" after a name ending in a digit), as /proc/diskstats. */
+	char *stat = dev->dev_statname;
+	bpf_probe_read_kernel_str(stat, DT_IO_NAMELEN, BPF_CORE_READ(disk, disk_name));
+	int len = dt_strnlen(stat, DT_IO_NAMELEN - 10);
+	if (partno > 0 && len > 0 && len < DT_IO_NAMELEN - 10) {
+		char last = stat[len - 1];
+		if (last >= '0' && last <= '9')
+			stat[len++] = 'p';
+		if (len < DT_IO_NAMELEN - 9) {
+			len += dt_put_decimal(stat + len, partno);
+			if (len < DT_IO_NAMELEN)
+				stat[len] = 0;
+		}
+	}
+	/* dev_pathname: /dev/<statname>. */
+	dt_copy_const(dev->dev_pathname, "/dev/", 5); /* without its NUL */
+	bpf_probe_read_kernel_str(dev->dev_pathname + 5, DT_IO_NAMELEN - 5, stat);
+
+	/* dev_name: the driver's module, or for a built-in driver the disk's
+	 * name without its instance digits (loop0: loop). */
+	const char *module = BPF_CORE_READ(disk, fops, owner, name);
+	if (BPF_CORE_READ(disk, fops, owner)) {
+		bpf_probe_read_kernel_str(dev->dev_name, DT_IO_NAMELEN, module);
+	} else {
+		bpf_probe_read_kernel_str(dev->dev_name, DT_IO_NAMELEN, BPF_CORE_READ(disk, disk_name));
+		int end = dt_strnlen(dev->dev_name, DT_IO_NAMELEN - 1);
+		for (int i = 0; i < DT_IO_NAMELEN - 1; i++) {
+			if (end <= 1)
+				break;
+			char c = dev->dev_name[(end - 1) & (DT_IO_NAMELEN - 1)];
+			if (c < '0' || c > '9')
+				break;
+			dev->dev_name[(end - 1) & (DT_IO_NAMELEN - 1)] = 0;
+			end--;
+		}
+	}
+	return disk;
+}
+
+static const char dt_io_none[16] = "<none>";
+static const char dt_io_unknown[16] = "<unknown>";
+
+/* fileinfo_t of I/O for no file (dt_io_none) or an unnamed one. */
+static __always_inline void dt_io_no_file(struct dt_fileinfo *fi, const char *what)
+{
+	__builtin_memcpy(fi->fi_name, what, 16);
+	__builtin_memcpy(fi->fi_dirname, what, 16);
+	__builtin_memcpy(fi->fi_pathname, what, 16);
+	__builtin_memcpy(fi->fi_fs, what, 16);
+	__builtin_memcpy(fi->fi_mount, what, 16);
+	fi->fi_offset = -1;
+}
+
+/* off & (DT_IO_PATHLEN - 1), in a way the compiler cannot drop when it
+ * knows off is smaller: the verifier needs to see the bound. */
+static __always_inline __u64 dt_io_bound(__u64 off)
+{
+	asm volatile("%0 &= 255" : "+r"(off));
+	return off;
+}
+
+/* A mount of super block sb that shows all of it (a bind mount may show
+ * only a subtree): the first of its mounts whose root is the file
+ * system's root. */
+static __always_inline struct mount *dt_io_sb_mount(struct super_block *sb)
+{
+	struct dentry *root = BPF_CORE_READ(sb, s_root);
+	struct mount *first = NULL, *m;
+	bool linked = bpf_core_field_exists(((struct mount *)0)->mnt_next_for_sb);
+	struct list_head *head = NULL, *pos = NULL;
+
+	/* (The old layout's offsets only in its branches: CO-RE cannot
+	 * relocate a field the running kernel lacks.) */
+	if (linked) {
+		m = BPF_CORE_READ(sb, s_mounts);
+	} else {
+		head = &((struct super_block___old *)sb)->s_mounts;
+		pos = BPF_CORE_READ((struct super_block___old *)sb, s_mounts.next);
+		m = pos && pos != head ? (struct mount *)((void *)pos - bpf_core_field_offset(struct mount___old, mnt_instance)) : NULL;
+	}
+	for (int i = 0; i < 16 && m; i++) {
+		if (!first)
+			first = m;
+		if (BPF_CORE_READ(m, mnt.mnt_root) == root)
+			return m;
+		if (linked) {
+			m = BPF_CORE_READ(m, mnt_next_for_sb);
+		} else {
+			pos = BPF_CORE_READ((struct mount___old *)m, mnt_instance.next);
+			m = pos && pos != head ?
+				(struct mount *)((void *)pos - bpf_core_field_offset(struct mount___old, mnt_instance)) : NULL;
+		}
+	}
+	return first;
+}
+
+/* The path of dentry d under mount mnt: fi_pathname, fi_dirname, fi_name
+ * and fi_mount. */
+static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, struct dt_fileinfo *fi)
+{
+	__u32 zero = 0;
+	struct dt_io_pathbuf *pb = bpf_map_lookup_elem(&dt_io_pathbuf, &zero);
+	if (!pb)
+		return;
+	pb->count = 0;
+	pb->mount_at = -1;
+	struct dentry *mnt_root = BPF_CORE_READ(mnt, mnt.mnt_root);
+
+	/* Leaf to root: the names of the dentries, crossing mounts. */
+	for (int i = 0; i < DT_DEPTH + 16; i++) {
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+		if (d == mnt_root || d == parent || !parent) {
+			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+			if (!mnt || !up || up == mnt)
+				break;
+			/* Cross to the mount point, in the parent mount. */
+			d = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = up;
+			mnt_root = BPF_CORE_READ(mnt, mnt.mnt_root);
+			if (pb->mount_at < 0)
+				pb->mount_at = pb->count;
+			continue;
+		}
+		__s32 n = pb->count;
+		if (n < 0 || n >= DT_DEPTH) {
+			dt_io_no_file(fi, dt_io_unknown);
+			return;
+		}
+		pb->names[n & (DT_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
+		pb->count = n + 1;
+		d = parent;
+	}
+	if (pb->mount_at < 0)
+		pb->mount_at = pb->count;
+
+	/* Root to leaf: the text. */
+	char *path = pb->bytes;
+	pb->off = 0;
+	pb->mount_len = 0;
+	pb->name_start = 1;
+	path[0] = '/';
+	path[1] = 0;
+	for (int j = DT_DEPTH - 1; j >= 0; j--) {
+		if (j >= pb->count)
+			continue;
+		__u64 off = pb->off;
+		if (off >= DT_IO_PATHLEN - 2)
+			break;
+		path[dt_io_bound(off)] = '/';
+		off = dt_io_bound(off + 1);
+		pb->name_start = off;
+		long got = bpf_probe_read_kernel_str(&path[off], DT_IO_PATHLEN, pb->names[j]);
+		if (got > 1)
+			off += got - 1;
+		if (off > DT_IO_PATHLEN - 1)
+			off = DT_IO_PATHLEN - 1;
+		pb->off = off;
+		if (j == pb->mount_at)
+			pb->mount_len = off;
+	}
+	path[dt_io_bound(pb->off)] = 0;
+
+	bpf_probe_read_kernel(fi->fi_pathname, DT_IO_PATHLEN, path);
+	fi->fi_pathname[DT_IO_PATHLEN - 1] = 0;
+	__u64 name_start = pb->name_start;
+	bpf_probe_read_kernel(fi->fi_name, DT_IO_PATHLEN, &path[dt_io_bound(name_start)]);
+	fi->fi_name[DT_IO_PATHLEN - 1] = 0;
+	bpf_probe_read_kernel(fi->fi_dirname, DT_IO_PATHLEN, path);
+	fi->fi_dirname[name_start > 1 ? dt_io_bound(name_start - 1) : 1] = 0;
+	bpf_probe_read_kernel(fi->fi_mount, DT_IO_PATHLEN, path);
+	__u64 mount_len = pb->mount_len;
+	fi->fi_mount[mount_len > 0 ? dt_io_bound(mount_len) : 1] = 0;
+}
+
+/* fileinfo_t and the B_PAGEIO/B_PHYS flags, from the request's first bio. */
+static __always_inline void dt_io_file(struct request *rq, struct gendisk *disk, struct dt_fileinfo *fi,
+					  struct dt_bufinfo *buf)
+{
+	struct bio *bio = BPF_CORE_READ(rq, bio);
+	if (!bio) {
+		dt_io_no_file(fi, dt_io_none);
+		return;
+	}
+	__u64 end_io = (__u64)BPF_CORE_READ(bio, bi_end_io);
+	buf->b_iodone = end_io;
+	struct inode *inode;
+	struct dentry *dentry = NULL;
+	struct mount *mnt = NULL;
+	__s64 offset;
+
+	/* The bio's current segment: a split bio shares its parent's vector. */
+	struct bio_vec *vec = BPF_CORE_READ(bio, bi_io_vec);
+	vec += BPF_CORE_READ(bio, bi_iter.bi_idx);
+	__u32 into_vec = BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+	struct page *page = BPF_CORE_READ(vec, bv_page);
+	if (!page) {
+		dt_io_no_file(fi, dt_io_none);
+		return;
+	}
+	/* A tail page of a large folio: the head has the mapping. */
+	unsigned long head = BPF_CORE_READ(page, compound_head);
+	struct page *first = (head & 1) ? (struct page *)(head - 1) : page;
+	unsigned long mapping = (unsigned long)BPF_CORE_READ(first, mapping);
+	if (mapping && !(mapping & 1)) {
+		/* A page-cache page: its mapping's host is the file. */
+		buf->b_flags |= DT_B_PAGEIO;
+		buf->b_addr = (__u64)page;
+		inode = BPF_CORE_READ((struct address_space *)mapping, host);
+		if ((BPF_CORE_READ(inode, i_mode) & DT_S_IFMT) == DT_S_IFBLK) {
+			/* The block device's own cache: metadata, or raw I/O. */
+			dt_io_no_file(fi, dt_io_none);
+			return;
+		}
+		unsigned long index;
+		if (bpf_core_field_exists(((struct page___old *)0)->index))
+			index = BPF_CORE_READ((struct page___old *)first, index);
+		else
+			index = BPF_CORE_READ(first, __folio_index);
+		index += ((unsigned long)page - (unsigned long)first) / bpf_core_type_size(struct page);
+		offset = ((__s64)index << dt_io_page_shift) + BPF_CORE_READ(vec, bv_offset) + into_vec;
+		struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
+		if (alias)
+			dentry = (struct dentry *)((void *)alias - bpf_core_field_offset(struct dentry, d_u.d_alias));
+		mnt = dt_io_sb_mount(BPF_CORE_READ(inode, i_sb));
+	} else {
+		/* User memory: direct I/O. Both iomap's (file systems) and the
+		 * block device's direct I/O keep the kiocb first in the bio's
+		 * private data; it is taken for one only if its file lives on
+		 * the request's disk. */
+		struct kiocb *iocb = NULL;
+		struct file *file = NULL;
+		bool blockdev = false;
+		/* The front part of a bio split to the device's limits is a new
+		 * bio whose private data is the original: look there too. */
+		for (int level = 0; level < 2; level++) {
+			struct iomap_dio *dio = BPF_CORE_READ(bio, bi_private);
+			iocb = BPF_CORE_READ(dio, iocb);
+			file = BPF_CORE_READ(iocb, ki_filp);
+			inode = BPF_CORE_READ(file, f_inode);
+			blockdev = (BPF_CORE_READ(inode, i_mode) & DT_S_IFMT) == DT_S_IFBLK;
+			if (file && (blockdev || BPF_CORE_READ(inode, i_sb, s_bdev, bd_disk) == disk))
+				break;
+			file = NULL;
+			bio = (struct bio *)dio;
+		}
+		if (!file) {
+			dt_io_no_file(fi, dt_io_unknown);
+			return;
+		}
+		buf->b_flags |= DT_B_PHYS;
+		if (blockdev) {
+			dt_io_no_file(fi, dt_io_none);
+			return;
+		}
+		/* Where the read or write system call began. */
+		offset = BPF_CORE_READ(iocb, ki_pos);
+		dentry = BPF_CORE_READ(file, f_path.dentry);
+		struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
+		mnt = (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
+	}
+	if (!dentry || !mnt) {
+		dt_io_no_file(fi, dt_io_unknown);
+		return;
+	}
+	fi->fi_offset = offset;
+	bpf_probe_read_kernel_str(fi->fi_fs, DT_IO_FSLEN, BPF_CORE_READ(inode, i_sb, s_type, name));
+	dt_io_path(dentry, mnt, fi);
+}
+
+/* The request's bufinfo_t, devinfo_t and (if wanted) fileinfo_t, in the
+ * buffer of probe slot `slot`; NULL for requests that move no data. */
+static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 slot)
+{
+	__u32 flags = BPF_CORE_READ(rq, cmd_flags);
+	__u32 op = flags & 0xff; /* REQ_OP_MASK */
+	if (op > 1)              /* only REQ_OP_READ (0) and REQ_OP_WRITE (1) */
+		return NULL;
+	struct dt_io_args *a = bpf_map_lookup_elem(&dt_io_args, &slot);
+	if (!a)
+		return NULL;
+	__u32 bytes = BPF_CORE_READ(rq, __data_len);
+	__u64 sector = BPF_CORE_READ(rq, __sector);
+	struct dt_bufinfo *buf = &a->buf;
+	buf->b_flags = op == 1 ? DT_B_WRITE : DT_B_READ;
+	/* The kernel waits for reads and for writes marked sync (REQ_SYNC,
+	 * REQ_FUA, REQ_PREFLUSH); the rest is written back asynchronously. */
+	__u32 sync_bits = (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)) |
+			  (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)) |
+			  (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH));
+	if (op == 1 && !(flags & sync_bits))
+		buf->b_flags |= DT_B_ASYNC;
+	buf->b_bcount = bytes;
+	buf->b_bufsize = bytes;
+	buf->b_addr = 0;
+	buf->b_blkno = sector;
+	buf->b_lblkno = sector;
+	buf->b_resid = 0;
+	buf->b_error = 0;
+	buf->b_iodone = 0;
+	struct gendisk *disk = dt_io_device(rq, &a->dev, buf);
+	if (dt_io_want_file)
+		dt_io_file(rq, disk, &a->file, buf);
+	return a;
+}
+
+static __always_inline int dt_io_fire(void *ctx, __u32 slot, struct dt_io_args *a)
+{
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	pc->probe_id = dt_io_id_base + slot;
+	pc->args[0] = (__u64)&a->buf;
+	pc->args[1] = (__u64)&a->dev;
+	pc->args[2] = (__u64)&a->file;
+	for (int i = 3; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	bpf_tail_call(ctx, &dt_io_progs, slot);
+	return 0;
+}
+
+/* The thread that issues a synchronous request from its own context (not
+ * a kernel worker) may wait for it: remember it for wait-start. Solaris
+ * fires no wait probes for asynchronous I/O. */
+static __always_inline void dt_io_remember(struct dt_io_args *a)
+{
+	if (a->buf.b_flags & DT_B_ASYNC)
+		return;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)
+		return;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	bpf_map_update_elem(&dt_io_last, &tid, a, BPF_ANY);
+}
+
+/* block_rq_issue: the request goes to the device driver. */
+SEC("raw_tp/block_rq_issue")
+int dt_io_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct request *rq = (struct request *)(dt_io_rq_arg ? ctx->args[1] : ctx->args[0]);
+	struct dt_io_args *a = dt_io_fill(rq, DT_IO_START);
+	if (!a)
+		return 0;
+	if (dt_io_want_waits)
+		dt_io_remember(a);
+	return dt_io_fire(ctx, DT_IO_START, a);
+}
+
+/* blk_status_t (or, before 5.13, a negative errno) as an errno. */
+static __always_inline __s32 dt_io_errno(__s32 error)
+{
+	if (error < 0)
+		return -error;
+	switch (error) {
+	case 0:
+		return 0;
+	case 1: /* BLK_STS_NOTSUPP */
+		return 95;
+	case 2: /* BLK_STS_TIMEOUT */
+		return 110;
+	case 3: /* BLK_STS_NOSPC */
+		return 28;
+	default:
+		return 5; /* EIO */
+	}
+}
+
+/* block_rq_complete(rq, error, nr_bytes): the device is done with
+ * nr_bytes of the request. */
+SEC("raw_tp/block_rq_complete")
+int dt_io_done(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct request *rq = (struct request *)ctx->args[0];
+	struct dt_io_args *a = dt_io_fill(rq, DT_IO_DONE);
+	if (!a)
+		return 0;
+	__u64 done = (__u32)ctx->args[2];
+	a->buf.b_resid = a->buf.b_bcount > done ? a->buf.b_bcount - done : 0;
+	a->buf.b_error = dt_io_errno((__s32)ctx->args[1]);
+	if (a->buf.b_error)
+		a->buf.b_flags |= DT_B_ERROR;
+	return dt_io_fire(ctx, DT_IO_DONE, a);
+}
+
+/* sched_switch(preempt, prev, next, ...), in prev: a thread that leaves the
+ * CPU in io_schedule() (in_iowait) waits for I/O, taken to be the last
+ * request it issued. */
+SEC("raw_tp/sched_switch")
+int dt_io_wait_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	if (!BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+		return 0;
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	struct dt_io_args *a = bpf_map_lookup_elem(&dt_io_last, &tid);
+	if (!a)
+		return 0;
+	__u8 one = 1;
+	bpf_map_update_elem(&dt_io_waiting, &tid, &one, BPF_ANY);
+	return dt_io_fire(ctx, DT_IO_WAIT_START, a);
+}
+
+/* wait-done, in the thread that waited, at the first point where it is
+ * seen running again: a system call's return, or leaving the CPU. */
+static __always_inline int dt_io_wait_done_in(void *ctx, __u32 tid)
+{
+	if (!bpf_map_lookup_elem(&dt_io_waiting, &tid))
+		return 0;
+	bpf_map_delete_elem(&dt_io_waiting, &tid);
+	struct dt_io_args *a = bpf_map_lookup_elem(&dt_io_last, &tid);
+	if (!a)
+		return 0;
+	a->buf.b_flags |= DT_B_DONE;
+	return dt_io_fire(ctx, DT_IO_WAIT_DONE, a);
+}
+
+SEC("raw_tp/sched_switch")
+int dt_io_wait_done(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	return dt_io_wait_done_in(ctx, BPF_CORE_READ(prev, pid));
+}
+
+SEC("raw_tp/sys_exit")
+int dt_io_wait_done_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return dt_io_wait_done_in(ctx, (__u32)bpf_get_current_pid_tgid());
+}
