@@ -111,17 +111,19 @@ ip:::send /args[2]->ip_saddr == "{src}" && args[2]->ip_daddr == "{dst}"/ {{
 	@send[args[2]->ip_ver, args[2]->ip_saddr, args[2]->ip_daddr,
 	    args[4] != NULL ? args[4]->ipv4_protostr : args[5]->ipv6_nextstr,
 	    args[4] != NULL ? "v4" : "v6", args[5] != NULL ? "v6" : "v4",
-	    args[3]->if_name, args[2]->ip_plength] = count();
+	    args[3]->if_name, args[3]->if_ipstack, args[2]->ip_plength] = count();
+	@sender[args[1]->cs_pid != 0, args[2]->ip_plength] = count();
 }}
 ip:::receive /args[2]->ip_saddr == "{dst}" && args[2]->ip_daddr == "{src}"/ {{
 	@receive[args[2]->ip_ver, args[2]->ip_saddr, args[2]->ip_daddr,
 	    args[4] != NULL ? args[4]->ipv4_protostr : args[5]->ipv6_nextstr,
 	    args[4] != NULL ? "v4" : "v6", args[5] != NULL ? "v6" : "v4",
-	    args[3]->if_name, args[2]->ip_plength] = count();
+	    args[3]->if_name, args[3]->if_ipstack, args[2]->ip_plength] = count();
 }}
 END {{
-	printa("send %d %s %s %s %s %s %s %d %@d\n", @send);
-	printa("receive %d %s %s %s %s %s %s %d %@d\n", @receive);
+	printa("send %d %s %s %s %s %s %s %u %d %@d\n", @send);
+	printa("receive %d %s %s %s %s %s %s %u %d %@d\n", @receive);
+	printa("sender %d %d %@d\n", @sender);
 }}
 "#
     );
@@ -132,13 +134,22 @@ END {{
     out.assert_no_panic();
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let (ver, proto, args) = if v6 { (6, "ICMPV6", "v6 v6") } else { (4, "ICMP", "v4 v4") };
+    // Both directions on the first namespace's veth end.
+    let ns = std::fs::metadata(format!("/run/netns/{}", pair.ns[0])).expect("the namespace");
+    let ipstack = std::os::unix::fs::MetadataExt::ino(&ns);
     let has = |line: String| out.stdout.lines().any(|l| l == line);
     // Neighbour discovery (IPv6) may add packets of other sizes: only the
     // echo requests and replies are 108 bytes.
-    let request = format!("send {ver} {src} {dst} {proto} {args} {} 108 5", pair.dev[0]);
+    let request = format!("send {ver} {src} {dst} {proto} {args} {} {ipstack} 108 5", pair.dev[0]);
     assert!(has(request.clone()), "no {request:?} in:\n{}{}", out.stdout, out.stderr);
-    let reply = format!("receive {ver} {dst} {src} {proto} {args} {} 108 5", pair.dev[0]);
+    let reply = format!("receive {ver} {dst} {src} {proto} {args} {} {ipstack} 108 5", pair.dev[0]);
     assert!(has(reply.clone()), "no {reply:?} in:\n{}{}", out.stdout, out.stderr);
+    // ping sends the requests from its own context (cs_pid), but the first
+    // waits for the neighbour's address and leaves from the softirq that
+    // learns it (cs_pid 0).
+    let from_ping = out.stdout.lines().find_map(|l| l.strip_prefix("sender 1 108 "));
+    let from_ping: u64 = from_ping.and_then(|n| n.trim().parse().ok()).unwrap_or(0);
+    assert!((4..=5).contains(&from_ping), "{}", out.stdout);
 }
 
 #[test]
