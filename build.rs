@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use libbpf_cargo::SkeletonBuilder;
 
 /// The entry programs, one per provider family.
-const ENTRY_PROGRAMS: &[&str] = &["dtrace", "syscall", "profile", "sysinfo", "proc", "io"];
+const ENTRY_PROGRAMS: &[&str] = &["dtrace", "syscall", "profile", "sysinfo", "proc", "io", "ip"];
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -22,6 +22,7 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=bpf/dtrace.h");
     println!("cargo:rerun-if-changed=bpf/io.h");
+    println!("cargo:rerun-if-changed=bpf/ip.h");
     println!("cargo:rerun-if-changed=providers/sysinfo/stats.h");
     println!("cargo:rerun-if-changed={}", vmlinux.join("vmlinux.h").display());
     for name in ENTRY_PROGRAMS {

@@ -125,7 +125,7 @@ pub(crate) fn compile_description(src: &str) -> Result<crate::sema::ir::Program,
 }
 
 /// The D library files every script sees (`providers/*.d`, built in).
-fn parse_library() -> Result<Vec<(String, ast::Program)>, String> {
+pub(crate) fn parse_library() -> Result<Vec<(String, ast::Program)>, String> {
     LIBRARY
         .iter()
         .map(|(name, text)| {

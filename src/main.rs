@@ -171,7 +171,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
             }
             ProgramSource::Script(_) => {
                 let compiled = compile::compile(
-                    &[source.clone()],
+                    std::slice::from_ref(source),
                     &[String::new()],
                     &mut flags.options.clone(),
                     registry,
@@ -193,7 +193,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     }
     let all = flags.sources.is_empty();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let _ = writeln!(out, "{:>5} {:>10} {:>17} {:>33} {}", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
+    let _ = writeln!(out, "{:>5} {:>10} {:>17} {:>33} NAME", "ID", "PROVIDER", "MODULE", "FUNCTION");
     ids.sort_unstable();
     ids.dedup();
     for p in registry.all() {

@@ -10,6 +10,8 @@ mod aggregations;
 mod corpus;
 #[path = "integration/io_provider.rs"]
 mod io_provider;
+#[path = "integration/ip_provider.rs"]
+mod ip_provider;
 #[path = "integration/kernel_types.rs"]
 mod kernel_types;
 #[path = "integration/man_pages.rs"]

@@ -5,8 +5,7 @@
 //! their addresses; the D library (providers/io.d) declares the same
 //! layouts, and a test below keeps the two in step.
 
-use super::proc::ProbeArg;
-use super::{Attach, Probe};
+use super::{Attach, Probe, ProbeArg};
 
 const IO_ARGS: &[ProbeArg] = &[
     ProbeArg { ty: "bufinfo_t *", expr: "(bufinfo_t *)arg0" },

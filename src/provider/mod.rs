@@ -8,6 +8,7 @@
 
 pub(crate) mod dtrace;
 pub(crate) mod io;
+pub(crate) mod ip;
 pub(crate) mod proc;
 pub(crate) mod profile;
 pub(crate) mod syscall;
@@ -30,6 +31,20 @@ pub(crate) enum Attach {
     Proc { slot: u32 },
     /// io probe in slot `slot` (io::PROBES order).
     Io { slot: u32 },
+    /// ip probe in slot `slot` (ip::PROBES order).
+    Ip { slot: u32 },
+}
+
+/// A probe's typed argument: its D type and the expression that computes it
+/// from the raw arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProbeArg {
+    pub ty: &'static str,
+    pub expr: &'static str,
+}
+
+pub(crate) const fn arg(ty: &'static str, expr: &'static str) -> ProbeArg {
+    ProbeArg { ty, expr }
 }
 
 /// DTrace's stability attributes: identifier names, data semantics,
@@ -41,7 +56,7 @@ fn argument_attributes(provider: &str) -> Attributes {
     match provider {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
-        "proc" | "io" => ("Evolving", "Evolving", "ISA"),
+        "proc" | "io" | "ip" => ("Evolving", "Evolving", "ISA"),
         _ => ("Private", "Private", "ISA"),
     }
 }
@@ -76,6 +91,7 @@ impl Registry {
         sysinfo::provide(&mut probes);
         proc::provide(&mut probes);
         io::provide(&mut probes);
+        ip::provide(&mut probes);
         Registry { probes }
     }
 
@@ -90,10 +106,11 @@ impl Registry {
 
     /// The typed arguments (`args[]`) of probe `id`, for providers that
     /// type them; other probes' args[n] is argN.
-    pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [proc::ProbeArg]> {
+    pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [ProbeArg]> {
         match self.get(id)?.attach {
             Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
             Attach::Io { .. } => Some(io::args()),
+            Attach::Ip { .. } => Some(ip::ARGS),
             _ => None,
         }
     }

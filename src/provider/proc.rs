@@ -5,19 +5,7 @@
 //! child's `psinfo_t *`) are D expressions over them, checked like any
 //! other D (the D library's translators do the work).
 
-use super::{Attach, Probe};
-
-/// A probe's typed argument: its D type and the expression that computes it
-/// from the raw arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProbeArg {
-    pub ty: &'static str,
-    pub expr: &'static str,
-}
-
-const fn arg(ty: &'static str, expr: &'static str) -> ProbeArg {
-    ProbeArg { ty, expr }
-}
+use super::{arg, Attach, Probe, ProbeArg};
 
 const PSINFO_0: ProbeArg = arg("psinfo_t *", "xlate <psinfo_t *> ((struct task_struct *)arg0)");
 const LWPSINFO_0: ProbeArg = arg("lwpsinfo_t *", "xlate <lwpsinfo_t *> ((struct task_struct *)arg0)");

@@ -73,7 +73,7 @@ mod tests {
         // The type checker lays out records after a header of this size.
         assert_eq!(HDR_SIZE, crate::sema::check::RECORD_HEADER);
         // arg0..arg9 sit before the scalar fields the generated code reads.
-        assert!(CTX_ARGS + 10 * 8 <= CTX_PROBE_ID);
+        const { assert!(CTX_ARGS + 10 * 8 <= CTX_PROBE_ID) };
         assert_eq!(HDR_SIZE % 8, 0);
     }
 }

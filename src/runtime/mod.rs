@@ -22,8 +22,8 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, io as io_provider, proc as proc_provider, syscall as syscall_provider,
-    sysinfo as sysinfo_provider, Attach, Registry,
+    dtrace as dtrace_provider, io as io_provider, ip as ip_provider, proc as proc_provider,
+    syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,
 };
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
@@ -61,6 +61,7 @@ pub(crate) struct Session {
     _sysinfo: Option<skel::sysinfo::SysinfoSkel<'static>>,
     _proc: Option<skel::proc::ProcSkel<'static>>,
     _io: Option<skel::io::IoSkel<'static>>,
+    _ip: Option<skel::ip::IpSkel<'static>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
     _links: Vec<Link>,
@@ -85,6 +86,7 @@ enum Dispatch {
     Sysinfo(u32),
     Proc(u32),
     Io(u32),
+    Ip(u32),
 }
 
 fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
@@ -315,6 +317,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             Attach::Sysinfo { stat } => Dispatch::Sysinfo(*stat),
             Attach::Proc { slot } => Dispatch::Proc(*slot),
             Attach::Io { slot } => Dispatch::Io(*slot),
+            Attach::Ip { slot } => Dispatch::Ip(*slot),
         };
         dispatch.push((d, id, clauses.clone()));
     }
@@ -643,11 +646,49 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let ip_slots: Vec<u32> =
+        dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Ip(s) = d { Some(*s) } else { None }).collect();
+    let ip_skel = if !ip_slots.is_empty() {
+        let mut open =
+            skel::ip::IpSkelBuilder::default().open(leak_storage()).context("opening the ip entry programs")?;
+        // Only the entry programs of the enabled probes are loaded.
+        let wanted: Vec<&str> = ip_slots.iter().map(|s| ip_provider::PROBES[*s as usize].program).collect();
+        autoload_only(open.open_object_mut(), &wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            ro.dt_ip_id_base = ip_provider::id_base();
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the ip entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Ip(slot) = d {
+                let fd = load(clauses, RAW_TP, &mut programs)?;
+                skel.maps.dt_ip_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        for &slot in &ip_slots {
+            let probe = &ip_provider::PROBES[slot as usize];
+            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
+            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
+                Some(Ok(link)) => links.push(link),
+                _ => warnings.push(format!(
+                    "ip:::{} will not fire: this kernel has no usable {} tracepoint",
+                    probe.name, probe.tracepoint
+                )),
+            }
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
     Ok(Session {
         core,
         _sysinfo: sysinfo_skel,
         _proc: proc_skel,
         _io: io_skel,
+        _ip: ip_skel,
         warnings,
         _syscall: syscall_skel,
         _profile: profile_skel,

@@ -19,3 +19,6 @@ pub(crate) mod proc {
 pub(crate) mod io {
     include!(concat!(env!("OUT_DIR"), "/io.skel.rs"));
 }
+pub(crate) mod ip {
+    include!(concat!(env!("OUT_DIR"), "/ip.skel.rs"));
+}

@@ -117,8 +117,13 @@ fn pages_have_their_sections_and_see_also_names_existing_pages() {
 const READY: &str = r#"-n 'BEGIN { printf("ready\n"); }'"#;
 
 /// Events for the examples to see: opens (one failing), reads and writes,
-/// an exec, a clock_nanosleep, TLB shootdowns across CPUs, and block I/O.
+/// an exec, a clock_nanosleep, TLB shootdowns across CPUs, block I/O, and
+/// IPv4 and IPv6 packets over loopback.
 fn drive_events() {
+    for family in ["-4", "-6"] {
+        let to = if family == "-4" { "127.0.0.1" } else { "::1" };
+        let _ = Command::new("ping").args([family, "-q", "-c", "2", "-i", "0.1", to]).output().expect("ping");
+    }
     for args in [&["/etc/hostname"][..], &["/nonexistent"]] {
         let _ = Command::new("cat").args(args).output().expect("cat");
     }

@@ -56,7 +56,11 @@ fn debian_package_installs_a_working_dtrace() {
 
     let listing = String::from_utf8(checked(Command::new("dpkg-deb").arg("-c").arg(&deb)).stdout).expect("utf-8");
     let files: Vec<&str> = listing.lines().filter_map(|l| l.split_whitespace().last()).collect();
-    let mut wanted = vec!["./usr/sbin/dtrace".to_string(), "./usr/lib/dtrace/procfs.d".to_string()];
+    let mut wanted = vec![
+        "./usr/sbin/dtrace".to_string(),
+        "./usr/lib/dtrace/procfs.d".to_string(),
+        "./usr/lib/dtrace/ip.d".to_string(),
+    ];
     for page in pages() {
         let name = page.file_name().unwrap().to_string_lossy().into_owned();
         let section = name.rsplit('.').next().unwrap().to_string();

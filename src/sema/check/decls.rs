@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::*;
-use crate::provider::proc::ProbeArg;
+use crate::provider::ProbeArg;
 
 /// Everything declared in D so far, in every source and library file.
 #[derive(Default)]
@@ -47,8 +47,11 @@ pub(super) struct Translator {
 
 /// The D library: declarations every script sees, as DTrace's
 /// /usr/lib/dtrace/*.d files.
-pub(crate) const LIBRARY: &[(&str, &str)] =
-    &[("procfs.d", include_str!("../../../providers/procfs.d")), ("io.d", include_str!("../../../providers/io.d"))];
+pub(crate) const LIBRARY: &[(&str, &str)] = &[
+    ("procfs.d", include_str!("../../../providers/procfs.d")),
+    ("io.d", include_str!("../../../providers/io.d")),
+    ("ip.d", include_str!("../../../providers/ip.d")),
+];
 
 impl Checker<'_> {
     /// Loads the D library files (parsed, not yet type-checked against the
@@ -77,6 +80,15 @@ impl Checker<'_> {
             self.declared.typedefs.insert(name.clone(), ty);
         }
         Ok(())
+    }
+
+    /// The struct a D typedef names (tests compare D's layouts with C's).
+    #[cfg(test)]
+    pub(crate) fn declared_struct(&self, typedef: &str) -> Option<Rc<Record>> {
+        match self.declared.typedefs.get(typedef)? {
+            Type::Struct(r) => Some(r.clone()),
+            _ => None,
+        }
     }
 
     pub(super) fn typedef_named(&self, name: &str) -> Option<Type> {

@@ -101,3 +101,33 @@ fn kernel_arrays_index_and_bitfields_read_as_integers() {
     assert_eq!(type_of("curthread->signal->is_child_subreaper"), "unsigned int");
     assert_eq!(type_of("sizeof (curthread->comm)"), "size_t");
 }
+
+#[test]
+fn ip_probe_arguments_are_the_d_librarys_structs() {
+    // No kernel type is involved: the structs are providers/ip.d's.
+    let traced = |expr: &str| {
+        let program =
+            compile(&format!("ip:::send, ip:::receive {{ trace({expr}); }}")).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        let TStmt::Action { kind: ActionKind::Record(values), .. } = &program.clauses[0].body[0] else {
+            panic!("{expr}: not a trace")
+        };
+        values[0].ty.name()
+    };
+    assert_eq!(traced("args[0]->pkt_addr"), "uintptr_t");
+    assert_eq!(traced("args[1]->cs_pid"), "pid_t");
+    assert_eq!(traced("args[2]->ip_ver"), "uint8_t");
+    assert_eq!(traced("args[2]->ip_plength"), "uint32_t");
+    assert_eq!(traced("args[4]->ipv4_src"), "ipaddr_t");
+    assert_eq!(traced("args[5]->ipv6_flow"), "uint32_t");
+    assert_eq!(traced("args[3]->if_local"), "int8_t");
+    for member in ["args[2]->ip_saddr", "args[3]->if_name", "args[4]->ipv4_protostr", "args[5]->ipv6_daddr"] {
+        assert_eq!(traced(member), "string", "{member}");
+    }
+    // Address strings in predicates, comparisons and aggregation keys.
+    let src = "ip:::send /args[2]->ip_daddr == \"10.0.0.1\" && args[4] != NULL/ {
+                   @[args[2]->ip_saddr, args[4]->ipv4_protostr, execname] = quantize(args[2]->ip_plength);
+                   printf(\"%s %s\\n\", args[3]->if_name, args[5]->ipv6_nextstr); }";
+    compile(src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(error_of("ip:::send { trace(args[2]->ip_src); }"), "ip_src is not a member of struct ipinfo");
+    assert_eq!(error_of("ip:::send { trace(args[6]); }"), "index 6 is out of range for ip:::send args[ ]");
+}
