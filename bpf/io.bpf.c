@@ -2,10 +2,9 @@
 /*
  * The io provider: block device I/O as Solaris' io provider describes it,
  * on the block layer's request tracepoints. io:::start is block_rq_issue,
- * io:::done block_rq_complete; wait-start and wait-done are a thread
- * switching out in io_schedule() (task->in_iowait) and that thread's next
- * event once it runs again (io.bpf.c: dt_io_wait_*; src/provider/io.rs
- * says which).
+ * io:::done block_rq_complete; wait-start is a thread switching out in
+ * io_schedule() (task->in_iowait), wait-done that thread switching back
+ * in (the probe fires for it: dt_probe_for_task).
  *
  * The entry programs fill the stable arguments themselves (io.h: bufinfo,
  * devinfo, fileinfo) in a per-CPU buffer and pass their addresses as
@@ -98,8 +97,8 @@ struct {
 	__type(value, struct dt_io_args);
 } dt_io_last SEC(".maps");
 
-/* Threads that began waiting (wait-start fired) and have not been seen
- * running again (wait-done). */
+/* Threads that began waiting (wait-start fired) and have not taken a CPU
+ * again (wait-done). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
@@ -604,10 +603,14 @@ int dt_io_wait_start(struct bpf_raw_tracepoint_args *ctx)
 	return dt_io_fire(ctx, DT_IO_WAIT_START, a);
 }
 
-/* wait-done, in the thread that waited, at the first point where it is
- * seen running again: a system call's return, or leaving the CPU. */
-static __always_inline int dt_io_wait_done_in(void *ctx, __u32 tid)
+/* sched_switch(preempt, prev, next, ...): wait-done for next, a thread
+ * that began waiting and now takes the CPU: the probe fires for it (its
+ * pid, execname, self->), before it runs. */
+SEC("raw_tp/sched_switch")
+int dt_io_wait_done(struct bpf_raw_tracepoint_args *ctx)
 {
+	struct task_struct *next = (struct task_struct *)ctx->args[2];
+	__u32 tid = BPF_CORE_READ(next, pid);
 	if (!bpf_map_lookup_elem(&dt_io_waiting, &tid))
 		return 0;
 	bpf_map_delete_elem(&dt_io_waiting, &tid);
@@ -615,18 +618,16 @@ static __always_inline int dt_io_wait_done_in(void *ctx, __u32 tid)
 	if (!a)
 		return 0;
 	a->buf.b_flags |= DT_B_DONE;
-	return dt_io_fire(ctx, DT_IO_WAIT_DONE, a);
-}
-
-SEC("raw_tp/sched_switch")
-int dt_io_wait_done(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct task_struct *prev = (struct task_struct *)ctx->args[1];
-	return dt_io_wait_done_in(ctx, BPF_CORE_READ(prev, pid));
-}
-
-SEC("raw_tp/sys_exit")
-int dt_io_wait_done_exit(struct bpf_raw_tracepoint_args *ctx)
-{
-	return dt_io_wait_done_in(ctx, (__u32)bpf_get_current_pid_tgid());
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	dt_probe_for_task(pc, next);
+	pc->probe_id = dt_io_id_base + DT_IO_WAIT_DONE;
+	pc->args[0] = (__u64)&a->buf;
+	pc->args[1] = (__u64)&a->dev;
+	pc->args[2] = (__u64)&a->file;
+	for (int i = 3; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	bpf_tail_call(ctx, &dt_io_progs, DT_IO_WAIT_DONE);
+	return 0;
 }

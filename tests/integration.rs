@@ -22,6 +22,8 @@ mod options;
 mod package;
 #[path = "integration/proc_provider.rs"]
 mod proc_provider;
+#[path = "integration/sched_provider.rs"]
+mod sched_provider;
 #[path = "integration/speculations.rs"]
 mod speculations;
 #[path = "integration/sysinfo.rs"]

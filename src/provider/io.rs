@@ -26,6 +26,8 @@ pub(crate) struct IoProbe {
     pub name: &'static str,
     /// All of them are attached; the first is named after the probe.
     pub hooks: &'static [Hook],
+    /// Fires for a thread other than the current one.
+    pub other_thread: bool,
 }
 
 const fn hook(program: &'static str, tracepoint: &'static str) -> Hook {
@@ -34,20 +36,13 @@ const fn hook(program: &'static str, tracepoint: &'static str) -> Hook {
 
 /// In slot order: the index is DT_IO_* in bpf/io.bpf.c.
 ///
-/// wait-done fires in the thread that waited, at the first point it is
-/// seen running again: its next system call return or its next switch
-/// off the CPU (a BPF program cannot run in a thread just switched to).
-/// The scheduler runs its programs in the order they were attached, which
-/// is slot order reversed: a thread that blocks again ends its last wait
-/// (wait-done) before it begins the next (wait-start).
+/// wait-done fires when the thread that waited takes a CPU again, before
+/// it runs: for that thread (its pid, execname, self->), as sched:::on-cpu.
 pub(crate) const PROBES: &[IoProbe] = &[
-    IoProbe { name: "start", hooks: &[hook("dt_io_start", "block_rq_issue")] },
-    IoProbe { name: "done", hooks: &[hook("dt_io_done", "block_rq_complete")] },
-    IoProbe { name: "wait-start", hooks: &[hook("dt_io_wait_start", "sched_switch")] },
-    IoProbe {
-        name: "wait-done",
-        hooks: &[hook("dt_io_wait_done", "sched_switch"), hook("dt_io_wait_done_exit", "sys_exit")],
-    },
+    IoProbe { name: "start", hooks: &[hook("dt_io_start", "block_rq_issue")], other_thread: false },
+    IoProbe { name: "done", hooks: &[hook("dt_io_done", "block_rq_complete")], other_thread: false },
+    IoProbe { name: "wait-start", hooks: &[hook("dt_io_wait_start", "sched_switch")], other_thread: false },
+    IoProbe { name: "wait-done", hooks: &[hook("dt_io_wait_done", "sched_switch")], other_thread: true },
 ];
 
 pub(crate) fn args() -> &'static [ProbeArg] {

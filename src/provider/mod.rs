@@ -11,6 +11,7 @@ pub(crate) mod io;
 pub(crate) mod ip;
 pub(crate) mod proc;
 pub(crate) mod profile;
+pub(crate) mod sched;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
 
@@ -31,6 +32,8 @@ pub(crate) enum Attach {
     Proc { slot: u32 },
     /// io probe in slot `slot` (io::PROBES order).
     Io { slot: u32 },
+    /// sched probe in slot `slot` (sched::PROBES order).
+    Sched { slot: u32 },
     /// ip probe in slot `slot` (ip::PROBES order).
     Ip { slot: u32 },
 }
@@ -56,7 +59,7 @@ fn argument_attributes(provider: &str) -> Attributes {
     match provider {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
-        "proc" | "io" | "ip" => ("Evolving", "Evolving", "ISA"),
+        "proc" | "io" | "ip" | "sched" => ("Evolving", "Evolving", "ISA"),
         _ => ("Private", "Private", "ISA"),
     }
 }
@@ -92,6 +95,7 @@ impl Registry {
         proc::provide(&mut probes);
         io::provide(&mut probes);
         ip::provide(&mut probes);
+        sched::provide(&mut probes);
         Registry { probes }
     }
 
@@ -111,7 +115,18 @@ impl Registry {
             Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
             Attach::Io { .. } => Some(io::args()),
             Attach::Ip { .. } => Some(ip::ARGS),
+            Attach::Sched { slot } => sched::PROBES.get(slot as usize).map(|p| p.args),
             _ => None,
+        }
+    }
+
+    /// Whether probe `id` fires for a thread other than the current one
+    /// (its entry program names the thread in the probe context).
+    pub(crate) fn fires_for_another_thread(&self, id: u32) -> bool {
+        match self.get(id).map(|p| &p.attach) {
+            Some(Attach::Sched { slot }) => sched::PROBES.get(*slot as usize).is_some_and(|p| p.other_thread),
+            Some(Attach::Io { slot }) => io::PROBES.get(*slot as usize).is_some_and(|p| p.other_thread),
+            _ => false,
         }
     }
 

@@ -22,7 +22,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, io as io_provider, ip as ip_provider, proc as proc_provider,
+    dtrace as dtrace_provider, io as io_provider, sched as sched_provider, ip as ip_provider, proc as proc_provider,
     syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,
 };
 use crate::sema::check::var_bytes;
@@ -62,6 +62,7 @@ pub(crate) struct Session {
     _proc: Option<skel::proc::ProcSkel<'static>>,
     _io: Option<skel::io::IoSkel<'static>>,
     _ip: Option<skel::ip::IpSkel<'static>>,
+    _sched: Option<skel::sched::SchedSkel<'static>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
     _links: Vec<Link>,
@@ -87,6 +88,7 @@ enum Dispatch {
     Proc(u32),
     Io(u32),
     Ip(u32),
+    Sched(u32),
 }
 
 fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
@@ -284,6 +286,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         spec_ending_fd: core.maps.dt_spec_ending.as_fd().as_raw_fd(),
         spec_stats_fd: core.maps.dt_spec_stats.as_fd().as_raw_fd(),
         specsize: opts.specsize,
+        other_thread_probes: clauses_of.keys().any(|id| registry.fires_for_another_thread(*id)),
     };
     // Each ID starts with its own tag (generation 0) and free.
     for id in 1..=opts.nspec {
@@ -318,6 +321,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             Attach::Proc { slot } => Dispatch::Proc(*slot),
             Attach::Io { slot } => Dispatch::Io(*slot),
             Attach::Ip { slot } => Dispatch::Ip(*slot),
+            Attach::Sched { slot } => Dispatch::Sched(*slot),
         };
         dispatch.push((d, id, clauses.clone()));
     }
@@ -627,8 +631,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 skel.maps.dt_io_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             }
         }
-        // Reversed slot order: see io::PROBES.
-        for (slot, probe) in io_provider::PROBES.iter().enumerate().rev() {
+        for (slot, probe) in io_provider::PROBES.iter().enumerate() {
             for hook in probe.hooks.iter().filter(|h| wanted.contains(&h.program)) {
                 let prog = skel.object().progs_mut().find(|p| p.name() == hook.program);
                 match prog.map(|p| p.attach_raw_tracepoint(hook.tracepoint)) {
@@ -683,12 +686,55 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let sched_slots: Vec<u32> =
+        dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Sched(s) = d { Some(*s) } else { None }).collect();
+    let sched_skel = if !sched_slots.is_empty() {
+        let mut open =
+            skel::sched::SchedSkelBuilder::default().open(leak_storage()).context("opening the sched entry programs")?;
+        // Only the entry programs of the enabled probes are loaded.
+        let wanted: Vec<&str> = sched_slots.iter().map(|s| sched_provider::PROBES[*s as usize].program).collect();
+        autoload_only(open.open_object_mut(), &wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            ro.dt_sched_id_base = sched_provider::id_base();
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the sched entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Sched(slot) = d {
+                let fd = load(clauses, RAW_TP, &mut programs)?;
+                skel.maps.dt_sched_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        // The kernel runs a tracepoint's programs in the order they were attached.
+        for name in sched_provider::ATTACH_ORDER {
+            let Some(slot) = sched_provider::PROBES.iter().position(|p| p.name == *name) else { continue };
+            if !sched_slots.contains(&(slot as u32)) {
+                continue;
+            }
+            let probe = &sched_provider::PROBES[slot];
+            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
+            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
+                Some(Ok(link)) => links.push(link),
+                _ => warnings.push(format!(
+                    "sched:::{} will not fire: this kernel has no usable {} tracepoint",
+                    probe.name, probe.tracepoint
+                )),
+            }
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
     Ok(Session {
         core,
         _sysinfo: sysinfo_skel,
         _proc: proc_skel,
         _io: io_skel,
         _ip: ip_skel,
+        _sched: sched_skel,
         warnings,
         _syscall: syscall_skel,
         _profile: profile_skel,
