@@ -106,8 +106,6 @@ struct {
 	__type(value, __u8);
 } dt_io_waiting SEC(".maps");
 
-/* For libbpf-cargo to generate the Rust types the layout test compares. */
-struct dt_io_args dt_layout_io_args;
 
 /* Layouts of older kernels, for CO-RE field checks. */
 struct request___old {

@@ -69,57 +69,15 @@ pub(crate) fn provide(probes: &mut Vec<Probe>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::skel::io::types::{dt_bufinfo, dt_devinfo, dt_fileinfo};
-    use crate::sema::ir::{ActionKind, TKind, TStmt};
-    use std::mem::{offset_of, size_of, size_of_val};
 
-    /// The constants `BEGIN { trace(e); ... }` traces, for each D expression e.
-    fn d_constants(exprs: &[String]) -> Vec<usize> {
-        let traces: String = exprs.iter().map(|e| format!("trace({e}); ")).collect();
-        let program = crate::compile::compile_description(&format!("BEGIN {{ {traces} }}")).expect("compiles");
-        program.clauses[0]
-            .body
-            .iter()
-            .map(|s| match s {
-                TStmt::Action { kind: ActionKind::Record(v), .. } => match v[0].kind {
-                    TKind::Int(n) => n as usize,
-                    _ => panic!("not a constant"),
-                },
-                _ => panic!("not a trace"),
-            })
-            .collect()
-    }
-
-    /// providers/io.d's `d_type` has bpf/io.h's layout: the same size, and
-    /// each member at the same offset with the same size.
-    macro_rules! same_layout {
-        ($d_type:literal, $c_type:ty, [$($member:ident),+ $(,)?]) => {{
-            let c = <$c_type>::default();
-            let mut d_exprs = vec![format!("sizeof ({})", $d_type)];
-            let mut c_values = vec![size_of::<$c_type>()];
-            $(
-                d_exprs.push(format!("offsetof({}, {})", $d_type, stringify!($member)));
-                d_exprs.push(format!("sizeof ((({} *)0)->{})", $d_type, stringify!($member)));
-                c_values.push(offset_of!($c_type, $member));
-                c_values.push(size_of_val(&c.$member));
-            )+
-            assert_eq!(d_constants(&d_exprs), c_values, "{} and {}: {:?}", $d_type, stringify!($c_type), d_exprs);
-        }};
-    }
-
+    /// bufinfo_t, devinfo_t and fileinfo_t of providers/io.d have bpf/io.h's layouts.
     #[test]
     fn the_d_library_declares_the_layouts_the_entry_programs_fill() {
-        same_layout!(
-            "bufinfo_t",
-            dt_bufinfo,
-            [b_flags, b_bcount, b_addr, b_blkno, b_lblkno, b_resid, b_bufsize, b_iodone, b_edev, b_error]
+        crate::provider::assert_same_layouts(
+            include_bytes!(concat!(env!("OUT_DIR"), "/io.bpf.o")),
+            "io",
+            &[("bufinfo_t", "dt_bufinfo"), ("devinfo_t", "dt_devinfo"), ("fileinfo_t", "dt_fileinfo")],
         );
-        same_layout!(
-            "devinfo_t",
-            dt_devinfo,
-            [dev_major, dev_minor, dev_instance, dev_name, dev_statname, dev_pathname]
-        );
-        same_layout!("fileinfo_t", dt_fileinfo, [fi_name, fi_dirname, fi_pathname, fi_offset, fi_fs, fi_mount]);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, io as io_provider, sched as sched_provider, ip as ip_provider, proc as proc_provider,
+    dtrace as dtrace_provider, io as io_provider, ip as ip_provider, proc as proc_provider, sched as sched_provider,
     syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,
 };
 use crate::sema::check::var_bytes;
@@ -689,8 +689,9 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     let sched_slots: Vec<u32> =
         dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Sched(s) = d { Some(*s) } else { None }).collect();
     let sched_skel = if !sched_slots.is_empty() {
-        let mut open =
-            skel::sched::SchedSkelBuilder::default().open(leak_storage()).context("opening the sched entry programs")?;
+        let mut open = skel::sched::SchedSkelBuilder::default()
+            .open(leak_storage())
+            .context("opening the sched entry programs")?;
         // Only the entry programs of the enabled probes are loaded.
         let wanted: Vec<&str> = sched_slots.iter().map(|s| sched_provider::PROBES[*s as usize].program).collect();
         autoload_only(open.open_object_mut(), &wanted);
