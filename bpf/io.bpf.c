@@ -40,7 +40,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 dt_io_id_base = 0;
 /* Which raw argument of block_rq_issue is the request. */
 const volatile __u32 dt_io_rq_arg = 0;
-/* Fill fileinfo_t (a script uses args[2]). */
+/* Fill bufinfo_t (a script uses args[0]), devinfo_t (args[1]) and
+ * fileinfo_t (args[2]): reading them costs most of an event. b_flags is
+ * always filled (wait-start needs it). */
+const volatile bool dt_io_want_buf = false;
+const volatile bool dt_io_want_dev = false;
 const volatile bool dt_io_want_file = false;
 /* Remember each thread's last request for wait-start/wait-done. */
 const volatile bool dt_io_want_waits = false;
@@ -167,8 +171,8 @@ static __always_inline int dt_strnlen(const char *s, int max)
 	return max;
 }
 
-/* devinfo_t and b_edev: the partition the request is for (the disk when
- * it names none). */
+/* b_edev and (if wanted) devinfo_t: the partition the request is for (the
+ * disk when it names none). Returns the disk. */
 static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_devinfo *dev, struct dt_bufinfo *buf)
 {
 	struct gendisk *disk;
@@ -195,6 +199,8 @@ static __always_inline struct gendisk *dt_io_device(struct request *rq, struct d
 	__u32 partno = (devt >> DT_MINORBITS) == (__u32)major && minor >= (__u32)first_minor ? minor - first_minor : 0;
 
 	buf->b_edev = devt;
+	if (!dt_io_want_dev)
+		return disk;
 	dev->dev_major = devt >> DT_MINORBITS;
 	dev->dev_minor = minor;
 	dev->dev_instance = minors > 0 ? (__u32)first_minor / (__u32)minors : 0;
@@ -480,8 +486,6 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	struct dt_io_args *a = bpf_map_lookup_elem(&dt_io_args, &slot);
 	if (!a)
 		return NULL;
-	__u32 bytes = BPF_CORE_READ(rq, __data_len);
-	__u64 sector = BPF_CORE_READ(rq, __sector);
 	struct dt_bufinfo *buf = &a->buf;
 	buf->b_flags = op == 1 ? DT_B_WRITE : DT_B_READ;
 	/* The kernel waits for reads and for writes marked sync (REQ_SYNC,
@@ -491,6 +495,10 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 			  (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH));
 	if (op == 1 && !(flags & sync_bits))
 		buf->b_flags |= DT_B_ASYNC;
+	if (!dt_io_want_buf && !dt_io_want_dev && !dt_io_want_file)
+		return a;
+	__u32 bytes = BPF_CORE_READ(rq, __data_len);
+	__u64 sector = BPF_CORE_READ(rq, __sector);
 	buf->b_bcount = bytes;
 	buf->b_bufsize = bytes;
 	buf->b_addr = 0;

@@ -13,25 +13,23 @@ const IO_ARGS: &[ProbeArg] = &[
     ProbeArg { ty: "fileinfo_t *", expr: "(fileinfo_t *)arg2" },
 ];
 
-/// args[n] of fileinfo_t: the entry programs build paths only if a script uses it.
+/// args[n] of bufinfo_t, devinfo_t and fileinfo_t: the entry programs fill
+/// them only if a script uses them.
+pub(crate) const BUFINFO_ARG: usize = 0;
+pub(crate) const DEVINFO_ARG: usize = 1;
 pub(crate) const FILEINFO_ARG: usize = 2;
-
-/// An entry program in bpf/io.bpf.c and the raw tracepoint it attaches to.
-pub(crate) struct Hook {
-    pub program: &'static str,
-    pub tracepoint: &'static str,
-}
 
 pub(crate) struct IoProbe {
     pub name: &'static str,
-    /// All of them are attached; the first is named after the probe.
-    pub hooks: &'static [Hook],
+    /// The entry program in bpf/io.bpf.c and the raw tracepoint it attaches to.
+    pub program: &'static str,
+    pub tracepoint: &'static str,
     /// Fires for a thread other than the current one.
     pub other_thread: bool,
 }
 
-const fn hook(program: &'static str, tracepoint: &'static str) -> Hook {
-    Hook { program, tracepoint }
+const fn probe(name: &'static str, program: &'static str, tracepoint: &'static str, other_thread: bool) -> IoProbe {
+    IoProbe { name, program, tracepoint, other_thread }
 }
 
 /// In slot order: the index is DT_IO_* in bpf/io.bpf.c.
@@ -39,10 +37,10 @@ const fn hook(program: &'static str, tracepoint: &'static str) -> Hook {
 /// wait-done fires when the thread that waited takes a CPU again, before
 /// it runs: for that thread (its pid, execname, self->), as sched:::on-cpu.
 pub(crate) const PROBES: &[IoProbe] = &[
-    IoProbe { name: "start", hooks: &[hook("dt_io_start", "block_rq_issue")], other_thread: false },
-    IoProbe { name: "done", hooks: &[hook("dt_io_done", "block_rq_complete")], other_thread: false },
-    IoProbe { name: "wait-start", hooks: &[hook("dt_io_wait_start", "sched_switch")], other_thread: false },
-    IoProbe { name: "wait-done", hooks: &[hook("dt_io_wait_done", "sched_switch")], other_thread: true },
+    probe("start", "dt_io_start", "block_rq_issue", false),
+    probe("done", "dt_io_done", "block_rq_complete", false),
+    probe("wait-start", "dt_io_wait_start", "sched_switch", false),
+    probe("wait-done", "dt_io_wait_done", "sched_switch", true),
 ];
 
 pub(crate) fn args() -> &'static [ProbeArg] {
@@ -86,13 +84,8 @@ mod tests {
         for (slot, probe) in PROBES.iter().enumerate() {
             let define = format!("#define DT_IO_{} {slot}\n", probe.name.replace('-', "_").to_uppercase());
             assert!(c.contains(&define), "{define}");
-            for hook in probe.hooks {
-                assert!(
-                    c.contains(&format!("SEC(\"raw_tp/{}\")\nint {}(", hook.tracepoint, hook.program)),
-                    "{}",
-                    hook.program
-                );
-            }
+            let program = format!("SEC(\"raw_tp/{}\")\nint {}(", probe.tracepoint, probe.program);
+            assert!(c.contains(&program), "{program}");
         }
         assert!(c.contains(&format!("#define DT_IO_COUNT {}\n", PROBES.len())));
     }

@@ -599,14 +599,12 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Io(s) = d { Some(*s) } else { None }).collect();
     let io_skel = if !io_slots.is_empty() {
         let mut open = skel::io::IoSkelBuilder::default().open(leak_storage())?;
-        let mut hooks: Vec<&io_provider::Hook> =
-            io_slots.iter().flat_map(|s| io_provider::PROBES[*s as usize].hooks).collect();
+        let mut wanted: Vec<&str> = io_slots.iter().map(|s| io_provider::PROBES[*s as usize].program).collect();
         let waits = io_slots.iter().any(|s| io_provider::PROBES[*s as usize].name.starts_with("wait-"));
         if waits {
             // wait-start and wait-done take their arguments from the thread's last request.
-            hooks.extend(io_provider::PROBES[0].hooks);
+            wanted.push(io_provider::PROBES[0].program);
         }
-        let wanted: Vec<&str> = hooks.iter().map(|h| h.program).collect();
         autoload_only(open.open_object_mut(), &wanted);
         let io_ids = io_provider::id_base()..io_provider::id_base() + io_provider::PROBES.len() as u32;
         let mut kernel = crate::sema::ktypes::KernelTypes::default();
@@ -615,8 +613,10 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             ro.dt_io_id_base = io_provider::id_base();
             // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
             ro.dt_io_rq_arg = u32::from(kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
-            ro.dt_io_want_file =
-                program.typed_args_used.iter().any(|(id, n)| io_ids.contains(id) && *n == io_provider::FILEINFO_ARG);
+            let uses = |arg: usize| program.typed_args_used.iter().any(|(id, n)| io_ids.contains(id) && *n == arg);
+            ro.dt_io_want_buf = uses(io_provider::BUFINFO_ARG);
+            ro.dt_io_want_dev = uses(io_provider::DEVINFO_ARG);
+            ro.dt_io_want_file = uses(io_provider::FILEINFO_ARG);
             ro.dt_io_want_waits = waits;
             // SAFETY: sysconf has no preconditions.
             let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -632,16 +632,17 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             }
         }
         for (slot, probe) in io_provider::PROBES.iter().enumerate() {
-            for hook in probe.hooks.iter().filter(|h| wanted.contains(&h.program)) {
-                let prog = skel.object().progs_mut().find(|p| p.name() == hook.program);
-                match prog.map(|p| p.attach_raw_tracepoint(hook.tracepoint)) {
-                    Some(Ok(link)) => links.push(link),
-                    _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
-                        "io:::{} will not fire: this kernel has no usable {} tracepoint",
-                        probe.name, hook.tracepoint
-                    )),
-                    _ => {}
-                }
+            if !wanted.contains(&probe.program) {
+                continue;
+            }
+            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
+            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
+                Some(Ok(link)) => links.push(link),
+                _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
+                    "io:::{} will not fire: this kernel has no usable {} tracepoint",
+                    probe.name, probe.tracepoint
+                )),
+                _ => {}
             }
         }
         Some(skel)
