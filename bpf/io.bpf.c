@@ -171,22 +171,53 @@ static __always_inline int dt_strnlen(const char *s, int max)
 	return max;
 }
 
+/* The first bytes of a struct request, read with one helper call: the
+ * fields io reads lie there on every kernel so far (each helper call costs
+ * more than the rest of the work on a field). DT_RQ reads a field from it,
+ * or alone if the running kernel puts it further. */
+#define DT_RQ_HEAD 128
+struct dt_rq_head {
+	__u8 bytes[DT_RQ_HEAD];
+};
+#define DT_RQ(head, rq, type, field)                                                        \
+	(bpf_core_field_offset(rq->field) + sizeof(type) <= DT_RQ_HEAD ?                     \
+		 *(type *)&(head)->bytes[bpf_core_field_offset(rq->field) & (DT_RQ_HEAD - 1)] : \
+		 (type)BPF_CORE_READ(rq, field))
+
+/* The numbers gendisk begins with, read at once when they are adjacent. */
+struct dt_disk_numbers {
+	int major;
+	int first_minor;
+	int minors;
+};
+
 /* b_edev and (if wanted) devinfo_t: the partition the request is for (the
  * disk when it names none). Returns the disk. */
-static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_devinfo *dev, struct dt_bufinfo *buf)
+static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_rq_head *head,
+						    struct dt_devinfo *dev, struct dt_bufinfo *buf)
 {
 	struct gendisk *disk;
 	__u32 devt = 0;
+	struct request___old *old = (struct request___old *)rq;
 
-	if (bpf_core_field_exists(((struct request___old *)0)->rq_disk))
-		disk = BPF_CORE_READ((struct request___old *)rq, rq_disk);
-	else
-		disk = BPF_CORE_READ(rq, q, disk);
-	int major = BPF_CORE_READ(disk, major);
-	int first_minor = BPF_CORE_READ(disk, first_minor);
-	int minors = BPF_CORE_READ(disk, minors);
+	if (bpf_core_field_exists(old->rq_disk))
+		disk = DT_RQ(head, old, struct gendisk *, rq_disk);
+	else {
+		struct request_queue *q = DT_RQ(head, rq, struct request_queue *, q);
+		disk = BPF_CORE_READ(q, disk);
+	}
+	struct dt_disk_numbers n;
+	if (bpf_core_field_offset(disk->major) == 0 && bpf_core_field_offset(disk->first_minor) == 4 &&
+	    bpf_core_field_offset(disk->minors) == 8) {
+		bpf_probe_read_kernel(&n, sizeof(n), disk);
+	} else {
+		n.major = BPF_CORE_READ(disk, major);
+		n.first_minor = BPF_CORE_READ(disk, first_minor);
+		n.minors = BPF_CORE_READ(disk, minors);
+	}
+	int major = n.major, first_minor = n.first_minor, minors = n.minors;
 
-	void *part = BPF_CORE_READ((struct request___old *)rq, part);
+	void *part = DT_RQ(head, old, void *, part);
 	if (part) {
 		if (bpf_core_type_exists(struct hd_struct___old))
 			devt = BPF_CORE_READ((struct hd_struct___old *)part, __dev.devt);
@@ -381,10 +412,10 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 }
 
 /* fileinfo_t and the B_PAGEIO/B_PHYS flags, from the request's first bio. */
-static __always_inline void dt_io_file(struct request *rq, struct gendisk *disk, struct dt_fileinfo *fi,
-					  struct dt_bufinfo *buf)
+static __always_inline void dt_io_file(struct request *rq, struct dt_rq_head *rq_head, struct gendisk *disk,
+					  struct dt_fileinfo *fi, struct dt_bufinfo *buf)
 {
-	struct bio *bio = BPF_CORE_READ(rq, bio);
+	struct bio *bio = DT_RQ(rq_head, rq, struct bio *, bio);
 	if (!bio) {
 		dt_io_no_file(fi, dt_io_none);
 		return;
@@ -479,7 +510,9 @@ static __always_inline void dt_io_file(struct request *rq, struct gendisk *disk,
  * buffer of probe slot `slot`; NULL for requests that move no data. */
 static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 slot)
 {
-	__u32 flags = BPF_CORE_READ(rq, cmd_flags);
+	struct dt_rq_head head;
+	bpf_probe_read_kernel(&head, sizeof(head), rq);
+	__u32 flags = DT_RQ(&head, rq, __u32, cmd_flags);
 	__u32 op = flags & 0xff; /* REQ_OP_MASK */
 	if (op > 1)              /* only REQ_OP_READ (0) and REQ_OP_WRITE (1) */
 		return NULL;
@@ -497,8 +530,8 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 		buf->b_flags |= DT_B_ASYNC;
 	if (!dt_io_want_buf && !dt_io_want_dev && !dt_io_want_file)
 		return a;
-	__u32 bytes = BPF_CORE_READ(rq, __data_len);
-	__u64 sector = BPF_CORE_READ(rq, __sector);
+	__u32 bytes = DT_RQ(&head, rq, __u32, __data_len);
+	__u64 sector = DT_RQ(&head, rq, __u64, __sector);
 	buf->b_bcount = bytes;
 	buf->b_bufsize = bytes;
 	buf->b_addr = 0;
@@ -507,9 +540,9 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	buf->b_resid = 0;
 	buf->b_error = 0;
 	buf->b_iodone = 0;
-	struct gendisk *disk = dt_io_device(rq, &a->dev, buf);
+	struct gendisk *disk = dt_io_device(rq, &head, &a->dev, buf);
 	if (dt_io_want_file)
-		dt_io_file(rq, disk, &a->file, buf);
+		dt_io_file(rq, &head, disk, &a->file, buf);
 	return a;
 }
 
