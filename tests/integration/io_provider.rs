@@ -267,6 +267,21 @@ END
 }
 "#;
 
+/// fileio.d, from the slides (seed 001).
+const FILEIO: &str = r#"#pragma D option quiet
+
+io:::start {
+    @bytes[args[1]->dev_statname, args[2]->fi_name,
+        execname] = sum(args[0]->b_bcount);
+}
+
+END {
+    printf("%10s %20s %15s %10s\n",
+        "DEVICE", "FILE", "APP", "BYTES");
+    printa("%10s %20s %15s %10@d\n", @bytes);
+}
+"#;
+
 const APPLICAT: &str = r#"io:::start
 /execname == "dd" && args[2]->fi_name == "applicat.rdb"/
 {
@@ -284,7 +299,7 @@ fn the_seed_scripts_print_their_columns_for_io_on_a_loop_device() {
     let applicat = format!("{mount}/applicat.rdb");
     // Files to read back with O_DIRECT, written before tracing starts.
     sh(&format!("dd if=/dev/zero of={applicat} bs=1M count=3 conv=fsync"));
-    let mut all = tracers(&[IOSNOOP, IOTIME, WHOIO, THROUGHPUT, WHOWRITE, IOWAIT, APPLICAT]);
+    let mut all = tracers(&[IOSNOOP, IOTIME, WHOIO, THROUGHPUT, WHOWRITE, IOWAIT, APPLICAT, FILEIO]);
     // Buffered writes made durable by fsync in dd's own context, then
     // direct reads of both files.
     sh(&format!(
@@ -372,6 +387,16 @@ fn the_seed_scripts_print_their_columns_for_io_on_a_loop_device() {
             .unwrap_or_else(|| panic!("{mb}\n{}", applicat.stdout));
         assert!(!row.ends_with(" 0"), "{row}\n{}", applicat.stdout);
     }
+
+    // fileio.d: DEVICE FILE APP BYTES; dd read applicat.rdb's 3 MiB.
+    let fileio = &outs[7];
+    assert!(
+        has_line(fileio, &format!("{:>10} {:>20} {:>15} {:>10}", "DEVICE", "FILE", "APP", "BYTES")),
+        "{}",
+        fileio.stdout
+    );
+    let line = format!("{dev:>10} {:>20} {:>15} {:>10}", "applicat.rdb", "dd", 3 << 20);
+    assert!(has_line(fileio, &line), "{line}\n{}", fileio.stdout);
 }
 
 #[test]

@@ -131,3 +131,18 @@ fn ip_probe_arguments_are_the_d_librarys_structs() {
     assert_eq!(error_of("ip:::send { trace(args[2]->ip_src); }"), "ip_src is not a member of struct ipinfo");
     assert_eq!(error_of("ip:::send { trace(args[6]); }"), "index 6 is out of range for ip:::send args[ ]");
 }
+
+#[test]
+fn char_array_keys_take_their_length_not_strsize() {
+    // The seed's fileio.d: device name (char[32]), file name (char[256]) and
+    // execname fit in one key of Linux 5.10's 512 bytes.
+    let program =
+        compile("io:::start { @bytes[args[1]->dev_statname, args[2]->fi_name, execname] = sum(args[0]->b_bcount); }")
+            .expect("compiles");
+    let columns: Vec<usize> = program.aggregations[0].keys.iter().map(|c| c.bytes).collect();
+    assert_eq!(columns, [40, 256, 16]);
+    // Another update with a strsize string widens the column for both.
+    let program =
+        compile(r#"BEGIN { @[curthread->comm] = count(); @[strjoin("a", "b")] = count(); }"#).expect("compiles");
+    assert_eq!(program.aggregations[0].keys.iter().map(|c| c.bytes).collect::<Vec<_>>(), [256]);
+}
