@@ -319,6 +319,8 @@ $((small_seen + small_drops - N)) unaccounted.
 EOF
 )
 echo "$report"
+# bench/io.sh's section (the last one) is kept.
+io_section=$(sed -n '/^## io:/,$p' BENCHMARKS.md 2>/dev/null || true)
 {
 	echo "# Benchmarks"
 	echo
@@ -327,4 +329,5 @@ echo "$report"
 	echo "libbpf program per case (\`bench/floor/\`)."
 	echo
 	echo "$report"
+	[ -z "$io_section" ] || printf '\n%s\n' "$io_section"
 } >BENCHMARKS.md
