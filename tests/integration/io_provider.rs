@@ -422,3 +422,14 @@ fn writeback_by_the_kernel_names_the_file_in_the_flushers_context() {
     assert_eq!(total, 256 << 10, "{}", out.stdout);
     assert!(rows.iter().all(|r| r.starts_with("kworker/")), "{}", out.stdout);
 }
+
+#[test]
+fn io_probes_list_their_argument_types() {
+    let out = run(&["-lv", "-n", "io:::start"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let types = "\t\targs[0]: bufinfo_t *\n\t\targs[1]: devinfo_t *\n\t\targs[2]: fileinfo_t *\n";
+    assert!(out.stdout.contains(types), "{}", out.stdout);
+    let listed = run(&["-l", "-P", "io"]);
+    let names: Vec<&str> = listed.stdout.lines().skip(1).filter_map(|l| l.split_whitespace().last()).collect();
+    assert_eq!(names, ["start", "done", "wait-start", "wait-done"]);
+}
