@@ -619,8 +619,12 @@ int dt_io_done(struct bpf_raw_tracepoint_args *ctx)
 	__u64 done = (__u32)ctx->args[2];
 	a->buf.b_resid = a->buf.b_bcount > done ? a->buf.b_bcount - done : 0;
 	a->buf.b_error = dt_io_errno((__s32)ctx->args[1]);
-	if (a->buf.b_error)
+	if (a->buf.b_error) {
+		/* Linux completes a failed request's bytes with the error: none
+		 * of them were transferred. */
 		a->buf.b_flags |= DT_B_ERROR;
+		a->buf.b_resid = a->buf.b_bcount;
+	}
 	return dt_io_fire(ctx, DT_IO_DONE, a);
 }
 

@@ -120,6 +120,13 @@ t 15 io -qn 'BEGIN { printf("ready\n"); } io:::start /args[2]->fi_name == "f"/ {
 wait $L 2>/dev/null; umount /mnt
 grep -qx '/mnt/f 0 262144' /tmp/out.15 && grep -qx '/mnt/f 64 262144' /tmp/out.15 && grep -qx 'dev vda /mnt' /tmp/out.15 && grep -qx 'fileio vda f dd 524288' /tmp/out.15 && grep -qx 'done 1 waits 1' /tmp/out.15 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.15)"
 
+# 15b. io:::done of failing reads (/dev/vdb: qemu's blkdebug fails every read): B_ERROR, EIO.
+(i=0; while ! grep -q ready /tmp/out.18 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  dd if=/dev/vdb of=/dev/null bs=4k count=1 iflag=direct 2> /dev/null) & L=$!
+t 18 io-error -qn 'BEGIN { printf("ready\n"); } io:::done /args[1]->dev_statname == "vdb"/ { printf("done %s %d %d %d\n", args[0]->b_flags & B_ERROR ? "error" : "ok", args[0]->b_error, args[0]->b_bcount, args[0]->b_resid); exit(0); } tick-5s { exit(0); }'
+wait $L 2>/dev/null
+grep -qx 'done error 5 4096 4096' /tmp/out.18 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.18)"
+
 # 16. the sched provider: on-cpu fires for the thread taking the CPU (its execname, self->),
 # off-cpu in the thread leaving it, sleep before it blocks.
 (while :; do sleep 0.1; done) & L=$!

@@ -58,6 +58,10 @@ fi
 [ -f "$W"/build/disk.img ] || { truncate -s 64M "$W"/build/disk.img;
   dd if=/dev/urandom of="$W"/build/disk.img bs=1M count=8 conv=notrunc status=none; }
 
+# A second disk whose every read fails (qemu's blkdebug): io:::done's B_ERROR and b_error.
+[ -f "$W"/build/err.img ] || truncate -s 8M "$W"/build/err.img
+printf '[inject-error]\nevent = "read_aio"\nerrno = "5"\n' > "$W"/build/blkdebug.conf
+
 # --- 4. initramfs per kernel ---------------------------------------------------------------
 mkinitrd() {
   local KREL=$1 KDIR MODROOT R f m lib
@@ -102,6 +106,7 @@ for KREL in "${KERNELS[@]}"; do
     -kernel "$W/k/linux-image-$KREL/boot/vmlinuz-$KREL" -initrd "$W/build/initrd-$KREL.cpio.gz" \
     -append "console=ttyS0 panic=-1 quiet loglevel=4 ${EXTRA_APPEND:-}" \
     -drive file="$W"/build/disk.img,if=virtio,format=raw,cache=none \
+    -drive if=virtio,format=raw,cache=none,file.driver=blkdebug,file.config="$W"/build/blkdebug.conf,file.image.filename="$W"/build/err.img \
     -nic none > "$LOG" 2>&1
   RC=$?
   set -e
