@@ -19,6 +19,8 @@ struct Target {
     release: Option<File>,
     created: bool,
     exited: bool,
+    /// For a -c command: the program it will exec.
+    program: Option<std::path::PathBuf>,
 }
 
 #[derive(Default)]
@@ -42,6 +44,16 @@ impl Targets {
     }
 
     /// `$target`: as in DTrace, the pid of the last process created or grabbed.
+    /// The -c commands not yet released, with the program each will exec
+    /// (the pid provider reads its modules from the program's file).
+    pub(crate) fn held_programs(&self) -> Vec<(u32, std::path::PathBuf)> {
+        self.targets
+            .iter()
+            .filter(|t| t.release.is_some())
+            .filter_map(|t| Some((t.pid as u32, t.program.clone()?)))
+            .collect()
+    }
+
     pub(crate) fn last_pid(&self) -> Option<u32> {
         self.targets.last().map(|t| t.pid as u32)
     }
@@ -148,6 +160,7 @@ fn create(line: &str) -> Result<Target, String> {
     // reports it and the held process makes no failed execve attempts.
     let program = find_program(&words[0].to_string_lossy())
         .ok_or_else(|| format!("failed to execute {}: No such file or directory", words[0].to_string_lossy()))?;
+    let program_path = program.clone();
     let program = CString::new(program.into_os_string().into_encoded_bytes())
         .map_err(|_| format!("failed to execute {line}: invalid argument"))?;
     let mut argv: Vec<*const libc::c_char> = words.iter().map(|w| w.as_ptr()).collect();
@@ -185,7 +198,7 @@ fn create(line: &str) -> Result<Target, String> {
     }
     drop(wait_end);
     let pidfd = pidfd_open(pid).map_err(|e| format!("failed to execute {line}: {e}"))?;
-    Ok(Target { pid, pidfd, release: Some(release_end), created: true, exited: false })
+    Ok(Target { pid, pidfd, release: Some(release_end), created: true, exited: false, program: Some(program_path) })
 }
 
 /// The program a command names: a path as is, else the first executable
@@ -208,5 +221,5 @@ fn grab(text: &str) -> Result<Target, String> {
         let why = if e.raw_os_error() == Some(libc::ESRCH) { "No such process".to_string() } else { e.to_string() };
         format!("failed to grab pid {pid}: {why}")
     })?;
-    Ok(Target { pid, pidfd, release: None, created: false, exited: false })
+    Ok(Target { pid, pidfd, release: None, created: false, exited: false, program: None })
 }

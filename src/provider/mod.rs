@@ -9,6 +9,7 @@
 pub(crate) mod dtrace;
 pub(crate) mod io;
 pub(crate) mod ip;
+pub(crate) mod pid;
 pub(crate) mod proc;
 pub(crate) mod profile;
 pub(crate) mod syscall;
@@ -33,6 +34,9 @@ pub(crate) enum Attach {
     Io { slot: u32 },
     /// ip probe in slot `slot` (ip::PROBES order).
     Ip { slot: u32 },
+    /// pid probe: a uprobe (uretprobe if `ret`) at `offset` in file `path`,
+    /// for process `pid` only.
+    Pid { pid: u32, path: std::path::PathBuf, offset: u64, ret: bool },
 }
 
 /// A probe's typed argument: its D type and the expression that computes it
@@ -57,6 +61,7 @@ fn argument_attributes(provider: &str) -> Attributes {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
         "proc" | "io" | "ip" => ("Evolving", "Evolving", "ISA"),
+        p if pid::provider_pid(p).is_some() => ("Evolving", "Evolving", "ISA"),
         _ => ("Private", "Private", "ISA"),
     }
 }
@@ -80,6 +85,8 @@ impl Probe {
 /// All probes, in ID order, plus probes created on demand by a script.
 pub(crate) struct Registry {
     probes: Vec<Probe>,
+    /// The pid provider's processes and modules.
+    pub(crate) pids: pid::Pids,
 }
 
 impl Registry {
@@ -92,7 +99,7 @@ impl Registry {
         proc::provide(&mut probes);
         io::provide(&mut probes);
         ip::provide(&mut probes);
-        Registry { probes }
+        Registry { probes, pids: pid::Pids::default() }
     }
 
     pub(crate) fn all(&self) -> &[Probe] {
@@ -145,6 +152,12 @@ impl Registry {
 
     /// IDs of the probes matching `desc`, creating on-demand probes (profile-N) if needed.
     pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Vec<u32> {
+        if let Some(pid) = pid::provider_pid(&desc.provider) {
+            let mut new = Vec::new();
+            let ids = self.pids.matching(desc, pid, self.next_id(), &mut new);
+            self.probes.extend(new);
+            return ids;
+        }
         let mut ids: Vec<u32> = self.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect();
         if ids.is_empty() {
             if let Some(probe) = profile::create(desc, self.next_id()) {

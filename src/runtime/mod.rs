@@ -62,6 +62,7 @@ pub(crate) struct Session {
     _proc: Option<skel::proc::ProcSkel<'static>>,
     _io: Option<skel::io::IoSkel<'static>>,
     _ip: Option<skel::ip::IpSkel<'static>>,
+    _pid: Option<skel::pid::PidSkel<'static>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
     _links: Vec<Link>,
@@ -87,6 +88,8 @@ enum Dispatch {
     Proc(u32),
     Io(u32),
     Ip(u32),
+    /// Slot of a clause list in dt_pid_progs.
+    Pid(u32),
 }
 
 fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
@@ -301,6 +304,10 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     let mut dispatch: Vec<(Dispatch, u32, Vec<usize>)> = Vec::new();
     let mut profile_slots: Vec<(u32, u64, bool)> = Vec::new();
     let mut sys_enabled = vec![0u8; syscall_provider::MAX_SYSCALLS as usize];
+    // pid probes: one slot per distinct clause list; the attach cookie
+    // carries the probe ID, so thousands of probes share a few programs.
+    let mut pid_lists: Vec<Vec<usize>> = Vec::new();
+    let mut pid_probes: Vec<PidProbe> = Vec::new();
     for (&id, clauses) in &clauses_of {
         let probe = registry.get(id).ok_or_else(|| anyhow!("internal error: no probe {id}"))?;
         let d = match &probe.attach {
@@ -318,6 +325,22 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             Attach::Proc { slot } => Dispatch::Proc(*slot),
             Attach::Io { slot } => Dispatch::Io(*slot),
             Attach::Ip { slot } => Dispatch::Ip(*slot),
+            Attach::Pid { pid, path, offset, ret } => {
+                let slot = match pid_lists.iter().position(|c| c == clauses) {
+                    Some(i) => i,
+                    None => {
+                        pid_lists.push(clauses.clone());
+                        pid_lists.len() - 1
+                    }
+                } as u32;
+                pid_probes.push(PidProbe { id, pid: *pid, path: path.clone(), offset: *offset, ret: *ret, slot });
+                // Each slot is loaded once.
+                if pid_lists.len() as u32 == slot + 1 && !dispatch.iter().any(|(d, _, _)| *d == Dispatch::Pid(slot)) {
+                    Dispatch::Pid(slot)
+                } else {
+                    continue;
+                }
+            }
         };
         dispatch.push((d, id, clauses.clone()));
     }
@@ -683,8 +706,15 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let pid_skel = if !pid_probes.is_empty() {
+        Some(attach_pid(program, &core, &dispatch, &pid_probes, &mut links, &mut |c, t| load(c, t, &mut programs))?)
+    } else {
+        None
+    };
+
     Ok(Session {
         core,
+        _pid: pid_skel,
         _sysinfo: sysinfo_skel,
         _proc: proc_skel,
         _io: io_skel,
@@ -807,6 +837,95 @@ pub(crate) struct SpeculationTroubles {
 }
 
 const RAW_TP: u32 = libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT;
+/// Uprobes are kprobe-type programs: so are the pid probes' clause programs.
+const KPROBE: u32 = libbpf_sys::BPF_PROG_TYPE_KPROBE;
+
+/// A kprobe-type program tail-called from a uprobe.multi program: the
+/// kernel wants the same expected attach type (not a kernel program type:
+/// `load_program` splits it).
+const KPROBE_UPROBE_MULTI: u32 = 0x1000_0000 | KPROBE;
+
+/// An enabled pid probe and where it attaches.
+struct PidProbe {
+    id: u32,
+    pid: u32,
+    path: std::path::PathBuf,
+    offset: u64,
+    ret: bool,
+    slot: u32,
+}
+
+/// The prog array's size (DT_MAX_PID_PROGS in bpf/dtrace.h).
+const MAX_PID_PROGS: u32 = 256;
+
+/// Loads bpf/pid.bpf.c, fills its program array and attaches every pid
+/// probe: one multi-uprobe link per file and direction (Linux 6.6), or one
+/// uprobe per probe where the kernel has no multi-uprobe links.
+fn attach_pid(
+    program: &Program,
+    core: &skel::dtrace::DtraceSkel<'static>,
+    dispatch: &[(Dispatch, u32, Vec<usize>)],
+    probes: &[PidProbe],
+    links: &mut Vec<Link>,
+    load: &mut dyn FnMut(&Vec<usize>, u32) -> Result<i32>,
+) -> Result<skel::pid::PidSkel<'static>> {
+    let slots = dispatch.iter().filter(|(d, _, _)| matches!(d, Dispatch::Pid(_))).count();
+    if slots as u32 > MAX_PID_PROGS {
+        bail!("too many different clause lists on pid probes (the limit is {MAX_PID_PROGS})");
+    }
+    let open = |multi: bool| -> Result<skel::pid::PidSkel<'static>> {
+        let mut open = skel::pid::PidSkelBuilder::default().open(leak_storage())?;
+        let wanted: &[&str] = if multi { &["dt_pid_entry", "dt_pid_return"] } else { &["dt_pid_entry1", "dt_pid_return1"] };
+        autoload_only(open.open_object_mut(), wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        Ok(open.load()?)
+    };
+    // Kernels before 6.6 refuse to load uprobe.multi programs.
+    let (skel, multi) = match open(true) {
+        Ok(skel) => (skel, true),
+        Err(_) => (open(false).context("loading the pid entry programs")?, false),
+    };
+    for (d, _, clauses) in dispatch {
+        if let Dispatch::Pid(slot) = d {
+            let fd = load(clauses, if multi { KPROBE_UPROBE_MULTI } else { KPROBE })?;
+            skel.maps.dt_pid_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+        }
+    }
+    let cookie = |p: &PidProbe| (u64::from(p.id) << 32) | u64::from(p.slot);
+    if multi {
+        let mut groups: BTreeMap<(u32, &std::path::Path, bool), Vec<&PidProbe>> = BTreeMap::new();
+        for p in probes {
+            groups.entry((p.pid, p.path.as_path(), p.ret)).or_default().push(p);
+        }
+        for ((pid, path, ret), group) in groups {
+            let prog = if ret { &skel.progs.dt_pid_return } else { &skel.progs.dt_pid_entry };
+            let opts = libbpf_rs::UprobeMultiOpts {
+                offsets: group.iter().map(|p| p.offset as usize).collect(),
+                cookies: group.iter().map(|p| cookie(p)).collect(),
+                retprobe: ret,
+                ..Default::default()
+            };
+            let link = prog
+                .attach_uprobe_multi_with_opts(pid as i32, path, "", opts)
+                .with_context(|| format!("attaching uprobes to {} for pid {pid}", path.display()))?;
+            links.push(link);
+        }
+    } else {
+        for p in probes {
+            let prog = if p.ret { &skel.progs.dt_pid_return1 } else { &skel.progs.dt_pid_entry1 };
+            let opts = libbpf_rs::UprobeOpts { cookie: cookie(p), retprobe: p.ret, ..Default::default() };
+            let link = prog
+                .attach_uprobe_with_opts(p.pid as i32, &p.path, p.offset as usize, opts)
+                .with_context(|| format!("attaching a uprobe to {}+0x{:x} for pid {}", p.path.display(), p.offset, p.pid))?;
+            links.push(link);
+        }
+    }
+    Ok(skel)
+}
 
 /// _IO('$', 0) from linux/perf_event.h.
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
@@ -898,12 +1017,18 @@ fn array_map(name: &str, value_size: usize) -> Result<MapHandle> {
 
 /// Loads a generated program; on rejection, the verifier's log is the error.
 fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<OwnedFd> {
+    let (prog_type, attach_type) = if prog_type == KPROBE_UPROBE_MULTI {
+        (KPROBE, libbpf_sys::BPF_TRACE_UPROBE_MULTI)
+    } else {
+        (prog_type, 0)
+    };
     let name = CString::new("dt_clause").expect("no NUL");
     let license = CString::new("GPL").expect("no NUL");
     let mut log = vec![0u8; 1 << 20];
     for log_level in [0u32, 1] {
         let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
         opts.sz = std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _;
+        opts.expected_attach_type = attach_type;
         if log_level > 0 {
             opts.log_level = log_level;
             opts.log_buf = log.as_mut_ptr().cast();

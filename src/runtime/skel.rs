@@ -22,3 +22,6 @@ pub(crate) mod io {
 pub(crate) mod ip {
     include!(concat!(env!("OUT_DIR"), "/ip.skel.rs"));
 }
+pub(crate) mod pid {
+    include!(concat!(env!("OUT_DIR"), "/pid.skel.rs"));
+}
