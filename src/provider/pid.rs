@@ -31,6 +31,8 @@ pub(crate) struct Function {
     pub vaddr: u64,
     /// Bytes, 0 if unknown.
     pub size: u64,
+    /// Whether a uprobe can be placed on its first instruction.
+    pub probeable: bool,
 }
 
 /// The functions and load segments of one ELF file.
@@ -70,7 +72,7 @@ impl ElfSymbols {
             if kind == STT_GNU_IFUNC {
                 ifuncs.push(functions.len());
             }
-            functions.push(Function { name: name.to_string(), vaddr: sym.address(), size: sym.size() });
+            functions.push(Function { name: name.to_string(), vaddr: sym.address(), size: sym.size(), probeable: true });
         }
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
         let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id };
@@ -79,6 +81,10 @@ impl ElfSymbols {
                 elf.functions[i].vaddr = vaddr;
                 elf.functions[i].size = 0;
             }
+        }
+        for i in 0..elf.functions.len() {
+            let start = elf.file_offset(elf.functions[i].vaddr).and_then(|o| data.get(o as usize..));
+            elf.functions[i].probeable = start.is_some_and(probeable);
         }
         let mut by_addr: Vec<usize> = (0..elf.functions.len()).collect();
         by_addr.sort_by_key(|&i| elf.functions[i].vaddr);
@@ -114,6 +120,27 @@ impl ElfSymbols {
     pub(crate) fn first_vaddr(&self) -> u64 {
         self.segments.iter().map(|s| s.0 & !0xfff).min().unwrap_or(0)
     }
+}
+
+/// Whether the kernel places a uprobe on the instruction at `code`: x86
+/// refuses segment-override and lock prefixes (arch/x86/kernel/uprobes.c,
+/// is_prefix_bad), which a function that starts with a locked operation
+/// (pthread_spin_lock) has. A refusal found only when attaching would make
+/// the kernel undo a whole multi-uprobe link.
+fn probeable(code: &[u8]) -> bool {
+    if !cfg!(target_arch = "x86_64") {
+        return true;
+    }
+    for &b in code.iter().take(15) {
+        match b {
+            0x26 | 0x2e | 0x36 | 0x3e | 0xf0 => return false,
+            0x66 | 0x67 | 0x64 | 0x65 | 0xf2 | 0xf3 => continue,
+            // int3 and hlt are never probed either.
+            0xcc | 0xf4 => return false,
+            _ => return true,
+        }
+    }
+    true
 }
 
 /// The address an IFUNC symbol resolves to, when this process maps the same
@@ -287,7 +314,7 @@ impl Pids {
             // Aliases (malloc, __libc_malloc) share an address: one probe each.
             let mut addresses = Vec::new();
             for f in &module.elf.functions {
-                if !glob_match(&desc.function, &f.name) || addresses.contains(&f.vaddr) {
+                if !f.probeable || !glob_match(&desc.function, &f.name) || addresses.contains(&f.vaddr) {
                     continue;
                 }
                 addresses.push(f.vaddr);

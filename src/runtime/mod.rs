@@ -707,7 +707,23 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     };
 
     let pid_skel = if !pid_probes.is_empty() {
-        Some(attach_pid(program, &core, &dispatch, &pid_probes, &mut links, &mut |c, t| load(c, t, &mut programs))?)
+        let mut refused = Vec::new();
+        let skel = attach_pid(program, &core, &dispatch, &pid_probes, &mut links, &mut refused, &mut |c, t| {
+            load(c, t, &mut programs)
+        })?;
+        match refused.as_slice() {
+            [] => {}
+            [id] => warnings.push(format!(
+                "{} will not fire: the kernel cannot place a uprobe there",
+                registry.get(*id).map_or_else(String::new, |p| p.full_name())
+            )),
+            ids => warnings.push(format!(
+                "{} pid probes will not fire (e.g. {}): the kernel cannot place a uprobe there",
+                ids.len(),
+                registry.get(ids[0]).map_or_else(String::new, |p| p.full_name())
+            )),
+        }
+        Some(skel)
     } else {
         None
     };
@@ -867,6 +883,7 @@ fn attach_pid(
     dispatch: &[(Dispatch, u32, Vec<usize>)],
     probes: &[PidProbe],
     links: &mut Vec<Link>,
+    refused: &mut Vec<u32>,
     load: &mut dyn FnMut(&Vec<usize>, u32) -> Result<i32>,
 ) -> Result<skel::pid::PidSkel<'static>> {
     let slots = dispatch.iter().filter(|(d, _, _)| matches!(d, Dispatch::Pid(_))).count();
@@ -903,16 +920,36 @@ fn attach_pid(
         }
         for ((pid, path, ret), group) in groups {
             let prog = if ret { &skel.progs.dt_pid_return } else { &skel.progs.dt_pid_entry };
-            let opts = libbpf_rs::UprobeMultiOpts {
-                offsets: group.iter().map(|p| p.offset as usize).collect(),
-                cookies: group.iter().map(|p| cookie(p)).collect(),
-                retprobe: ret,
-                ..Default::default()
+            let attach = |part: &[&PidProbe]| {
+                let opts = libbpf_rs::UprobeMultiOpts {
+                    offsets: part.iter().map(|p| p.offset as usize).collect(),
+                    cookies: part.iter().map(|p| cookie(p)).collect(),
+                    retprobe: ret,
+                    ..Default::default()
+                };
+                prog.attach_uprobe_multi_with_opts(pid as i32, path, "", opts)
             };
-            let link = prog
-                .attach_uprobe_multi_with_opts(pid as i32, path, "", opts)
-                .with_context(|| format!("attaching uprobes to {} for pid {pid}", path.display()))?;
-            links.push(link);
+            // One link for the group; if the kernel refuses some offset
+            // (an instruction uprobes cannot probe), halves until the
+            // refused probes are found, and attaches the rest.
+            let mut pending: Vec<&[&PidProbe]> = vec![&group];
+            while let Some(part) = pending.pop() {
+                match attach(part) {
+                    Ok(link) => links.push(link),
+                    Err(e) if part.len() == 1 => {
+                        if group.len() == 1 {
+                            return Err(anyhow!("{e}"))
+                                .with_context(|| format!("attaching a uprobe to {} for pid {pid}", path.display()));
+                        }
+                        refused.push(part[0].id);
+                    }
+                    Err(_) => {
+                        let (a, b) = part.split_at(part.len() / 2);
+                        pending.push(a);
+                        pending.push(b);
+                    }
+                }
+            }
         }
     } else {
         for p in probes {
