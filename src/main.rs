@@ -100,6 +100,13 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if flags.compile_only {
         return Ok(0);
     }
+    // ustack() frames are symbolized from the target's files, read now:
+    // a short-lived target may be gone when its stacks are printed.
+    if compiled.program.uses_ustack {
+        if let Some(pid) = targets.last_pid() {
+            registry.pids.modules(pid);
+        }
+    }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err("failed to initialize dtrace: DTrace requires additional privileges".to_string());
@@ -121,6 +128,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         nspec: flags.options.nspec,
         specsize: flags.options.specsize,
         show_programs: flags.show_programs,
+        ustackframes: flags.options.ustackframes,
     };
     let session = runtime::start(&compiled.program, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;

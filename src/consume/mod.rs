@@ -9,6 +9,7 @@ pub(crate) mod aggfmt;
 mod aggregate;
 mod ksyms;
 mod print;
+mod usyms;
 pub(crate) mod printf;
 
 use std::cell::RefCell;
@@ -96,7 +97,12 @@ pub(crate) fn run(
         exit_status: None,
         heading_printed: false,
         ending: false,
-        aggs: aggregate::Aggregations::new(program, session, opts.aggsort.clone()),
+        aggs: aggregate::Aggregations::new(
+            program,
+            session,
+            opts.aggsort.clone(),
+            usyms::UserSymbols::new(registry.pids.known_files()),
+        ),
         speculations: HashMap::new(),
     }));
     let mut builder = libbpf_rs::RingBufferBuilder::new();

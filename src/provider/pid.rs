@@ -33,6 +33,8 @@ pub(crate) struct Function {
     pub size: u64,
     /// Whether a uprobe can be placed on its first instruction.
     pub probeable: bool,
+    /// A weak symbol (STB_WEAK).
+    pub weak: bool,
 }
 
 /// The functions and load segments of one ELF file.
@@ -72,7 +74,7 @@ impl ElfSymbols {
             if kind == STT_GNU_IFUNC {
                 ifuncs.push(functions.len());
             }
-            functions.push(Function { name: name.to_string(), vaddr: sym.address(), size: sym.size(), probeable: true });
+            functions.push(Function { name: name.to_string(), vaddr: sym.address(), size: sym.size(), probeable: true, weak: st_info >> 4 == 2 });
         }
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
         let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id };
@@ -86,8 +88,15 @@ impl ElfSymbols {
             let start = elf.file_offset(elf.functions[i].vaddr).and_then(|o| data.get(o as usize..));
             elf.functions[i].probeable = start.is_some_and(probeable);
         }
+        // Of aliases (strchr, index; malloc, __libc_malloc), a frame is
+        // named by the global one with the fewest leading underscores:
+        // sorted last among equals, as symbolize() takes the last.
         let mut by_addr: Vec<usize> = (0..elf.functions.len()).collect();
-        by_addr.sort_by_key(|&i| elf.functions[i].vaddr);
+        by_addr.sort_by_key(|&i| {
+            let f = &elf.functions[i];
+            let underscores = f.name.len() - f.name.trim_start_matches('_').len();
+            (f.vaddr, !f.weak, std::cmp::Reverse(underscores))
+        });
         elf.by_addr = by_addr;
         Some(elf)
     }
@@ -108,17 +117,13 @@ impl ElfSymbols {
             .map(|(va, off, _)| offset - off + va)
     }
 
-    /// The function at or before `vaddr` and the distance into it.
+    /// The function `vaddr` is in and the distance into it: the function
+    /// at or before it, unless that one's size says it ends before.
     pub(crate) fn symbolize(&self, vaddr: u64) -> Option<(&str, u64)> {
         let i = self.by_addr.partition_point(|&i| self.functions[i].vaddr <= vaddr).checked_sub(1)?;
         let f = &self.functions[self.by_addr[i]];
-        Some((&f.name, vaddr - f.vaddr))
-    }
-
-    /// The lowest virtual address of the file's load segments (0 for a
-    /// shared library or a PIE).
-    pub(crate) fn first_vaddr(&self) -> u64 {
-        self.segments.iter().map(|s| s.0 & !0xfff).min().unwrap_or(0)
+        let off = vaddr - f.vaddr;
+        (f.size == 0 || off < f.size).then_some((f.name.as_str(), off))
     }
 }
 

@@ -38,6 +38,8 @@ pub(crate) struct RuntimeOptions {
     pub specsize: u64,
     /// -S: print each generated program's instructions to stderr.
     pub show_programs: bool,
+    /// Frames kept per ustack() (the ustackframes option).
+    pub ustackframes: u32,
 }
 
 /// -S: a generated program as DTrace shows DIF, one instruction a line,
@@ -74,6 +76,8 @@ pub(crate) struct Session {
     aggregations: Vec<MapHandle>,
     /// stack()'s frames by stack ID.
     stacks: Option<MapHandle>,
+    /// ustack()'s frames by stack ID.
+    ustacks: Option<MapHandle>,
     has_begin: bool,
     has_end: bool,
 }
@@ -262,6 +266,29 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    // User stacks for ustack(): each frame as the kernel resolves it when
+    // the stack is taken, a build ID and file offset (struct
+    // bpf_stack_build_id), so that frames of a process that has exited by
+    // the time they are printed can still be symbolized.
+    let ustacks = if program.uses_ustack {
+        let frames = opts.ustackframes.clamp(1, MAX_USTACK_FRAMES);
+        let mut create = map_opts();
+        create.map_flags = libbpf_sys::BPF_F_STACK_BUILD_ID;
+        Some(
+            MapHandle::create(
+                MapType::StackTrace,
+                Some("dt_ustacks"),
+                4,
+                frames * USTACK_FRAME_BYTES,
+                USTACK_ENTRIES,
+                &create,
+            )
+            .context("creating the user stack map for ustack( )")?,
+        )
+    } else {
+        None
+    };
+
     let env = CodegenEnv {
         ctx_fd: core.maps.dt_ctx.as_fd().as_raw_fd(),
         events_fd: core.maps.dt_events.as_fd().as_raw_fd(),
@@ -279,6 +306,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         key_buffer_size: max_key,
         assoc_fds: assoc.iter().map(|m| m.as_fd().as_raw_fd()).collect(),
         stack_fd: stacks.as_ref().map_or(-1, |m| m.as_fd().as_raw_fd()),
+        ustack_fd: ustacks.as_ref().map_or(-1, |m| m.as_fd().as_raw_fd()),
         agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
         vtime_fd: core.maps.dt_vtime.as_fd().as_raw_fd(),
@@ -744,6 +772,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         _maps: maps,
         aggregations,
         stacks,
+        ustacks,
         has_begin,
         has_end,
     })
@@ -835,10 +864,41 @@ impl Session {
             .collect()
     }
 
+    /// The frames of user stack `id` (innermost first), if recorded.
+    pub(crate) fn ustack_frames(&self, id: u32) -> Vec<UserFrame> {
+        let Some(map) = &self.ustacks else { return Vec::new() };
+        let Ok(Some(bytes)) = map.lookup(&id.to_ne_bytes(), MapFlags::ANY) else { return Vec::new() };
+        let mut frames = Vec::new();
+        for f in bytes.chunks_exact(USTACK_FRAME_BYTES as usize) {
+            let status = i32::from_ne_bytes(f[0..4].try_into().unwrap_or([0; 4]));
+            let word = u64::from_ne_bytes(f[24..32].try_into().unwrap_or([0; 8]));
+            match status as u32 {
+                libbpf_sys::BPF_STACK_BUILD_ID_VALID => {
+                    let mut build_id = [0u8; 20];
+                    build_id.copy_from_slice(&f[4..24]);
+                    frames.push(UserFrame::BuildId { build_id, offset: word });
+                }
+                libbpf_sys::BPF_STACK_BUILD_ID_IP if word != 0 => frames.push(UserFrame::Ip(word)),
+                _ => break,
+            }
+        }
+        frames
+    }
+
     /// The map of aggregation `index` (per-CPU hash: key → function state).
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
     }
+}
+
+/// One frame of a user stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UserFrame {
+    /// In the file with this build ID (the kernel may pad it with zeros), at
+    /// this file offset.
+    BuildId { build_id: [u8; 20], offset: u64 },
+    /// An address the kernel could not resolve to a file.
+    Ip(u64),
 }
 
 /// Counts of speculation troubles, as DTrace reports them.
@@ -1027,6 +1087,14 @@ fn perf_event_open(attr: &libbpf_sys::perf_event_attr, cpu: i32) -> std::io::Res
 
 /// Frames kept per stack (the kernel's default perf_event_max_stack is 127).
 const MAX_STACK_FRAMES: usize = 64;
+
+/// The kernel's default kernel.perf_event_max_stack, the most frames a
+/// stack map may hold.
+const MAX_USTACK_FRAMES: u32 = 127;
+/// sizeof(struct bpf_stack_build_id).
+const USTACK_FRAME_BYTES: u32 = 32;
+/// Distinct user stacks kept (~13 MB at 100 frames).
+const USTACK_ENTRIES: u32 = 4096;
 
 /// Keys per aggregation without -x aggsize.
 const DEFAULT_AGG_KEYS: u64 = 8192;
