@@ -188,7 +188,7 @@ fn create(line: &str) -> Result<Target, String> {
             if libc::read(wait_end.as_raw_fd(), (&mut go as *mut u8).cast(), 1) != 1 {
                 libc::_exit(1);
             }
-            libc::execv(program.as_ptr(), argv.as_ptr());
+            raw_execv(program.as_ptr(), argv.as_ptr());
             let error = libc::strerror(*libc::__errno_location());
             libc::write(2, failure.as_ptr().cast(), failure.as_bytes().len());
             libc::write(2, error.cast(), libc::strlen(error));
@@ -199,6 +199,47 @@ fn create(line: &str) -> Result<Target, String> {
     drop(wait_end);
     let pidfd = pidfd_open(pid).map_err(|e| format!("failed to execute {line}: {e}"))?;
     Ok(Target { pid, pidfd, release: Some(release_end), created: true, exited: false, program: Some(program_path) })
+}
+
+/// execv(2) without calling into libc: the pid provider's probes on libc
+/// are attached for this pid before it is released, and its last steps in
+/// dtrace's own code must not fire them (`-> execv` with no return).
+/// On failure errno is set and it returns.
+///
+/// # Safety
+/// As execv: `path` and the NULL-terminated `argv` must be valid.
+unsafe fn raw_execv(path: *const libc::c_char, argv: *const *const libc::c_char) {
+    extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    // SAFETY: environ is the process's environment, set by the loader.
+    let envp = unsafe { environ };
+    #[cfg(target_arch = "x86_64")]
+    {
+        let ret: i64;
+        // SAFETY: the execve system call with valid arguments; rcx and r11
+        // are clobbered by `syscall`.
+        unsafe {
+            std::arch::asm!("syscall", inlateout("rax") libc::SYS_execve => ret, in("rdi") path, in("rsi") argv,
+                in("rdx") envp, lateout("rcx") _, lateout("r11") _, options(nostack));
+            *libc::__errno_location() = -ret as i32;
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let ret: i64;
+        // SAFETY: the execve system call with valid arguments.
+        unsafe {
+            std::arch::asm!("svc 0", in("x8") libc::SYS_execve, inlateout("x0") path as i64 => ret, in("x1") argv,
+                in("x2") envp, options(nostack));
+            *libc::__errno_location() = -ret as i32;
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    // SAFETY: as above.
+    unsafe {
+        libc::execve(path, argv, envp);
+    }
 }
 
 /// The program a command names: a path as is, else the first executable
