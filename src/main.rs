@@ -209,7 +209,8 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
             _ => None,
         })
         .map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
-        let desc = sema::probes::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
+        let desc =
+            sema::probes::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
         let found = registry.matching(&desc);
         if found.is_empty() && !flags.zero_matches_ok {
             return Err(format!("invalid probe specifier {d}: probe description {expanded} does not match any probes"));

@@ -5,8 +5,8 @@ use std::cell::OnceCell;
 
 use super::printf::FrameFormat;
 use super::usyms::UserSymbols;
-use crate::sema::ir::ustack_value;
 use crate::runtime::Session;
+use crate::sema::ir::ustack_value;
 
 /// DTrace's default stackindent: frames are indented by 14 spaces.
 const STACK_INDENT: usize = 14;

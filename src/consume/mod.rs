@@ -9,8 +9,8 @@ pub(crate) mod aggfmt;
 mod aggregate;
 mod ksyms;
 mod print;
-mod usyms;
 pub(crate) mod printf;
+mod usyms;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -74,7 +74,13 @@ impl ElfSymbols {
             if kind == STT_GNU_IFUNC {
                 ifuncs.push(functions.len());
             }
-            functions.push(Function { name: name.to_string(), vaddr: sym.address(), size: sym.size(), probeable: true, weak: st_info >> 4 == 2 });
+            functions.push(Function {
+                name: name.to_string(),
+                vaddr: sym.address(),
+                size: sym.size(),
+                probeable: true,
+                weak: st_info >> 4 == 2,
+            });
         }
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
         let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id };

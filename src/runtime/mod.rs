@@ -952,7 +952,8 @@ fn attach_pid(
     }
     let open = |multi: bool| -> Result<skel::pid::PidSkel<'static>> {
         let mut open = skel::pid::PidSkelBuilder::default().open(leak_storage())?;
-        let wanted: &[&str] = if multi { &["dt_pid_entry", "dt_pid_return"] } else { &["dt_pid_entry1", "dt_pid_return1"] };
+        let wanted: &[&str] =
+            if multi { &["dt_pid_entry", "dt_pid_return"] } else { &["dt_pid_entry1", "dt_pid_return1"] };
         autoload_only(open.open_object_mut(), wanted);
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.dt_need_ppid = program.uses_ppid;
@@ -1015,9 +1016,10 @@ fn attach_pid(
         for p in probes {
             let prog = if p.ret { &skel.progs.dt_pid_return1 } else { &skel.progs.dt_pid_entry1 };
             let opts = libbpf_rs::UprobeOpts { cookie: cookie(p), retprobe: p.ret, ..Default::default() };
-            let link = prog
-                .attach_uprobe_with_opts(p.pid as i32, &p.path, p.offset as usize, opts)
-                .with_context(|| format!("attaching a uprobe to {}+0x{:x} for pid {}", p.path.display(), p.offset, p.pid))?;
+            let link =
+                prog.attach_uprobe_with_opts(p.pid as i32, &p.path, p.offset as usize, opts).with_context(|| {
+                    format!("attaching a uprobe to {}+0x{:x} for pid {}", p.path.display(), p.offset, p.pid)
+                })?;
             links.push(link);
         }
     }
@@ -1122,11 +1124,8 @@ fn array_map(name: &str, value_size: usize) -> Result<MapHandle> {
 
 /// Loads a generated program; on rejection, the verifier's log is the error.
 fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<OwnedFd> {
-    let (prog_type, attach_type) = if prog_type == KPROBE_UPROBE_MULTI {
-        (KPROBE, libbpf_sys::BPF_TRACE_UPROBE_MULTI)
-    } else {
-        (prog_type, 0)
-    };
+    let (prog_type, attach_type) =
+        if prog_type == KPROBE_UPROBE_MULTI { (KPROBE, libbpf_sys::BPF_TRACE_UPROBE_MULTI) } else { (prog_type, 0) };
     let name = CString::new("dt_clause").expect("no NUL");
     let license = CString::new("GPL").expect("no NUL");
     let mut log = vec![0u8; 1 << 20];

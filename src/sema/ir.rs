@@ -649,4 +649,20 @@ pub(crate) mod ustack_value {
         let frames = ((value >> FRAMES_SHIFT) & 0xff) as u32;
         Some((((value >> PID_SHIFT) & PID_MASK) as u32, frames, value as u32))
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn packs_pid_frames_and_id() {
+            // As the generated code packs it (codegen ustack_id).
+            let value = USER | (5 << FRAMES_SHIFT) | (4_194_303 << PID_SHIFT) | 16383;
+            assert_eq!(decode(value), Some((4_194_303, 5, 16383)));
+            assert_eq!(decode(USER | (1234 << PID_SHIFT)), Some((1234, 0, 0)));
+            // A kernel stack ID, or the helper's error, is no user stack.
+            assert_eq!(decode(17), None);
+            assert_eq!(decode(-14i64 as u64), None);
+        }
+    }
 }

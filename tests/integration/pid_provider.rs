@@ -39,7 +39,8 @@ fn arguments_on_entry_and_return_value_in_arg1() {
         r#"pid$target::dt_workload_call:entry { printf("%s %s %s %d\n", probemod, probefunc, probename, arg0); }
            pid$target::dt_workload_call:return { printf("%s %d %d\n", probename, arg0, arg1); }"#,
     );
-    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("workload ") || l.starts_with("return ")).collect();
+    let lines: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("workload ") || l.starts_with("return ")).collect();
     let mut expected = Vec::new();
     for i in 0..5 {
         expected.push(format!("workload dt_workload_call entry {i}"));
@@ -74,7 +75,11 @@ fn libc_by_every_module_name() {
         let out = run(&["-qn", &program, "-c", "ls /"]);
         out.assert_no_panic();
         assert_eq!(out.code(), 0, "{module}: {}", out.stderr);
-        let line = out.stdout.lines().find(|l| l.starts_with("1 libc.so.6 ")).unwrap_or_else(|| panic!("{module}: {}", out.stdout));
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("1 libc.so.6 "))
+            .unwrap_or_else(|| panic!("{module}: {}", out.stdout));
         let calls: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
         assert!(calls > 0, "{line}");
     }
@@ -154,7 +159,9 @@ fn libc_trace_seed_indents_flow() {
 
 #[test]
 fn no_such_function_or_module_is_refused() {
-    for (desc, what) in [("pid$target:libc:nosuchfunction:entry", "function"), ("pid$target:nosuchlib::entry", "module")] {
+    for (desc, what) in
+        [("pid$target:libc:nosuchfunction:entry", "function"), ("pid$target:nosuchlib::entry", "module")]
+    {
         let program = format!("{desc} {{ trace(1); }}");
         let out = run(&["-n", &program, "-c", "echo never-run"]);
         out.assert_no_panic();
@@ -178,12 +185,7 @@ fn no_such_function_or_module_is_refused() {
 #[test]
 fn ustack_in_a_syscall_probe_of_the_target() {
     // The lseek/write seed's form: user stacks of a system call, by process.
-    let out = run(&[
-        "-qn",
-        r#"syscall::write:entry /pid == $target/ { @[ustack(2)] = count(); }"#,
-        "-c",
-        "echo hello",
-    ]);
+    let out = run(&["-qn", r#"syscall::write:entry /pid == $target/ { @[ustack(2)] = count(); }"#, "-c", "echo hello"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert!(out.stdout.lines().any(|l| l.trim_start().starts_with("libc.so.6`")), "{}", out.stdout);
 }
