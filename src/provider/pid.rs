@@ -206,6 +206,8 @@ pub(crate) struct Pids {
     files: HashMap<PathBuf, Rc<ElfSymbols>>,
     /// Probe IDs by full name, so that two descriptions share probes.
     ids: HashMap<String, u32>,
+    /// `pid<N>` for each process, made once.
+    providers: HashMap<u32, &'static str>,
 }
 
 /// `pid1234` → 1234.
@@ -314,7 +316,9 @@ impl Pids {
         if sites.is_empty() {
             return Vec::new();
         }
-        let provider: &'static str = Box::leak(format!("pid{pid}").into_boxed_str());
+        // Probe::provider is static: each process's name is made once.
+        let provider: &'static str =
+            self.providers.entry(pid).or_insert_with(|| Box::leak(format!("pid{pid}").into_boxed_str()));
         let modules = self.modules(pid);
         let mut ids = Vec::new();
         for module in modules.iter() {
@@ -323,12 +327,11 @@ impl Pids {
                 continue;
             }
             // Aliases (malloc, __libc_malloc) share an address: one probe each.
-            let mut addresses = Vec::new();
+            let mut addresses = std::collections::HashSet::new();
             for f in &module.elf.functions {
-                if !f.probeable || !glob_match(&desc.function, &f.name) || addresses.contains(&f.vaddr) {
+                if !f.probeable || !glob_match(&desc.function, &f.name) || !addresses.insert(f.vaddr) {
                     continue;
                 }
-                addresses.push(f.vaddr);
                 for &site in &sites {
                     let (name, vaddr, ret) = match site {
                         Site::Entry => ("entry".to_string(), f.vaddr, false),
@@ -387,7 +390,11 @@ fn mapped_modules(pid: u32) -> (Option<PathBuf>, Vec<PathBuf>) {
 /// the libraries its interpreter lists (`ld.so --list`, which loads them
 /// without running any of their code).
 fn planned_modules(program: &Path) -> (Option<PathBuf>, Vec<PathBuf>) {
-    let program = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+    let mut program = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+    // A script runs its interpreter (`#!/bin/sh`): that is the process.
+    if let Some(interpreter) = shebang(&program) {
+        program = std::fs::canonicalize(&interpreter).unwrap_or(interpreter);
+    }
     let mut paths = vec![program.clone()];
     let interp = std::fs::read(&program).ok().and_then(|data| {
         let file = object::File::parse(&*data).ok()?;
@@ -426,6 +433,17 @@ fn planned_modules(program: &Path) -> (Option<PathBuf>, Vec<PathBuf>) {
         }
     }
     (Some(program), paths)
+}
+
+/// The interpreter a `#!` line names.
+fn shebang(path: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n')?];
+    let word = std::str::from_utf8(line).ok()?.split_whitespace().next()?;
+    Some(PathBuf::from(word))
 }
 
 #[cfg(test)]
