@@ -96,8 +96,12 @@ int dt_vtime_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u32 tid = BPF_CORE_READ(prev, pid);
 	struct dt_vtime *v = bpf_map_lookup_elem(&dt_vtime, &tid);
-	if (v && v->since)
+	if (v && v->since) {
 		v->total += now - v->since;
+		/* Read off the CPU (sched:::off-cpu runs after this), the
+		 * thread's vtimestamp is its total. */
+		v->since = now;
+	}
 	tid = BPF_CORE_READ(next, pid);
 	v = bpf_map_lookup_elem(&dt_vtime, &tid);
 	if (v)

@@ -29,6 +29,15 @@ struct dt_probe_ctx {
 	__s32 errno_val; /* errno for syscall return probes, else 0 */
 	__u32 ppid;      /* filled only when dt_need_ppid is set */
 	__u32 pad;
+	/* The thread a probe fires for when it is not the current one
+	 * (sched:::on-cpu fires for the thread switched to, before it runs):
+	 * its task_struct, and what the helpers would say of it. 0 when the
+	 * probe fires for the current thread (dt_begin_probe); the generated
+	 * code of scripts that enable such probes looks here first. */
+	__u64 task;
+	__u64 pid_tgid;  /* tgid << 32 | pid */
+	__u64 uid_gid;   /* gid << 32 | uid */
+	char comm[16];
 };
 
 /* State shared by every program; lives in the core object's dt_state map. */
@@ -145,9 +154,24 @@ static __always_inline struct dt_probe_ctx *dt_begin_probe(void)
 	if (!pc)
 		return NULL;
 	pc->errno_val = 0;
+	pc->task = 0;
 	if (dt_need_ppid) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 		pc->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	}
 	return pc;
 }
+
+/* Makes the probe being fired fire for `task` (not the current thread):
+ * pid, tid, execname, uid, gid, ppid, curthread and self-> are its. */
+static __always_inline void dt_probe_for_task(struct dt_probe_ctx *pc, struct task_struct *task)
+{
+	pc->task = (__u64)task;
+	pc->pid_tgid = ((__u64)BPF_CORE_READ(task, tgid) << 32) | (__u32)BPF_CORE_READ(task, pid);
+	const struct cred *cred = BPF_CORE_READ(task, cred);
+	pc->uid_gid = ((__u64)BPF_CORE_READ(cred, gid.val) << 32) | BPF_CORE_READ(cred, uid.val);
+	BPF_CORE_READ_STR_INTO(&pc->comm, task, comm);
+	if (dt_need_ppid)
+		pc->ppid = BPF_CORE_READ(task, real_parent, tgid);
+}
+

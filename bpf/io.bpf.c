@@ -2,10 +2,9 @@
 /*
  * The io provider: block device I/O as Solaris' io provider describes it,
  * on the block layer's request tracepoints. io:::start is block_rq_issue,
- * io:::done block_rq_complete; wait-start and wait-done are a thread
- * switching out in io_schedule() (task->in_iowait) and that thread's next
- * event once it runs again (io.bpf.c: dt_io_wait_*; src/provider/io.rs
- * says which).
+ * io:::done block_rq_complete; wait-start is a thread switching out in
+ * io_schedule() (task->in_iowait), wait-done that thread switching back
+ * in (the probe fires for it: dt_probe_for_task).
  *
  * The entry programs fill the stable arguments themselves (io.h: bufinfo,
  * devinfo, fileinfo) in a per-CPU buffer and pass their addresses as
@@ -41,7 +40,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 dt_io_id_base = 0;
 /* Which raw argument of block_rq_issue is the request. */
 const volatile __u32 dt_io_rq_arg = 0;
-/* Fill fileinfo_t (a script uses args[2]). */
+/* Fill bufinfo_t (a script uses args[0]), devinfo_t (args[1]) and
+ * fileinfo_t (args[2]): reading them costs most of an event. b_flags is
+ * always filled (wait-start needs it). */
+const volatile bool dt_io_want_buf = false;
+const volatile bool dt_io_want_dev = false;
 const volatile bool dt_io_want_file = false;
 /* Remember each thread's last request for wait-start/wait-done. */
 const volatile bool dt_io_want_waits = false;
@@ -98,8 +101,8 @@ struct {
 	__type(value, struct dt_io_args);
 } dt_io_last SEC(".maps");
 
-/* Threads that began waiting (wait-start fired) and have not been seen
- * running again (wait-done). */
+/* Threads that began waiting (wait-start fired) and have not taken a CPU
+ * again (wait-done). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
@@ -107,8 +110,6 @@ struct {
 	__type(value, __u8);
 } dt_io_waiting SEC(".maps");
 
-/* For libbpf-cargo to generate the Rust types the layout test compares. */
-struct dt_io_args dt_layout_io_args;
 
 /* Layouts of older kernels, for CO-RE field checks. */
 struct request___old {
@@ -170,8 +171,8 @@ static __always_inline int dt_strnlen(const char *s, int max)
 	return max;
 }
 
-/* devinfo_t and b_edev: the partition the request is for (the disk when
- * it names none). */
+/* b_edev and (if wanted) devinfo_t: the partition the request is for (the
+ * disk when it names none). Returns the disk. */
 static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_devinfo *dev, struct dt_bufinfo *buf)
 {
 	struct gendisk *disk;
@@ -198,6 +199,8 @@ static __always_inline struct gendisk *dt_io_device(struct request *rq, struct d
 	__u32 partno = (devt >> DT_MINORBITS) == (__u32)major && minor >= (__u32)first_minor ? minor - first_minor : 0;
 
 	buf->b_edev = devt;
+	if (!dt_io_want_dev)
+		return disk;
 	dev->dev_major = devt >> DT_MINORBITS;
 	dev->dev_minor = minor;
 	dev->dev_instance = minors > 0 ? (__u32)first_minor / (__u32)minors : 0;
@@ -483,8 +486,6 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	struct dt_io_args *a = bpf_map_lookup_elem(&dt_io_args, &slot);
 	if (!a)
 		return NULL;
-	__u32 bytes = BPF_CORE_READ(rq, __data_len);
-	__u64 sector = BPF_CORE_READ(rq, __sector);
 	struct dt_bufinfo *buf = &a->buf;
 	buf->b_flags = op == 1 ? DT_B_WRITE : DT_B_READ;
 	/* The kernel waits for reads and for writes marked sync (REQ_SYNC,
@@ -494,6 +495,10 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 			  (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH));
 	if (op == 1 && !(flags & sync_bits))
 		buf->b_flags |= DT_B_ASYNC;
+	if (!dt_io_want_buf && !dt_io_want_dev && !dt_io_want_file)
+		return a;
+	__u32 bytes = BPF_CORE_READ(rq, __data_len);
+	__u64 sector = BPF_CORE_READ(rq, __sector);
 	buf->b_bcount = bytes;
 	buf->b_bufsize = bytes;
 	buf->b_addr = 0;
@@ -604,10 +609,14 @@ int dt_io_wait_start(struct bpf_raw_tracepoint_args *ctx)
 	return dt_io_fire(ctx, DT_IO_WAIT_START, a);
 }
 
-/* wait-done, in the thread that waited, at the first point where it is
- * seen running again: a system call's return, or leaving the CPU. */
-static __always_inline int dt_io_wait_done_in(void *ctx, __u32 tid)
+/* sched_switch(preempt, prev, next, ...): wait-done for next, a thread
+ * that began waiting and now takes the CPU: the probe fires for it (its
+ * pid, execname, self->), before it runs. */
+SEC("raw_tp/sched_switch")
+int dt_io_wait_done(struct bpf_raw_tracepoint_args *ctx)
 {
+	struct task_struct *next = (struct task_struct *)ctx->args[2];
+	__u32 tid = BPF_CORE_READ(next, pid);
 	if (!bpf_map_lookup_elem(&dt_io_waiting, &tid))
 		return 0;
 	bpf_map_delete_elem(&dt_io_waiting, &tid);
@@ -615,18 +624,16 @@ static __always_inline int dt_io_wait_done_in(void *ctx, __u32 tid)
 	if (!a)
 		return 0;
 	a->buf.b_flags |= DT_B_DONE;
-	return dt_io_fire(ctx, DT_IO_WAIT_DONE, a);
-}
-
-SEC("raw_tp/sched_switch")
-int dt_io_wait_done(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct task_struct *prev = (struct task_struct *)ctx->args[1];
-	return dt_io_wait_done_in(ctx, BPF_CORE_READ(prev, pid));
-}
-
-SEC("raw_tp/sys_exit")
-int dt_io_wait_done_exit(struct bpf_raw_tracepoint_args *ctx)
-{
-	return dt_io_wait_done_in(ctx, (__u32)bpf_get_current_pid_tgid());
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	dt_probe_for_task(pc, next);
+	pc->probe_id = dt_io_id_base + DT_IO_WAIT_DONE;
+	pc->args[0] = (__u64)&a->buf;
+	pc->args[1] = (__u64)&a->dev;
+	pc->args[2] = (__u64)&a->file;
+	for (int i = 3; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	bpf_tail_call(ctx, &dt_io_progs, DT_IO_WAIT_DONE);
+	return 0;
 }

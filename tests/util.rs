@@ -141,6 +141,16 @@ impl Tracer {
     }
 }
 
+/// A test that fails before stopping its tracer must not leave it tracing.
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// Writes a script into a fresh temporary directory and returns its path.
 pub fn script(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("dtrace-test-{}-{}", std::process::id(), name));
@@ -183,5 +193,15 @@ impl Workload {
         }
         assert!(self.child.wait().expect("wait").success());
         out
+    }
+}
+
+/// A workload left waiting for "go" by a failing test ends with it.
+impl Drop for Workload {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }

@@ -63,6 +63,19 @@ pub(crate) struct CodegenEnv {
     pub spec_stats_fd: i32,
     /// The specsize option.
     pub specsize: u64,
+    /// Some enabled probe fires for a thread other than the current one
+    /// (sched:::on-cpu): the thread's identity is then read from the probe
+    /// context when the entry program put one there (`Current`).
+    pub other_thread_probes: bool,
+}
+
+/// What the helpers say of the current thread, or the probe context of
+/// the thread a probe fires for.
+#[derive(Clone, Copy)]
+enum Current {
+    PidTgid,
+    UidGid,
+    Task,
 }
 
 #[derive(Debug)]
@@ -825,7 +838,7 @@ impl<'a> Emitter<'a> {
         for (i, (column, off)) in columns.iter().zip(offsets).enumerate() {
             let off = off as i32;
             if tid_first && i == 0 {
-                self.emit(call(Helper::GetCurrentPidTgid));
+                self.current(Current::PidTgid);
                 self.emit(alu_imm(Alu::Lsh, R0, 32));
                 self.emit(alu_imm(Alu::Rsh, R0, 32));
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
@@ -837,7 +850,7 @@ impl<'a> Emitter<'a> {
                 self.expr(key)?;
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 self.emit(stx(Size::DW, R1, off as i16, R0));
-            } else if matches!(key.kind, TKind::Builtin(Builtin::Execname)) {
+            } else if matches!(key.kind, TKind::Builtin(Builtin::Execname)) && !self.env.other_thread_probes {
                 // get_current_comm pads the rest of the column with NULs.
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 self.emit(alu_imm(Alu::Add, R1, off));
@@ -936,9 +949,32 @@ impl<'a> Emitter<'a> {
         self.emit(call(Helper::MapDeleteElem));
     }
 
+    /// r0 = what the helper says of the current thread, or, in a script
+    /// with probes that fire for other threads, the probe context's value
+    /// when the entry program named a thread there.
+    fn current(&mut self, what: Current) {
+        let (helper, field) = match what {
+            Current::PidTgid => (Helper::GetCurrentPidTgid, layout::CTX_PID_TGID),
+            Current::UidGid => (Helper::GetCurrentUidGid, layout::CTX_UID_GID),
+            Current::Task => (Helper::GetCurrentTask, layout::CTX_TASK),
+        };
+        if !self.env.other_thread_probes {
+            self.emit(call(helper));
+            return;
+        }
+        let (own, end) = (self.new_label(), self.new_label());
+        self.emit(ldx(Size::DW, R0, R7, layout::CTX_TASK as i16));
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), own);
+        self.emit(ldx(Size::DW, R0, R7, field as i16));
+        self.jump(ja(0), end);
+        self.bind(own);
+        self.emit(call(helper));
+        self.bind(end);
+    }
+
     /// Puts the current thread ID at STACK_KEY, the key of thread-locals.
     fn thread_key(&mut self) -> MapKey {
-        self.emit(call(Helper::GetCurrentPidTgid));
+        self.current(Current::PidTgid);
         self.emit(stx(Size::W, FP, STACK_KEY, R0));
         MapKey::OnStack(STACK_KEY)
     }
@@ -1549,22 +1585,22 @@ impl<'a> Emitter<'a> {
         match b {
             Builtin::Arg(n) => self.emit(ldx(Size::DW, R0, R7, (layout::CTX_ARGS + 8 * n as usize) as i16)),
             Builtin::Pid => {
-                self.emit(call(Helper::GetCurrentPidTgid));
+                self.current(Current::PidTgid);
                 self.emit(alu_imm(Alu::Rsh, R0, 32));
             }
             Builtin::Tid => {
-                self.emit(call(Helper::GetCurrentPidTgid));
+                self.current(Current::PidTgid);
                 self.emit(alu_imm(Alu::Lsh, R0, 32));
                 self.emit(alu_imm(Alu::Rsh, R0, 32));
             }
             Builtin::Ppid => self.emit(ldx(Size::W, R0, R7, layout::CTX_PPID as i16)),
             Builtin::Uid => {
-                self.emit(call(Helper::GetCurrentUidGid));
+                self.current(Current::UidGid);
                 self.emit(alu_imm(Alu::Lsh, R0, 32));
                 self.emit(alu_imm(Alu::Rsh, R0, 32));
             }
             Builtin::Gid => {
-                self.emit(call(Helper::GetCurrentUidGid));
+                self.current(Current::UidGid);
                 self.emit(alu_imm(Alu::Rsh, R0, 32));
             }
             Builtin::Execname => {
@@ -1572,7 +1608,21 @@ impl<'a> Emitter<'a> {
                 self.emit(mov(R1, R8));
                 self.emit(alu_imm(Alu::Add, R1, dst));
                 self.emit(mov_imm(R2, 16));
-                self.emit(call(Helper::GetCurrentComm));
+                if self.env.other_thread_probes {
+                    // The probe context's comm when it names another thread.
+                    let (own, end) = (self.new_label(), self.new_label());
+                    self.emit(ldx(Size::DW, R3, R7, layout::CTX_TASK as i16));
+                    self.jump(jmp_imm(Cond::Eq, R3, 0, 0), own);
+                    self.emit(mov(R3, R7));
+                    self.emit(alu_imm(Alu::Add, R3, layout::CTX_COMM as i32));
+                    self.emit(call(Helper::ProbeReadKernel));
+                    self.jump(ja(0), end);
+                    self.bind(own);
+                    self.emit(call(Helper::GetCurrentComm));
+                    self.bind(end);
+                } else {
+                    self.emit(call(Helper::GetCurrentComm));
+                }
                 self.emit(mov(R0, R8));
                 self.emit(alu_imm(Alu::Add, R0, dst));
             }
@@ -1609,7 +1659,7 @@ impl<'a> Emitter<'a> {
                 self.normalize(&Type::INT);
             }
             Builtin::Id => self.emit(ldx(Size::W, R0, R7, layout::CTX_PROBE_ID as i16)),
-            Builtin::Curthread => self.emit(call(Helper::GetCurrentTask)),
+            Builtin::Curthread => self.current(Current::Task),
             Builtin::Stackdepth => {
                 // The frames bpf_get_stack() copies, 8 bytes each (0 on error).
                 self.used_scratch = true;

@@ -13,41 +13,34 @@ const IO_ARGS: &[ProbeArg] = &[
     ProbeArg { ty: "fileinfo_t *", expr: "(fileinfo_t *)arg2" },
 ];
 
-/// args[n] of fileinfo_t: the entry programs build paths only if a script uses it.
+/// args[n] of bufinfo_t, devinfo_t and fileinfo_t: the entry programs fill
+/// them only if a script uses them.
+pub(crate) const BUFINFO_ARG: usize = 0;
+pub(crate) const DEVINFO_ARG: usize = 1;
 pub(crate) const FILEINFO_ARG: usize = 2;
-
-/// An entry program in bpf/io.bpf.c and the raw tracepoint it attaches to.
-pub(crate) struct Hook {
-    pub program: &'static str,
-    pub tracepoint: &'static str,
-}
 
 pub(crate) struct IoProbe {
     pub name: &'static str,
-    /// All of them are attached; the first is named after the probe.
-    pub hooks: &'static [Hook],
+    /// The entry program in bpf/io.bpf.c and the raw tracepoint it attaches to.
+    pub program: &'static str,
+    pub tracepoint: &'static str,
+    /// Fires for a thread other than the current one.
+    pub other_thread: bool,
 }
 
-const fn hook(program: &'static str, tracepoint: &'static str) -> Hook {
-    Hook { program, tracepoint }
+const fn probe(name: &'static str, program: &'static str, tracepoint: &'static str, other_thread: bool) -> IoProbe {
+    IoProbe { name, program, tracepoint, other_thread }
 }
 
 /// In slot order: the index is DT_IO_* in bpf/io.bpf.c.
 ///
-/// wait-done fires in the thread that waited, at the first point it is
-/// seen running again: its next system call return or its next switch
-/// off the CPU (a BPF program cannot run in a thread just switched to).
-/// The scheduler runs its programs in the order they were attached, which
-/// is slot order reversed: a thread that blocks again ends its last wait
-/// (wait-done) before it begins the next (wait-start).
+/// wait-done fires when the thread that waited takes a CPU again, before
+/// it runs: for that thread (its pid, execname, self->), as sched:::on-cpu.
 pub(crate) const PROBES: &[IoProbe] = &[
-    IoProbe { name: "start", hooks: &[hook("dt_io_start", "block_rq_issue")] },
-    IoProbe { name: "done", hooks: &[hook("dt_io_done", "block_rq_complete")] },
-    IoProbe { name: "wait-start", hooks: &[hook("dt_io_wait_start", "sched_switch")] },
-    IoProbe {
-        name: "wait-done",
-        hooks: &[hook("dt_io_wait_done", "sched_switch"), hook("dt_io_wait_done_exit", "sys_exit")],
-    },
+    probe("start", "dt_io_start", "block_rq_issue", false),
+    probe("done", "dt_io_done", "block_rq_complete", false),
+    probe("wait-start", "dt_io_wait_start", "sched_switch", false),
+    probe("wait-done", "dt_io_wait_done", "sched_switch", true),
 ];
 
 pub(crate) fn args() -> &'static [ProbeArg] {
@@ -74,57 +67,15 @@ pub(crate) fn provide(probes: &mut Vec<Probe>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::skel::io::types::{dt_bufinfo, dt_devinfo, dt_fileinfo};
-    use crate::sema::ir::{ActionKind, TKind, TStmt};
-    use std::mem::{offset_of, size_of, size_of_val};
 
-    /// The constants `BEGIN { trace(e); ... }` traces, for each D expression e.
-    fn d_constants(exprs: &[String]) -> Vec<usize> {
-        let traces: String = exprs.iter().map(|e| format!("trace({e}); ")).collect();
-        let program = crate::compile::compile_description(&format!("BEGIN {{ {traces} }}")).expect("compiles");
-        program.clauses[0]
-            .body
-            .iter()
-            .map(|s| match s {
-                TStmt::Action { kind: ActionKind::Record(v), .. } => match v[0].kind {
-                    TKind::Int(n) => n as usize,
-                    _ => panic!("not a constant"),
-                },
-                _ => panic!("not a trace"),
-            })
-            .collect()
-    }
-
-    /// providers/io.d's `d_type` has bpf/io.h's layout: the same size, and
-    /// each member at the same offset with the same size.
-    macro_rules! same_layout {
-        ($d_type:literal, $c_type:ty, [$($member:ident),+ $(,)?]) => {{
-            let c = <$c_type>::default();
-            let mut d_exprs = vec![format!("sizeof ({})", $d_type)];
-            let mut c_values = vec![size_of::<$c_type>()];
-            $(
-                d_exprs.push(format!("offsetof({}, {})", $d_type, stringify!($member)));
-                d_exprs.push(format!("sizeof ((({} *)0)->{})", $d_type, stringify!($member)));
-                c_values.push(offset_of!($c_type, $member));
-                c_values.push(size_of_val(&c.$member));
-            )+
-            assert_eq!(d_constants(&d_exprs), c_values, "{} and {}: {:?}", $d_type, stringify!($c_type), d_exprs);
-        }};
-    }
-
+    /// bufinfo_t, devinfo_t and fileinfo_t of providers/io.d have bpf/io.h's layouts.
     #[test]
     fn the_d_library_declares_the_layouts_the_entry_programs_fill() {
-        same_layout!(
-            "bufinfo_t",
-            dt_bufinfo,
-            [b_flags, b_bcount, b_addr, b_blkno, b_lblkno, b_resid, b_bufsize, b_iodone, b_edev, b_error]
+        crate::provider::assert_same_layouts(
+            include_bytes!(concat!(env!("OUT_DIR"), "/io.bpf.o")),
+            "io",
+            &[("bufinfo_t", "dt_bufinfo"), ("devinfo_t", "dt_devinfo"), ("fileinfo_t", "dt_fileinfo")],
         );
-        same_layout!(
-            "devinfo_t",
-            dt_devinfo,
-            [dev_major, dev_minor, dev_instance, dev_name, dev_statname, dev_pathname]
-        );
-        same_layout!("fileinfo_t", dt_fileinfo, [fi_name, fi_dirname, fi_pathname, fi_offset, fi_fs, fi_mount]);
     }
 
     #[test]
@@ -133,13 +84,8 @@ mod tests {
         for (slot, probe) in PROBES.iter().enumerate() {
             let define = format!("#define DT_IO_{} {slot}\n", probe.name.replace('-', "_").to_uppercase());
             assert!(c.contains(&define), "{define}");
-            for hook in probe.hooks {
-                assert!(
-                    c.contains(&format!("SEC(\"raw_tp/{}\")\nint {}(", hook.tracepoint, hook.program)),
-                    "{}",
-                    hook.program
-                );
-            }
+            let program = format!("SEC(\"raw_tp/{}\")\nint {}(", probe.tracepoint, probe.program);
+            assert!(c.contains(&program), "{program}");
         }
         assert!(c.contains(&format!("#define DT_IO_COUNT {}\n", PROBES.len())));
     }

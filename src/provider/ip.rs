@@ -51,8 +51,6 @@ pub(crate) fn provide(probes: &mut Vec<Probe>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sema::check::{CheckOptions, Checker};
-    use crate::sema::ir::{RecordBody, Type};
 
     #[test]
     fn slots_follow_the_entry_programs_order() {
@@ -66,58 +64,15 @@ mod tests {
         assert!(c.contains(&format!("#define DT_IP_COUNT {}\n", PROBES.len())));
     }
 
-    /// A D member's size, as C would have it.
-    fn d_size(ty: &Type) -> usize {
-        match ty {
-            Type::Int { size, .. } => usize::from(*size),
-            Type::Pointer(_) => 8,
-            Type::Array(of, len) => d_size(of) * len,
-            Type::Struct(r) => r.size,
-            other => panic!("unexpected member type {}", other.name()),
-        }
-    }
-
-    /// Each argument struct of providers/ip.d has the members of bpf/ip.h's,
-    /// in the same order, at the same offsets, of the same sizes: the C
-    /// side is read from the compiled entry program's BTF.
+    /// Each argument struct of providers/ip.d has bpf/ip.h's layout.
     #[test]
     fn d_declarations_have_the_entry_programs_layout() {
-        use libbpf_rs::btf::types::{self, MemberAttr};
-        use libbpf_rs::btf::{Btf, HasSize};
-        use libbpf_rs::AsRawLibbpf;
-
-        let object = include_bytes!(concat!(env!("OUT_DIR"), "/ip.bpf.o"));
-        let btf = Btf::from_raw("ip", object).expect("BTF").expect("the object has BTF");
-        let mut registry = crate::provider::Registry::new();
-        let mut checker = Checker::new(
-            CheckOptions { macro_args: &[], zero_matches_ok: false, strsize: 256, target_pid: None },
-            &mut registry,
-        );
-        let library = crate::compile::parse_library().expect("the D library parses");
-        checker.load_library(&library).map_err(|e| e.message).expect("the D library loads");
         // Every pointer argument names one of these structs.
         let mut names: Vec<&str> = ARGS.iter().map(|a| a.ty.trim_end_matches(" *")).collect();
         names.sort();
         names.dedup();
         assert_eq!(names.len(), ARGS.len());
-        for typedef in names {
-            let name = typedef.trim_end_matches("_t");
-            let d = checker.declared_struct(typedef).unwrap_or_else(|| panic!("{typedef} is not declared in ip.d"));
-            let RecordBody::D(d_members) = &d.body else { panic!("{typedef} is not a D struct") };
-            let c = btf.type_by_name::<types::Struct>(name).unwrap_or_else(|| panic!("struct {name} not in ip.h"));
-            let c_members: Vec<(String, usize, usize)> = c
-                .iter()
-                .map(|m| {
-                    let MemberAttr::Normal { offset } = m.attr else { panic!("bit-field in struct {name}") };
-                    let size = unsafe { libbpf_sys::btf__resolve_size(btf.as_libbpf_object().as_ptr(), m.ty.into()) };
-                    let member = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    (member, offset as usize / 8, size as usize)
-                })
-                .collect();
-            let d_members: Vec<(String, usize, usize)> =
-                d_members.iter().map(|m| (m.name.clone(), m.offset, d_size(&m.ty))).collect();
-            assert_eq!(d_members, c_members, "{typedef} (providers/ip.d) and struct {name} (bpf/ip.h) differ");
-            assert_eq!(d.size, c.size(), "size of {typedef}");
-        }
+        let pairs: Vec<(&str, &str)> = names.iter().map(|t| (*t, t.trim_end_matches("_t"))).collect();
+        crate::provider::assert_same_layouts(include_bytes!(concat!(env!("OUT_DIR"), "/ip.bpf.o")), "ip", &pairs);
     }
 }

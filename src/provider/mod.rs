@@ -12,6 +12,7 @@ pub(crate) mod ip;
 pub(crate) mod pid;
 pub(crate) mod proc;
 pub(crate) mod profile;
+pub(crate) mod sched;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
 
@@ -32,6 +33,8 @@ pub(crate) enum Attach {
     Proc { slot: u32 },
     /// io probe in slot `slot` (io::PROBES order).
     Io { slot: u32 },
+    /// sched probe in slot `slot` (sched::PROBES order).
+    Sched { slot: u32 },
     /// ip probe in slot `slot` (ip::PROBES order).
     Ip { slot: u32 },
     /// pid probe: a uprobe (uretprobe if `ret`) at `offset` in file `path`,
@@ -60,7 +63,7 @@ fn argument_attributes(provider: &str) -> Attributes {
     match provider {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
-        "proc" | "io" | "ip" => ("Evolving", "Evolving", "ISA"),
+        "proc" | "io" | "ip" | "sched" => ("Evolving", "Evolving", "ISA"),
         p if pid::provider_pid(p).is_some() => ("Evolving", "Evolving", "ISA"),
         _ => ("Private", "Private", "ISA"),
     }
@@ -99,6 +102,7 @@ impl Registry {
         proc::provide(&mut probes);
         io::provide(&mut probes);
         ip::provide(&mut probes);
+        sched::provide(&mut probes);
         Registry { probes, pids: pid::Pids::default() }
     }
 
@@ -118,7 +122,18 @@ impl Registry {
             Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
             Attach::Io { .. } => Some(io::args()),
             Attach::Ip { .. } => Some(ip::ARGS),
+            Attach::Sched { slot } => sched::PROBES.get(slot as usize).map(|p| p.args),
             _ => None,
+        }
+    }
+
+    /// Whether probe `id` fires for a thread other than the current one
+    /// (its entry program names the thread in the probe context).
+    pub(crate) fn fires_for_another_thread(&self, id: u32) -> bool {
+        match self.get(id).map(|p| &p.attach) {
+            Some(Attach::Sched { slot }) => sched::PROBES.get(*slot as usize).is_some_and(|p| p.other_thread),
+            Some(Attach::Io { slot }) => io::PROBES.get(*slot as usize).is_some_and(|p| p.other_thread),
+            _ => false,
         }
     }
 
@@ -170,5 +185,61 @@ impl Registry {
 
     fn next_id(&self) -> u32 {
         self.probes.last().map_or(1, |p| p.id + 1)
+    }
+}
+
+/// Asserts that each D struct of the D library (`providers/*.d`) has the
+/// layout of its C twin in a compiled entry-program object: the same
+/// members in the same order, at the same offsets, of the same sizes, and
+/// the same size. The C side is read from the object's BTF. `pairs` are
+/// (D typedef, C struct name).
+#[cfg(test)]
+pub(crate) fn assert_same_layouts(object: &[u8], object_name: &str, pairs: &[(&str, &str)]) {
+    use crate::sema::check::{CheckOptions, Checker};
+    use crate::sema::ir::{RecordBody, Type};
+    use libbpf_rs::btf::types::{self, MemberAttr};
+    use libbpf_rs::btf::{Btf, HasSize};
+    use libbpf_rs::AsRawLibbpf;
+
+    /// A D member's size, as C would have it.
+    fn d_size(ty: &Type) -> usize {
+        match ty {
+            Type::Int { size, .. } => usize::from(*size),
+            Type::Pointer(_) => 8,
+            Type::Array(of, len) => d_size(of) * len,
+            Type::Struct(r) => r.size,
+            other => panic!("unexpected member type {}", other.name()),
+        }
+    }
+
+    let btf = Btf::from_raw(object_name, object).expect("BTF").expect("the object has BTF");
+    let mut registry = Registry::new();
+    let mut checker = Checker::new(
+        CheckOptions { macro_args: &[], zero_matches_ok: false, strsize: 256, target_pid: None },
+        &mut registry,
+    );
+    let library = crate::compile::parse_library().expect("the D library parses");
+    checker.load_library(&library).map_err(|e| e.message).expect("the D library loads");
+    for (typedef, name) in pairs {
+        let d =
+            checker.declared_struct(typedef).unwrap_or_else(|| panic!("{typedef} is not declared in the D library"));
+        let RecordBody::D(d_members) = &d.body else { panic!("{typedef} is not a D struct") };
+        let c = btf
+            .type_by_name::<types::Struct>(name)
+            .unwrap_or_else(|| panic!("struct {name} is not in {object_name}'s BTF"));
+        let c_members: Vec<(String, usize, usize)> = c
+            .iter()
+            .map(|m| {
+                let MemberAttr::Normal { offset } = m.attr else { panic!("bit-field in struct {name}") };
+                // SAFETY: the BTF object outlives the call; the type ID is one of its own.
+                let size = unsafe { libbpf_sys::btf__resolve_size(btf.as_libbpf_object().as_ptr(), m.ty.into()) };
+                let member = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                (member, offset as usize / 8, size as usize)
+            })
+            .collect();
+        let d_members: Vec<(String, usize, usize)> =
+            d_members.iter().map(|m| (m.name.clone(), m.offset, d_size(&m.ty))).collect();
+        assert_eq!(d_members, c_members, "{typedef} (D library) and struct {name} ({object_name}) differ");
+        assert_eq!(d.size, c.size(), "size of {typedef}");
     }
 }

@@ -7,9 +7,9 @@
 
 use super::{arg, Attach, Probe, ProbeArg};
 
-const PSINFO_0: ProbeArg = arg("psinfo_t *", "xlate <psinfo_t *> ((struct task_struct *)arg0)");
-const LWPSINFO_0: ProbeArg = arg("lwpsinfo_t *", "xlate <lwpsinfo_t *> ((struct task_struct *)arg0)");
-const PSINFO_1: ProbeArg = arg("psinfo_t *", "xlate <psinfo_t *> ((struct task_struct *)arg1)");
+pub(crate) const PSINFO_0: ProbeArg = arg("psinfo_t *", "xlate <psinfo_t *> ((struct task_struct *)arg0)");
+pub(crate) const LWPSINFO_0: ProbeArg = arg("lwpsinfo_t *", "xlate <lwpsinfo_t *> ((struct task_struct *)arg0)");
+pub(crate) const PSINFO_1: ProbeArg = arg("psinfo_t *", "xlate <psinfo_t *> ((struct task_struct *)arg1)");
 
 pub(crate) struct ProcProbe {
     pub name: &'static str,

@@ -10,6 +10,10 @@ pub(crate) const CTX_ARGS: usize = offset_of!(dt_probe_ctx, args);
 pub(crate) const CTX_PROBE_ID: usize = offset_of!(dt_probe_ctx, probe_id);
 pub(crate) const CTX_ERRNO: usize = offset_of!(dt_probe_ctx, errno_val);
 pub(crate) const CTX_PPID: usize = offset_of!(dt_probe_ctx, ppid);
+pub(crate) const CTX_TASK: usize = offset_of!(dt_probe_ctx, task);
+pub(crate) const CTX_PID_TGID: usize = offset_of!(dt_probe_ctx, pid_tgid);
+pub(crate) const CTX_UID_GID: usize = offset_of!(dt_probe_ctx, uid_gid);
+pub(crate) const CTX_COMM: usize = offset_of!(dt_probe_ctx, comm);
 
 pub(crate) const STATE_DRAINING: usize = offset_of!(dt_state, draining);
 

@@ -22,7 +22,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::provider::{
-    dtrace as dtrace_provider, io as io_provider, ip as ip_provider, proc as proc_provider,
+    dtrace as dtrace_provider, io as io_provider, ip as ip_provider, proc as proc_provider, sched as sched_provider,
     syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,
 };
 use crate::sema::check::var_bytes;
@@ -64,6 +64,7 @@ pub(crate) struct Session {
     _proc: Option<skel::proc::ProcSkel<'static>>,
     _io: Option<skel::io::IoSkel<'static>>,
     _ip: Option<skel::ip::IpSkel<'static>>,
+    _sched: Option<skel::sched::SchedSkel<'static>>,
     _pid: Option<skel::pid::PidSkel<'static>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
@@ -92,6 +93,7 @@ enum Dispatch {
     Proc(u32),
     Io(u32),
     Ip(u32),
+    Sched(u32),
     /// Slot of a clause list in dt_pid_progs.
     Pid(u32),
 }
@@ -315,6 +317,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         spec_ending_fd: core.maps.dt_spec_ending.as_fd().as_raw_fd(),
         spec_stats_fd: core.maps.dt_spec_stats.as_fd().as_raw_fd(),
         specsize: opts.specsize,
+        other_thread_probes: clauses_of.keys().any(|id| registry.fires_for_another_thread(*id)),
     };
     // Each ID starts with its own tag (generation 0) and free.
     for id in 1..=opts.nspec {
@@ -353,21 +356,21 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             Attach::Proc { slot } => Dispatch::Proc(*slot),
             Attach::Io { slot } => Dispatch::Io(*slot),
             Attach::Ip { slot } => Dispatch::Ip(*slot),
+            Attach::Sched { slot } => Dispatch::Sched(*slot),
             Attach::Pid { pid, path, offset, ret } => {
-                let slot = match pid_lists.iter().position(|c| c == clauses) {
-                    Some(i) => i,
+                let (slot, new) = match pid_lists.iter().position(|c| c == clauses) {
+                    Some(i) => (i as u32, false),
                     None => {
                         pid_lists.push(clauses.clone());
-                        pid_lists.len() - 1
+                        (pid_lists.len() as u32 - 1, true)
                     }
-                } as u32;
+                };
                 pid_probes.push(PidProbe { id, pid: *pid, path: path.clone(), offset: *offset, ret: *ret, slot });
-                // Each slot is loaded once.
-                if pid_lists.len() as u32 == slot + 1 && !dispatch.iter().any(|(d, _, _)| *d == Dispatch::Pid(slot)) {
-                    Dispatch::Pid(slot)
-                } else {
+                // Each slot's program is loaded once.
+                if !new {
                     continue;
                 }
+                Dispatch::Pid(slot)
             }
         };
         dispatch.push((d, id, clauses.clone()));
@@ -646,14 +649,12 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Io(s) = d { Some(*s) } else { None }).collect();
     let io_skel = if !io_slots.is_empty() {
         let mut open = skel::io::IoSkelBuilder::default().open(leak_storage())?;
-        let mut hooks: Vec<&io_provider::Hook> =
-            io_slots.iter().flat_map(|s| io_provider::PROBES[*s as usize].hooks).collect();
+        let mut wanted: Vec<&str> = io_slots.iter().map(|s| io_provider::PROBES[*s as usize].program).collect();
         let waits = io_slots.iter().any(|s| io_provider::PROBES[*s as usize].name.starts_with("wait-"));
         if waits {
             // wait-start and wait-done take their arguments from the thread's last request.
-            hooks.extend(io_provider::PROBES[0].hooks);
+            wanted.push(io_provider::PROBES[0].program);
         }
-        let wanted: Vec<&str> = hooks.iter().map(|h| h.program).collect();
         autoload_only(open.open_object_mut(), &wanted);
         let io_ids = io_provider::id_base()..io_provider::id_base() + io_provider::PROBES.len() as u32;
         let mut kernel = crate::sema::ktypes::KernelTypes::default();
@@ -662,8 +663,10 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             ro.dt_io_id_base = io_provider::id_base();
             // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
             ro.dt_io_rq_arg = u32::from(kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
-            ro.dt_io_want_file =
-                program.typed_args_used.iter().any(|(id, n)| io_ids.contains(id) && *n == io_provider::FILEINFO_ARG);
+            let uses = |arg: usize| program.typed_args_used.iter().any(|(id, n)| io_ids.contains(id) && *n == arg);
+            ro.dt_io_want_buf = uses(io_provider::BUFINFO_ARG);
+            ro.dt_io_want_dev = uses(io_provider::DEVINFO_ARG);
+            ro.dt_io_want_file = uses(io_provider::FILEINFO_ARG);
             ro.dt_io_want_waits = waits;
             // SAFETY: sysconf has no preconditions.
             let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -678,18 +681,18 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 skel.maps.dt_io_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             }
         }
-        // Reversed slot order: see io::PROBES.
-        for (slot, probe) in io_provider::PROBES.iter().enumerate().rev() {
-            for hook in probe.hooks.iter().filter(|h| wanted.contains(&h.program)) {
-                let prog = skel.object().progs_mut().find(|p| p.name() == hook.program);
-                match prog.map(|p| p.attach_raw_tracepoint(hook.tracepoint)) {
-                    Some(Ok(link)) => links.push(link),
-                    _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
-                        "io:::{} will not fire: this kernel has no usable {} tracepoint",
-                        probe.name, hook.tracepoint
-                    )),
-                    _ => {}
-                }
+        for (slot, probe) in io_provider::PROBES.iter().enumerate() {
+            if !wanted.contains(&probe.program) {
+                continue;
+            }
+            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
+            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
+                Some(Ok(link)) => links.push(link),
+                _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
+                    "io:::{} will not fire: this kernel has no usable {} tracepoint",
+                    probe.name, probe.tracepoint
+                )),
+                _ => {}
             }
         }
         Some(skel)
@@ -734,6 +737,49 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let sched_slots: Vec<u32> =
+        dispatch.iter().filter_map(|(d, _, _)| if let Dispatch::Sched(s) = d { Some(*s) } else { None }).collect();
+    let sched_skel = if !sched_slots.is_empty() {
+        let mut open = skel::sched::SchedSkelBuilder::default()
+            .open(leak_storage())
+            .context("opening the sched entry programs")?;
+        // Only the entry programs of the enabled probes are loaded.
+        let wanted: Vec<&str> = sched_slots.iter().map(|s| sched_provider::PROBES[*s as usize].program).collect();
+        autoload_only(open.open_object_mut(), &wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+            ro.dt_sched_id_base = sched_provider::id_base();
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        let skel = open.load().context("loading the sched entry programs")?;
+        for (d, _, clauses) in &dispatch {
+            if let Dispatch::Sched(slot) = d {
+                let fd = load(clauses, RAW_TP, &mut programs)?;
+                skel.maps.dt_sched_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+            }
+        }
+        // The kernel runs a tracepoint's programs in the order they were attached.
+        for name in sched_provider::ATTACH_ORDER {
+            let Some(slot) = sched_provider::PROBES.iter().position(|p| p.name == *name) else { continue };
+            if !sched_slots.contains(&(slot as u32)) {
+                continue;
+            }
+            let probe = &sched_provider::PROBES[slot];
+            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
+            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
+                Some(Ok(link)) => links.push(link),
+                _ => warnings.push(format!(
+                    "sched:::{} will not fire: this kernel has no usable {} tracepoint",
+                    probe.name, probe.tracepoint
+                )),
+            }
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
     let pid_skel = if !pid_probes.is_empty() {
         let mut refused = Vec::new();
         let skel = attach_pid(program, &core, &dispatch, &pid_probes, &mut links, &mut refused, &mut |c, t| {
@@ -763,6 +809,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         _proc: proc_skel,
         _io: io_skel,
         _ip: ip_skel,
+        _sched: sched_skel,
         warnings,
         _syscall: syscall_skel,
         _profile: profile_skel,

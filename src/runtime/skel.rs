@@ -22,6 +22,9 @@ pub(crate) mod io {
 pub(crate) mod ip {
     include!(concat!(env!("OUT_DIR"), "/ip.skel.rs"));
 }
+pub(crate) mod sched {
+    include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
+}
 pub(crate) mod pid {
     include!(concat!(env!("OUT_DIR"), "/pid.skel.rs"));
 }

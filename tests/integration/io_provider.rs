@@ -225,9 +225,22 @@ END
 }
 "#;
 
-/// The I/O part of the seed's time breakdown (its on-cpu/off-cpu clauses
-/// need the sched provider), for dd instead of soffice.bin.
+/// The seed's time breakdown: on CPU against waiting for I/O, and the wait
+/// by file, for dd instead of soffice.bin.
 const IOWAIT: &str = r#"#pragma D option quiet
+sched:::on-cpu
+/execname == "dd"/
+{
+	self->on = vtimestamp;
+}
+
+sched:::off-cpu
+/self->on/
+{
+	@time["<on cpu>"] = sum(vtimestamp - self->on);
+	self->on = 0;
+}
+
 io:::wait-start
 /execname == "dd"/
 {
@@ -339,9 +352,12 @@ fn the_seed_scripts_print_their_columns_for_io_on_a_loop_device() {
         whowrite.stdout
     );
 
-    // The I/O wait breakdown: dd waited for data.bin and applicat.rdb.
+    // The time breakdown: dd ran and waited, for data.bin and applicat.rdb.
     let iowait = &outs[5];
-    assert!(iowait.stdout.contains("Time breakdown (milliseconds):\n  <I/O wait>"), "{}", iowait.stdout);
+    assert!(iowait.stdout.contains("Time breakdown (milliseconds):\n"), "{}", iowait.stdout);
+    for row in ["<on cpu>", "<I/O wait>"] {
+        assert!(iowait.stdout.lines().any(|l| l.starts_with(&format!("  {row:<50} "))), "{row}\n{}", iowait.stdout);
+    }
     for name in ["data.bin", "applicat.rdb"] {
         assert!(iowait.stdout.lines().any(|l| l.starts_with(&format!("  {name:<50} "))), "{name}\n{}", iowait.stdout);
     }

@@ -59,6 +59,7 @@ fn debian_package_installs_a_working_dtrace() {
     let mut wanted = vec![
         "./usr/sbin/dtrace".to_string(),
         "./usr/lib/dtrace/procfs.d".to_string(),
+        "./usr/lib/dtrace/io.d".to_string(),
         "./usr/lib/dtrace/ip.d".to_string(),
     ];
     for page in pages() {

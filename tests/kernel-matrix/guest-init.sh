@@ -119,6 +119,21 @@ t 15 io -qn 'BEGIN { printf("ready\n"); } io:::start /args[2]->fi_name == "f"/ {
 wait $L 2>/dev/null; umount /mnt
 grep -qx '/mnt/f 0 262144' /tmp/out.15 && grep -qx '/mnt/f 64 262144' /tmp/out.15 && grep -qx 'dev vda /mnt' /tmp/out.15 && grep -qx 'done 1 waits 1' /tmp/out.15 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.15)"
 
+# 16. the sched provider: on-cpu fires for the thread taking the CPU (its execname, self->),
+# off-cpu in the thread leaving it, sleep before it blocks.
+(while :; do sleep 0.1; done) & L=$!
+t 16 sched -qn 'sched:::on-cpu /execname == "sleep"/ { on++; self->on = 1; same += pid == curthread->tgid; } sched:::off-cpu /self->on/ { off++; self->on = 0; } sched:::sleep /execname == "sleep"/ { sl++; } tick-2s { printf("%d %d %d %d\n", on > 0, off > 0, sl > 0, same == on); exit(0); }'
+kill $L; wait $L 2>/dev/null
+grep -qx '1 1 1 1' /tmp/out.16 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.16)"
+
+# 17. the ip provider: pings over loopback, sent and received, with the ICMP header fields.
+ip link set lo up
+(i=0; while ! grep -q ready /tmp/out.17 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  ping -c 3 -s 100 127.0.0.1 > /dev/null 2>&1) & L=$!
+t 17 ip -qn 'BEGIN { printf("ready\n"); } ip:::send /args[2]->ip_daddr == "127.0.0.1"/ { @s[args[4]->ipv4_protostr, args[2]->ip_plength] = count(); } ip:::receive /args[2]->ip_saddr == "127.0.0.1"/ { @r[args[3]->if_name] = count(); } tick-4s { printa("send %s %d %@d\n", @s); printa("receive %s %@d\n", @r); exit(0); }'
+wait $L 2>/dev/null
+grep -qx 'send ICMP 108 6' /tmp/out.17 && grep -qx 'receive lo 6' /tmp/out.17 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.17)"
+
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then

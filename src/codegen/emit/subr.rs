@@ -388,7 +388,7 @@ impl Emitter<'_> {
         let yes = self.new_label();
         let no = self.new_label();
         let end = self.new_label();
-        self.emit(call(Helper::GetCurrentTask));
+        self.current(Current::Task);
         self.emit(stx(Size::DW, FP, task, R0));
         // `size` bytes of the task's field at `offset` into `word`; an
         // unreadable task ends the walk with "no".
