@@ -4,10 +4,11 @@
 //!
 //! Files are found by build ID among the modules the pid provider read for
 //! the script's processes, then among the files the frame's process maps
-//! (`/proc/PID/maps`, read once per process while it lives). Frames of a
-//! process that has exited are symbolized as long as their file is one of
-//! the former; others print as the hex offset or address, as DTrace prints
-//! an address it cannot name.
+//! (`/proc/PID/maps`, read once per process while it lives), then among
+//! the files dtrace maps itself (libc, the loader). Frames of a process
+//! that has exited are symbolized as long as their file is one of the
+//! first or the last; others print as the hex offset in their file, or the
+//! address, as DTrace prints an address it cannot name.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -99,6 +100,14 @@ impl UserSymbols {
         if found.is_none() {
             let maps = self.mappings(pid);
             let mut paths: Vec<&PathBuf> = maps.iter().map(|m| &m.path).collect();
+            paths.dedup();
+            found = paths.into_iter().filter_map(|p| self.file(p)).find(|e| matches(e));
+        }
+        if found.is_none() {
+            // The process may be gone: the libraries dtrace maps itself
+            // (libc, the loader) are the likeliest files of any process.
+            let own = self.mappings(std::process::id());
+            let mut paths: Vec<&PathBuf> = own.iter().map(|m| &m.path).collect();
             paths.dedup();
             found = paths.into_iter().filter_map(|p| self.file(p)).find(|e| matches(e));
         }

@@ -189,3 +189,21 @@ fn ustack_in_a_syscall_probe_of_the_target() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert!(out.stdout.lines().any(|l| l.trim_start().starts_with("libc.so.6`")), "{}", out.stdout);
 }
+
+#[test]
+fn offset_probes_fire_at_their_instruction() {
+    // Offset 0 is the function's first instruction: it fires as entry does.
+    let out = trace_calls(
+        7,
+        r#"pid$target:a.out:dt_workload_call:0 { @[probename] = count(); }
+           END { printa("%s %@d\n", @); }"#,
+    );
+    assert!(out.stdout.contains("0 7\n"), "{}", out.stdout);
+    // An offset past the function's end matches nothing.
+    let w = util::Workload::spawn(&["calls", "1"]);
+    let pid = w.pid().to_string();
+    let out = run(&["-n", "pid$target:a.out:dt_workload_call:100000 { }", "-p", &pid]);
+    w.go();
+    assert_eq!(out.code(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
+}
