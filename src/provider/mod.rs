@@ -64,7 +64,8 @@ fn argument_attributes(provider: &str) -> Attributes {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
         "proc" | "io" | "ip" | "sched" => ("Evolving", "Evolving", "ISA"),
-        p if pid::provider_pid(p).is_some() => ("Evolving", "Evolving", "ISA"),
+        // As the Solaris Dynamic Tracing Guide gives the pid provider's.
+        p if pid::provider_pid(p).is_some() => ("Private", "Private", "Unknown"),
         _ => ("Private", "Private", "ISA"),
     }
 }
