@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use libbpf_cargo::SkeletonBuilder;
 
 /// The entry programs, one per provider family.
-const ENTRY_PROGRAMS: &[&str] = &["dtrace", "syscall", "profile", "sysinfo", "proc", "io", "ip", "sched"];
+const ENTRY_PROGRAMS: &[&str] = &["dtrace", "syscall", "profile", "sysinfo", "proc", "io", "ip", "sched", "pid"];
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));

@@ -14,6 +14,7 @@
 #define DT_NARGS 10          /* arg0 .. arg9 */
 #define DT_MAX_SYSCALLS 1024 /* slots per direction in the syscall program array */
 #define DT_MAX_PROFILE 64    /* profile/tick probes in one script */
+#define DT_MAX_PID_PROGS 256 /* distinct clause lists of pid probes in one script */
 
 /* dtrace provider probe slots (dt_dtrace_progs and the BEGIN/END/ERROR ids) */
 #define DT_SLOT_BEGIN 0

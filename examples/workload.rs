@@ -16,6 +16,10 @@
 //!   workload getppid N          N getppid(2)s
 //!   workload open PATH...       opens each PATH for reading (openat(2)), in
 //!                               order; prints how many opens failed
+//!   workload calls N            calls dt_workload_outer(i) for i in 0..N,
+//!                               which calls dt_workload_call(i), which
+//!                               returns 2i+1 (pid provider tests); prints
+//!                               the sum of the results
 
 use std::io::{BufRead, Read, Write};
 
@@ -130,11 +134,29 @@ fn main() {
             let failed = args[2..].iter().filter(|path| std::fs::File::open(path).is_err()).count();
             println!("{failed}");
         }
+        Some("calls") => {
+            let sum: u64 = (0..number(2) as u64).map(|i| dt_workload_outer(i)).sum();
+            println!("{sum}");
+        }
         _ => {
-            eprintln!("usage: workload read|write|fork|exec|threads|exit-threads|switch|xcalls|getppid|open ...");
+            eprintln!("usage: workload read|write|fork|exec|threads|exit-threads|switch|xcalls|getppid|open|calls ...");
             std::process::exit(2);
         }
     }
+}
+
+/// The pid provider tests' function: a symbol of its own (`.symtab`).
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn dt_workload_call(x: u64) -> u64 {
+    std::hint::black_box(x) * 2 + 1
+}
+
+/// Calls dt_workload_call, so that its stack has a caller.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn dt_workload_outer(x: u64) -> u64 {
+    std::hint::black_box(dt_workload_call(std::hint::black_box(x)))
 }
 
 fn wait(pid: libc::pid_t) {

@@ -72,6 +72,8 @@ pub(crate) struct Options {
     pub specsize: u64,
     /// -F: indent entry/return output by call depth.
     pub flowindent: bool,
+    /// Frames ustack() keeps (ustackframes; at most the kernel's 127).
+    pub ustackframes: u32,
 }
 
 /// How aggregations are sorted for printing: aggsortkey, aggsortkeypos,
@@ -135,6 +137,7 @@ impl Default for Options {
             nspec: 1,
             specsize: 32 << 10,
             flowindent: false,
+            ustackframes: 100,
         }
     }
 }
@@ -263,6 +266,10 @@ impl Options {
                 // A speculation's tag keeps its ID below SPEC_TAG_STEP.
                 let limit = u64::from(crate::runtime::layout::SPEC_TAG_STEP);
                 self.nspec = u32::try_from(v).ok().filter(|_| v < limit).ok_or_else(bad)?;
+            }
+            "ustackframes" => {
+                let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
+                self.ustackframes = u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(bad)?;
             }
             "specsize" => self.specsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {

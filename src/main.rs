@@ -87,6 +87,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     // As dtrace(1) does, processes are created (held before exec) or
     // grabbed before compiling: $target is the pid.
     let mut targets = target::Targets::start(&flags.targets)?;
+    for (pid, program) in targets.held_programs() {
+        registry.pids.set_exec_hint(pid, program);
+    }
     let compiled = compile::compile(
         &flags.sources,
         &macro_args,
@@ -96,6 +99,13 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     )?;
     if flags.compile_only {
         return Ok(0);
+    }
+    // ustack() frames are symbolized from the target's files, read now:
+    // a short-lived target may be gone when its stacks are printed.
+    if compiled.program.uses_ustack {
+        if let Some(pid) = targets.last_pid() {
+            registry.pids.modules(pid);
+        }
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -118,6 +128,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         nspec: flags.options.nspec,
         specsize: flags.options.specsize,
         show_programs: flags.show_programs,
+        ustackframes: flags.options.ustackframes,
     };
     let session = runtime::start(&compiled.program, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
@@ -149,6 +160,13 @@ fn run(mut flags: Flags) -> Result<i32, String> {
 
 /// -l: list the probes matching the descriptions (all probes without any).
 fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
+    // -c/-p give $target (pid provider probes); a created command never
+    // runs: it exits when `targets` is dropped.
+    let targets = target::Targets::start(&flags.targets)?;
+    for (pid, program) in targets.held_programs() {
+        registry.pids.set_exec_hint(pid, program);
+    }
+    let target_pid = targets.last_pid();
     let mut ids: Vec<u32> = Vec::new();
     let mut descs = Vec::new();
     for source in &flags.sources {
@@ -175,7 +193,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
                     &[String::new()],
                     &mut flags.options.clone(),
                     registry,
-                    compile::Context { zero_matches_ok: true, target_pid: None },
+                    compile::Context { zero_matches_ok: true, target_pid },
                 )?;
                 for clause in &compiled.program.clauses {
                     ids.extend(&clause.probes);
@@ -184,10 +202,18 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         }
     }
     for d in &descs {
-        let desc = sema::probes::ProbeDesc::parse(d).map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
+        let macro_args: Vec<String> = std::iter::once("dtrace".to_string()).chain(flags.args.iter().cloned()).collect();
+        let expanded = sema::probes::expand_macros(d, &macro_args, &|w| match w {
+            "target" => target_pid.map(|p| p.to_string()),
+            "pid" => Some(std::process::id().to_string()),
+            _ => None,
+        })
+        .map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
+        let desc =
+            sema::probes::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
         let found = registry.matching(&desc);
         if found.is_empty() && !flags.zero_matches_ok {
-            return Err(format!("invalid probe specifier {d}: probe description {d} does not match any probes"));
+            return Err(format!("invalid probe specifier {d}: probe description {expanded} does not match any probes"));
         }
         ids.extend(found);
     }

@@ -19,6 +19,8 @@ struct Target {
     release: Option<File>,
     created: bool,
     exited: bool,
+    /// For a -c command: the program it will exec.
+    program: Option<std::path::PathBuf>,
 }
 
 #[derive(Default)]
@@ -42,6 +44,16 @@ impl Targets {
     }
 
     /// `$target`: as in DTrace, the pid of the last process created or grabbed.
+    /// The -c commands not yet released, with the program each will exec
+    /// (the pid provider reads its modules from the program's file).
+    pub(crate) fn held_programs(&self) -> Vec<(u32, std::path::PathBuf)> {
+        self.targets
+            .iter()
+            .filter(|t| t.release.is_some())
+            .filter_map(|t| Some((t.pid as u32, t.program.clone()?)))
+            .collect()
+    }
+
     pub(crate) fn last_pid(&self) -> Option<u32> {
         self.targets.last().map(|t| t.pid as u32)
     }
@@ -148,6 +160,7 @@ fn create(line: &str) -> Result<Target, String> {
     // reports it and the held process makes no failed execve attempts.
     let program = find_program(&words[0].to_string_lossy())
         .ok_or_else(|| format!("failed to execute {}: No such file or directory", words[0].to_string_lossy()))?;
+    let program_path = program.clone();
     let program = CString::new(program.into_os_string().into_encoded_bytes())
         .map_err(|_| format!("failed to execute {line}: invalid argument"))?;
     let mut argv: Vec<*const libc::c_char> = words.iter().map(|w| w.as_ptr()).collect();
@@ -175,7 +188,7 @@ fn create(line: &str) -> Result<Target, String> {
             if libc::read(wait_end.as_raw_fd(), (&mut go as *mut u8).cast(), 1) != 1 {
                 libc::_exit(1);
             }
-            libc::execv(program.as_ptr(), argv.as_ptr());
+            raw_execv(program.as_ptr(), argv.as_ptr());
             let error = libc::strerror(*libc::__errno_location());
             libc::write(2, failure.as_ptr().cast(), failure.as_bytes().len());
             libc::write(2, error.cast(), libc::strlen(error));
@@ -185,7 +198,48 @@ fn create(line: &str) -> Result<Target, String> {
     }
     drop(wait_end);
     let pidfd = pidfd_open(pid).map_err(|e| format!("failed to execute {line}: {e}"))?;
-    Ok(Target { pid, pidfd, release: Some(release_end), created: true, exited: false })
+    Ok(Target { pid, pidfd, release: Some(release_end), created: true, exited: false, program: Some(program_path) })
+}
+
+/// execv(2) without calling into libc: the pid provider's probes on libc
+/// are attached for this pid before it is released, and its last steps in
+/// dtrace's own code must not fire them (`-> execv` with no return).
+/// On failure errno is set and it returns.
+///
+/// # Safety
+/// As execv: `path` and the NULL-terminated `argv` must be valid.
+unsafe fn raw_execv(path: *const libc::c_char, argv: *const *const libc::c_char) {
+    extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    // SAFETY: environ is the process's environment, set by the loader.
+    let envp = unsafe { environ };
+    #[cfg(target_arch = "x86_64")]
+    {
+        let ret: i64;
+        // SAFETY: the execve system call with valid arguments; rcx and r11
+        // are clobbered by `syscall`.
+        unsafe {
+            std::arch::asm!("syscall", inlateout("rax") libc::SYS_execve => ret, in("rdi") path, in("rsi") argv,
+                in("rdx") envp, lateout("rcx") _, lateout("r11") _, options(nostack));
+            *libc::__errno_location() = -ret as i32;
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let ret: i64;
+        // SAFETY: the execve system call with valid arguments.
+        unsafe {
+            std::arch::asm!("svc 0", in("x8") libc::SYS_execve, inlateout("x0") path as i64 => ret, in("x1") argv,
+                in("x2") envp, options(nostack));
+            *libc::__errno_location() = -ret as i32;
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    // SAFETY: as above.
+    unsafe {
+        libc::execve(path, argv, envp);
+    }
 }
 
 /// The program a command names: a path as is, else the first executable
@@ -208,5 +262,5 @@ fn grab(text: &str) -> Result<Target, String> {
         let why = if e.raw_os_error() == Some(libc::ESRCH) { "No such process".to_string() } else { e.to_string() };
         format!("failed to grab pid {pid}: {why}")
     })?;
-    Ok(Target { pid, pidfd, release: None, created: false, exited: false })
+    Ok(Target { pid, pidfd, release: None, created: false, exited: false, program: None })
 }

@@ -20,6 +20,8 @@ mod man_pages;
 mod options;
 #[path = "integration/package.rs"]
 mod package;
+#[path = "integration/pid_provider.rs"]
+mod pid_provider;
 #[path = "integration/proc_provider.rs"]
 mod proc_provider;
 #[path = "integration/sched_provider.rs"]

@@ -47,6 +47,8 @@ pub(crate) struct CodegenEnv {
     pub assoc_fds: Vec<i32>,
     /// The stack trace map for stack(), when the program uses it.
     pub stack_fd: i32,
+    /// The user stack map for ustack() (build IDs and file offsets).
+    pub ustack_fd: i32,
     /// Array map, one zero-filled value as large as the largest aggregation value.
     pub agg_zero_fd: i32,
     /// Per-CPU counter of aggregation updates lost to a full map.
@@ -295,6 +297,35 @@ impl<'a> Emitter<'a> {
             self.insns[at].off = i16::try_from(off).map_err(|_| CodegenError("program is too large".into()))?;
         }
         Ok(self.insns)
+    }
+
+    /// r0 = a ustack() value (`ir::ustack_value`): the user stack's ID in
+    /// the user stack map with this process's ID and the frame limit, or
+    /// the helper's negative error.
+    fn ustack_id(&mut self, frames: u8) -> Result<(), CodegenError> {
+        use crate::sema::ir::ustack_value;
+        const BPF_F_USER_STACK: i32 = 1 << 8;
+        let done = self.new_label();
+        let id = self.alloc_slot(8)?;
+        self.emit(mov(R1, R6));
+        self.emit2(ld_map_fd(R2, self.env.ustack_fd));
+        self.emit(mov_imm(R3, BPF_F_USER_STACK));
+        self.emit(call(Helper::GetStackid));
+        self.jump(jmp_imm(Cond::Slt, R0, 0, 0), done);
+        self.emit(stx(Size::DW, FP, id, R0));
+        self.emit(call(Helper::GetCurrentPidTgid));
+        self.emit(alu_imm(Alu::Rsh, R0, 32));
+        self.emit2(ld_imm64(R1, ustack_value::PID_MASK));
+        self.emit(alu_reg(Alu::And, R0, R1));
+        self.emit(alu_imm(Alu::Lsh, R0, ustack_value::PID_SHIFT as i32));
+        let tag = ustack_value::USER | (u64::from(frames) << ustack_value::FRAMES_SHIFT);
+        self.emit2(ld_imm64(R1, tag));
+        self.emit(alu_reg(Alu::Or, R0, R1));
+        self.emit(ldx(Size::DW, R1, FP, id));
+        self.emit(alu_reg(Alu::Or, R0, R1));
+        self.bind(done);
+        self.stack_top += 8;
+        Ok(())
     }
 
     fn alloc_slot(&mut self, bytes: i16) -> Result<i16, CodegenError> {
@@ -1327,6 +1358,7 @@ impl<'a> Emitter<'a> {
                 self.emit(mov_imm(R3, 0));
                 self.emit(call(Helper::GetStackid));
             }
+            TKind::UStackId(frames) => self.ustack_id(*frames)?,
             TKind::LoadStr(addr, len) => self.load_str(addr, *len)?,
             TKind::Offset(base, off) => {
                 self.expr(base)?;

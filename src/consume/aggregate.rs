@@ -44,7 +44,12 @@ pub(crate) struct Aggregations<'a> {
 }
 
 impl<'a> Aggregations<'a> {
-    pub(crate) fn new(program: &'a Program, session: &'a Session, sort: AggSortOptions) -> Aggregations<'a> {
+    pub(crate) fn new(
+        program: &'a Program,
+        session: &'a Session,
+        sort: AggSortOptions,
+        user: super::usyms::UserSymbols,
+    ) -> Aggregations<'a> {
         let n = program.aggregations.len();
         Aggregations {
             program,
@@ -53,7 +58,7 @@ impl<'a> Aggregations<'a> {
             printed: vec![false; n],
             cache: RefCell::new(vec![None; n]),
             sort,
-            symbols: Symbols::new(session),
+            symbols: Symbols::new(session, user),
         }
     }
 

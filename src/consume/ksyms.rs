@@ -4,7 +4,9 @@
 use std::cell::OnceCell;
 
 use super::printf::FrameFormat;
+use super::usyms::UserSymbols;
 use crate::runtime::Session;
+use crate::sema::ir::ustack_value;
 
 /// DTrace's default stackindent: frames are indented by 14 spaces.
 const STACK_INDENT: usize = 14;
@@ -42,15 +44,16 @@ impl KernelSymbols {
     }
 }
 
-/// Symbolizes kernel addresses and renders stack() records.
+/// Symbolizes kernel addresses and renders stack() and ustack() records.
 pub(crate) struct Symbols<'a> {
     session: &'a Session,
     kernel: OnceCell<KernelSymbols>,
+    user: UserSymbols,
 }
 
 impl<'a> Symbols<'a> {
-    pub(crate) fn new(session: &'a Session) -> Symbols<'a> {
-        Symbols { session, kernel: OnceCell::new() }
+    pub(crate) fn new(session: &'a Session, user: UserSymbols) -> Symbols<'a> {
+        Symbols { session, kernel: OnceCell::new(), user }
     }
 
     /// One frame as DTrace prints it: `module`symbol+0xoff`, or the address.
@@ -62,8 +65,14 @@ impl<'a> Symbols<'a> {
         }
     }
 
-    /// The frames of stack `id`, innermost first.
+    /// The frames of stack `id` (a stack-typed value: a kernel stack ID or
+    /// a packed ustack() value), innermost first.
     fn stack_frames(&self, id: u64) -> Vec<String> {
+        if let Some((pid, limit, id)) = ustack_value::decode(id) {
+            let frames = self.session.ustack_frames(id);
+            let limit = if limit == 0 { frames.len() } else { limit as usize };
+            return frames.into_iter().take(limit).map(|f| self.user.frame(pid, f)).collect();
+        }
         self.session.stack_frames(id).into_iter().map(|a| self.frame(a)).collect()
     }
 

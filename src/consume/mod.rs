@@ -10,6 +10,7 @@ mod aggregate;
 mod ksyms;
 mod print;
 pub(crate) mod printf;
+mod usyms;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -96,7 +97,12 @@ pub(crate) fn run(
         exit_status: None,
         heading_printed: false,
         ending: false,
-        aggs: aggregate::Aggregations::new(program, session, opts.aggsort.clone()),
+        aggs: aggregate::Aggregations::new(
+            program,
+            session,
+            opts.aggsort.clone(),
+            usyms::UserSymbols::new(registry.pids.known_files()),
+        ),
         speculations: HashMap::new(),
     }));
     let mut builder = libbpf_rs::RingBufferBuilder::new();

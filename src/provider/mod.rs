@@ -9,6 +9,7 @@
 pub(crate) mod dtrace;
 pub(crate) mod io;
 pub(crate) mod ip;
+pub(crate) mod pid;
 pub(crate) mod proc;
 pub(crate) mod profile;
 pub(crate) mod sched;
@@ -36,6 +37,9 @@ pub(crate) enum Attach {
     Sched { slot: u32 },
     /// ip probe in slot `slot` (ip::PROBES order).
     Ip { slot: u32 },
+    /// pid probe: a uprobe (uretprobe if `ret`) at `offset` in file `path`,
+    /// for process `pid` only.
+    Pid { pid: u32, path: std::path::PathBuf, offset: u64, ret: bool },
 }
 
 /// A probe's typed argument: its D type and the expression that computes it
@@ -60,6 +64,8 @@ fn argument_attributes(provider: &str) -> Attributes {
         "dtrace" => ("Stable", "Stable", "Common"),
         "profile" => ("Evolving", "Evolving", "Common"),
         "proc" | "io" | "ip" | "sched" => ("Evolving", "Evolving", "ISA"),
+        // As the Solaris Dynamic Tracing Guide gives the pid provider's.
+        p if pid::provider_pid(p).is_some() => ("Private", "Private", "Unknown"),
         _ => ("Private", "Private", "ISA"),
     }
 }
@@ -83,6 +89,8 @@ impl Probe {
 /// All probes, in ID order, plus probes created on demand by a script.
 pub(crate) struct Registry {
     probes: Vec<Probe>,
+    /// The pid provider's processes and modules.
+    pub(crate) pids: pid::Pids,
 }
 
 impl Registry {
@@ -96,7 +104,7 @@ impl Registry {
         io::provide(&mut probes);
         ip::provide(&mut probes);
         sched::provide(&mut probes);
-        Registry { probes }
+        Registry { probes, pids: pid::Pids::default() }
     }
 
     pub(crate) fn all(&self) -> &[Probe] {
@@ -160,6 +168,12 @@ impl Registry {
 
     /// IDs of the probes matching `desc`, creating on-demand probes (profile-N) if needed.
     pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Vec<u32> {
+        if let Some(pid) = pid::provider_pid(&desc.provider) {
+            let mut new = Vec::new();
+            let ids = self.pids.matching(desc, pid, self.next_id(), &mut new);
+            self.probes.extend(new);
+            return ids;
+        }
         let mut ids: Vec<u32> = self.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect();
         if ids.is_empty() {
             if let Some(probe) = profile::create(desc, self.next_id()) {

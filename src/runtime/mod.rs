@@ -38,6 +38,8 @@ pub(crate) struct RuntimeOptions {
     pub specsize: u64,
     /// -S: print each generated program's instructions to stderr.
     pub show_programs: bool,
+    /// Frames kept per ustack() (the ustackframes option).
+    pub ustackframes: u32,
 }
 
 /// -S: a generated program as DTrace shows DIF, one instruction a line,
@@ -63,6 +65,7 @@ pub(crate) struct Session {
     _io: Option<skel::io::IoSkel<'static>>,
     _ip: Option<skel::ip::IpSkel<'static>>,
     _sched: Option<skel::sched::SchedSkel<'static>>,
+    _pid: Option<skel::pid::PidSkel<'static>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
     _links: Vec<Link>,
@@ -74,6 +77,8 @@ pub(crate) struct Session {
     aggregations: Vec<MapHandle>,
     /// stack()'s frames by stack ID.
     stacks: Option<MapHandle>,
+    /// ustack()'s frames by stack ID.
+    ustacks: Option<MapHandle>,
     has_begin: bool,
     has_end: bool,
 }
@@ -89,6 +94,8 @@ enum Dispatch {
     Io(u32),
     Ip(u32),
     Sched(u32),
+    /// Slot of a clause list in dt_pid_progs.
+    Pid(u32),
 }
 
 fn leak_storage() -> &'static mut MaybeUninit<libbpf_rs::OpenObject> {
@@ -261,6 +268,29 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    // User stacks for ustack(): each frame as the kernel resolves it when
+    // the stack is taken, a build ID and file offset (struct
+    // bpf_stack_build_id), so that frames of a process that has exited by
+    // the time they are printed can still be symbolized.
+    let ustacks = if program.uses_ustack {
+        let frames = opts.ustackframes.clamp(1, MAX_USTACK_FRAMES);
+        let mut create = map_opts();
+        create.map_flags = libbpf_sys::BPF_F_STACK_BUILD_ID;
+        Some(
+            MapHandle::create(
+                MapType::StackTrace,
+                Some("dt_ustacks"),
+                4,
+                frames * USTACK_FRAME_BYTES,
+                USTACK_ENTRIES,
+                &create,
+            )
+            .context("creating the user stack map for ustack( )")?,
+        )
+    } else {
+        None
+    };
+
     let env = CodegenEnv {
         ctx_fd: core.maps.dt_ctx.as_fd().as_raw_fd(),
         events_fd: core.maps.dt_events.as_fd().as_raw_fd(),
@@ -278,6 +308,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         key_buffer_size: max_key,
         assoc_fds: assoc.iter().map(|m| m.as_fd().as_raw_fd()).collect(),
         stack_fd: stacks.as_ref().map_or(-1, |m| m.as_fd().as_raw_fd()),
+        ustack_fd: ustacks.as_ref().map_or(-1, |m| m.as_fd().as_raw_fd()),
         agg_zero_fd: agg_zero.as_fd().as_raw_fd(),
         agg_drops_fd: core.maps.dt_aggdrops.as_fd().as_raw_fd(),
         vtime_fd: core.maps.dt_vtime.as_fd().as_raw_fd(),
@@ -304,6 +335,10 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     let mut dispatch: Vec<(Dispatch, u32, Vec<usize>)> = Vec::new();
     let mut profile_slots: Vec<(u32, u64, bool)> = Vec::new();
     let mut sys_enabled = vec![0u8; syscall_provider::MAX_SYSCALLS as usize];
+    // pid probes: one slot per distinct clause list; the attach cookie
+    // carries the probe ID, so thousands of probes share a few programs.
+    let mut pid_lists: Vec<Vec<usize>> = Vec::new();
+    let mut pid_probes: Vec<PidProbe> = Vec::new();
     for (&id, clauses) in &clauses_of {
         let probe = registry.get(id).ok_or_else(|| anyhow!("internal error: no probe {id}"))?;
         let d = match &probe.attach {
@@ -322,6 +357,21 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             Attach::Io { slot } => Dispatch::Io(*slot),
             Attach::Ip { slot } => Dispatch::Ip(*slot),
             Attach::Sched { slot } => Dispatch::Sched(*slot),
+            Attach::Pid { pid, path, offset, ret } => {
+                let (slot, new) = match pid_lists.iter().position(|c| c == clauses) {
+                    Some(i) => (i as u32, false),
+                    None => {
+                        pid_lists.push(clauses.clone());
+                        (pid_lists.len() as u32 - 1, true)
+                    }
+                };
+                pid_probes.push(PidProbe { id, pid: *pid, path: path.clone(), offset: *offset, ret: *ret, slot });
+                // Each slot's program is loaded once.
+                if !new {
+                    continue;
+                }
+                Dispatch::Pid(slot)
+            }
         };
         dispatch.push((d, id, clauses.clone()));
     }
@@ -730,8 +780,31 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         None
     };
 
+    let pid_skel = if !pid_probes.is_empty() {
+        let mut refused = Vec::new();
+        let skel = attach_pid(program, &core, &dispatch, &pid_probes, &mut links, &mut refused, &mut |c, t| {
+            load(c, t, &mut programs)
+        })?;
+        match refused.as_slice() {
+            [] => {}
+            [id] => warnings.push(format!(
+                "{} will not fire: the kernel cannot place a uprobe there",
+                registry.get(*id).map_or_else(String::new, |p| p.full_name())
+            )),
+            ids => warnings.push(format!(
+                "{} pid probes will not fire (e.g. {}): the kernel cannot place a uprobe there",
+                ids.len(),
+                registry.get(ids[0]).map_or_else(String::new, |p| p.full_name())
+            )),
+        }
+        Some(skel)
+    } else {
+        None
+    };
+
     Ok(Session {
         core,
+        _pid: pid_skel,
         _sysinfo: sysinfo_skel,
         _proc: proc_skel,
         _io: io_skel,
@@ -746,6 +819,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         _maps: maps,
         aggregations,
         stacks,
+        ustacks,
         has_begin,
         has_end,
     })
@@ -837,10 +911,41 @@ impl Session {
             .collect()
     }
 
+    /// The frames of user stack `id` (innermost first), if recorded.
+    pub(crate) fn ustack_frames(&self, id: u32) -> Vec<UserFrame> {
+        let Some(map) = &self.ustacks else { return Vec::new() };
+        let Ok(Some(bytes)) = map.lookup(&id.to_ne_bytes(), MapFlags::ANY) else { return Vec::new() };
+        let mut frames = Vec::new();
+        for f in bytes.chunks_exact(USTACK_FRAME_BYTES as usize) {
+            let status = i32::from_ne_bytes(f[0..4].try_into().unwrap_or([0; 4]));
+            let word = u64::from_ne_bytes(f[24..32].try_into().unwrap_or([0; 8]));
+            match status as u32 {
+                libbpf_sys::BPF_STACK_BUILD_ID_VALID => {
+                    let mut build_id = [0u8; 20];
+                    build_id.copy_from_slice(&f[4..24]);
+                    frames.push(UserFrame::BuildId { build_id, offset: word });
+                }
+                libbpf_sys::BPF_STACK_BUILD_ID_IP if word != 0 => frames.push(UserFrame::Ip(word)),
+                _ => break,
+            }
+        }
+        frames
+    }
+
     /// The map of aggregation `index` (per-CPU hash: key → function state).
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
     }
+}
+
+/// One frame of a user stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UserFrame {
+    /// In the file with this build ID (the kernel may pad it with zeros), at
+    /// this file offset.
+    BuildId { build_id: [u8; 20], offset: u64 },
+    /// An address the kernel could not resolve to a file.
+    Ip(u64),
 }
 
 /// Counts of speculation troubles, as DTrace reports them.
@@ -855,6 +960,132 @@ pub(crate) struct SpeculationTroubles {
 }
 
 const RAW_TP: u32 = libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT;
+/// Uprobes are kprobe-type programs: so are the pid probes' clause programs.
+const KPROBE: u32 = libbpf_sys::BPF_PROG_TYPE_KPROBE;
+
+/// A kprobe-type program tail-called from a uprobe.multi program: the
+/// kernel wants the same expected attach type (not a kernel program type:
+/// `load_program` splits it).
+const KPROBE_UPROBE_MULTI: u32 = 0x1000_0000 | KPROBE;
+
+/// An enabled pid probe and where it attaches.
+struct PidProbe {
+    id: u32,
+    pid: u32,
+    path: std::path::PathBuf,
+    offset: u64,
+    ret: bool,
+    slot: u32,
+}
+
+/// The most pid probes attached one uprobe at a time (kernels before 6.6).
+const MAX_SINGLE_UPROBES: usize = 64;
+
+/// The prog array's size (DT_MAX_PID_PROGS in bpf/dtrace.h).
+const MAX_PID_PROGS: u32 = 256;
+
+/// Loads bpf/pid.bpf.c, fills its program array and attaches every pid
+/// probe: one multi-uprobe link per file and direction (Linux 6.6), or one
+/// uprobe per probe where the kernel has no multi-uprobe links.
+fn attach_pid(
+    program: &Program,
+    core: &skel::dtrace::DtraceSkel<'static>,
+    dispatch: &[(Dispatch, u32, Vec<usize>)],
+    probes: &[PidProbe],
+    links: &mut Vec<Link>,
+    refused: &mut Vec<u32>,
+    load: &mut dyn FnMut(&Vec<usize>, u32) -> Result<i32>,
+) -> Result<skel::pid::PidSkel<'static>> {
+    let slots = dispatch.iter().filter(|(d, _, _)| matches!(d, Dispatch::Pid(_))).count();
+    if slots as u32 > MAX_PID_PROGS {
+        bail!("too many different clause lists on pid probes (the limit is {MAX_PID_PROGS})");
+    }
+    let open = |multi: bool| -> Result<skel::pid::PidSkel<'static>> {
+        let mut open = skel::pid::PidSkelBuilder::default().open(leak_storage())?;
+        let wanted: &[&str] =
+            if multi { &["dt_pid_entry", "dt_pid_return"] } else { &["dt_pid_entry1", "dt_pid_return1"] };
+        autoload_only(open.open_object_mut(), wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = program.uses_ppid;
+        }
+        open.maps.dt_ctx.reuse_fd(core.maps.dt_ctx.as_fd())?;
+        open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
+        Ok(open.load()?)
+    };
+    // Kernels before 6.6 refuse to load uprobe.multi programs.
+    // DTRACE_NO_UPROBE_MULTI tests their path on newer kernels.
+    let try_multi = std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none();
+    let (skel, multi) = match if try_multi { open(true) } else { Err(anyhow!("multi-uprobe links not wanted")) } {
+        Ok(skel) => (skel, true),
+        Err(_) => (open(false).context("loading the pid entry programs")?, false),
+    };
+    for (d, _, clauses) in dispatch {
+        if let Dispatch::Pid(slot) = d {
+            let fd = load(clauses, if multi { KPROBE_UPROBE_MULTI } else { KPROBE })?;
+            skel.maps.dt_pid_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+        }
+    }
+    let cookie = |p: &PidProbe| (u64::from(p.id) << 32) | u64::from(p.slot);
+    if multi {
+        let mut groups: BTreeMap<(u32, &std::path::Path, bool), Vec<&PidProbe>> = BTreeMap::new();
+        for p in probes {
+            groups.entry((p.pid, p.path.as_path(), p.ret)).or_default().push(p);
+        }
+        for ((pid, path, ret), group) in groups {
+            let prog = if ret { &skel.progs.dt_pid_return } else { &skel.progs.dt_pid_entry };
+            let attach = |part: &[&PidProbe]| {
+                let opts = libbpf_rs::UprobeMultiOpts {
+                    offsets: part.iter().map(|p| p.offset as usize).collect(),
+                    cookies: part.iter().map(|p| cookie(p)).collect(),
+                    retprobe: ret,
+                    ..Default::default()
+                };
+                prog.attach_uprobe_multi_with_opts(pid as i32, path, "", opts)
+            };
+            // One link for the group; if the kernel refuses some offset
+            // (an instruction uprobes cannot probe), halves until the
+            // refused probes are found, and attaches the rest.
+            let mut pending: Vec<&[&PidProbe]> = vec![&group];
+            while let Some(part) = pending.pop() {
+                match attach(part) {
+                    Ok(link) => links.push(link),
+                    Err(e) if part.len() == 1 => {
+                        if group.len() == 1 {
+                            return Err(anyhow!("{e}"))
+                                .with_context(|| format!("attaching a uprobe to {} for pid {pid}", path.display()));
+                        }
+                        refused.push(part[0].id);
+                    }
+                    Err(_) => {
+                        let (a, b) = part.split_at(part.len() / 2);
+                        pending.push(a);
+                        pending.push(b);
+                    }
+                }
+            }
+        }
+    } else {
+        // One perf event per uprobe: ~40 ms to attach and ~170 ms to detach
+        // each (measured on 6.18), so a glob over libc would take minutes.
+        if probes.len() > MAX_SINGLE_UPROBES {
+            bail!(
+                "{} pid probes need multi-uprobe links (Linux 6.6 or later); this kernel attaches uprobes one \
+                 by one (about 0.2 s each), and at most {MAX_SINGLE_UPROBES} are allowed: name fewer functions",
+                probes.len()
+            );
+        }
+        for p in probes {
+            let prog = if p.ret { &skel.progs.dt_pid_return1 } else { &skel.progs.dt_pid_entry1 };
+            let opts = libbpf_rs::UprobeOpts { cookie: cookie(p), retprobe: p.ret, ..Default::default() };
+            let link =
+                prog.attach_uprobe_with_opts(p.pid as i32, &p.path, p.offset as usize, opts).with_context(|| {
+                    format!("attaching a uprobe to {}+0x{:x} for pid {}", p.path.display(), p.offset, p.pid)
+                })?;
+            links.push(link);
+        }
+    }
+    Ok(skel)
+}
 
 /// _IO('$', 0) from linux/perf_event.h.
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
@@ -920,6 +1151,14 @@ fn perf_event_open(attr: &libbpf_sys::perf_event_attr, cpu: i32) -> std::io::Res
 /// Frames kept per stack (the kernel's default perf_event_max_stack is 127).
 const MAX_STACK_FRAMES: usize = 64;
 
+/// The kernel's default kernel.perf_event_max_stack, the most frames a
+/// stack map may hold.
+const MAX_USTACK_FRAMES: u32 = 127;
+/// sizeof(struct bpf_stack_build_id).
+const USTACK_FRAME_BYTES: u32 = 32;
+/// Distinct user stacks kept (~13 MB at 100 frames).
+const USTACK_ENTRIES: u32 = 4096;
+
 /// Keys per aggregation without -x aggsize.
 const DEFAULT_AGG_KEYS: u64 = 8192;
 
@@ -946,12 +1185,15 @@ fn array_map(name: &str, value_size: usize) -> Result<MapHandle> {
 
 /// Loads a generated program; on rejection, the verifier's log is the error.
 fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<OwnedFd> {
+    let (prog_type, attach_type) =
+        if prog_type == KPROBE_UPROBE_MULTI { (KPROBE, libbpf_sys::BPF_TRACE_UPROBE_MULTI) } else { (prog_type, 0) };
     let name = CString::new("dt_clause").expect("no NUL");
     let license = CString::new("GPL").expect("no NUL");
     let mut log = vec![0u8; 1 << 20];
     for log_level in [0u32, 1] {
         let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
         opts.sz = std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _;
+        opts.expected_attach_type = attach_type;
         if log_level > 0 {
             opts.log_level = log_level;
             opts.log_buf = log.as_mut_ptr().cast();

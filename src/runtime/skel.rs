@@ -25,3 +25,6 @@ pub(crate) mod ip {
 pub(crate) mod sched {
     include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
 }
+pub(crate) mod pid {
+    include!(concat!(env!("OUT_DIR"), "/pid.skel.rs"));
+}

@@ -773,6 +773,10 @@ impl<'a> Checker<'a> {
                 let id = TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() };
                 (RecordKind::Stack, ActionKind::Record(vec![id]))
             }
+            "ustack" => {
+                let id = self.ustack(name, name_span, args, span)?;
+                (RecordKind::Stack, ActionKind::Record(vec![id]))
+            }
             "trunc" => {
                 if args.is_empty() || args.len() > 2 {
                     let bound = if args.is_empty() { "at least 1" } else { "no more than 2" };
@@ -1253,6 +1257,36 @@ impl<'a> Checker<'a> {
             None => None,
         };
         Ok((func, value, incr))
+    }
+
+    /// `ustack([nframes[, strsize]])`: the user stack; strsize (for
+    /// Java frames in DTrace) is accepted and unused.
+    fn ustack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        self.arity(name, name_span, args, 0, 2)?;
+        let frames = match args.first() {
+            None => 0,
+            Some(arg) => match const_int(arg) {
+                Some(n) if (1..=255).contains(&n) => n as u8,
+                _ => {
+                    return Err(CompileError::new(
+                        "D_USTACK_FRAMES",
+                        &arg.span,
+                        "ustack( ) argument #1 must be a non-zero positive integer constant",
+                    ))
+                }
+            },
+        };
+        if let Some(arg) = args.get(1) {
+            if const_int(arg).is_none_or(|n| n < 0) {
+                return Err(CompileError::new(
+                    "D_USTACK_STRSIZE",
+                    &arg.span,
+                    "ustack( ) argument #2 must be a positive integer constant",
+                ));
+            }
+        }
+        self.program.uses_ustack = true;
+        Ok(TExpr { kind: TKind::UStackId(frames), ty: Type::Stack, span: span.clone() })
     }
 
     fn arity(&self, name: &str, span: &Span, args: &[ast::Expr], min: usize, max: usize) -> Result<()> {
@@ -1940,6 +1974,7 @@ impl<'a> Checker<'a> {
                 self.program.uses_stack = true;
                 Ok(TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() })
             }
+            "ustack" => self.ustack(name, name_span, args, span),
             "progenyof" => {
                 self.arity(name, name_span, args, 1, 1)?;
                 let pid = self.expr(&args[0])?;

@@ -256,6 +256,9 @@ pub(crate) enum TKind {
     Subr(Subr, Vec<TExpr>),
     /// `stack()`: the current kernel stack's ID in the stack map.
     StackId,
+    /// `ustack(n)`: the current user stack's ID in the user stack map, with
+    /// the process ID and frame limit (0: all) packed in (`ustack_value`).
+    UStackId(u8),
     /// `xlate<T>(input)`: only its members are values (sema replaces
     /// `xlate<T>(e)->m` with the translator's expression for m), so codegen
     /// never sees one.
@@ -607,6 +610,8 @@ pub(crate) struct Program {
     pub uses_args: bool,
     /// Some clause records `stack()`: a stack map is needed.
     pub uses_stack: bool,
+    /// Some clause records `ustack()`: a user stack map is needed.
+    pub uses_ustack: bool,
     pub uses_probe_names: bool,
     /// The most alloca() memory any clause reserves.
     pub alloca_bytes: usize,
@@ -623,4 +628,41 @@ pub(crate) struct Program {
     /// (probe ID, n) for every typed `args[n]` a clause of that probe uses:
     /// entry programs fill costly arguments (io's fileinfo_t) only if used.
     pub typed_args_used: std::collections::BTreeSet<(u32, usize)>,
+}
+
+/// How a ustack() value is packed in a stack-typed word (stack() values
+/// are the plain stack ID): bit 62 marks a user stack, bits 54-61 hold the
+/// frame limit (0: all), bits 32-53 the process ID (pid_max is at most
+/// 2^22), bits 0-31 the ID in the user stack map. A failed capture is the
+/// helper's negative error, as for stack().
+pub(crate) mod ustack_value {
+    pub const USER: u64 = 1 << 62;
+    pub const FRAMES_SHIFT: u32 = 54;
+    pub const PID_SHIFT: u32 = 32;
+    pub const PID_MASK: u64 = (1 << 22) - 1;
+
+    /// (pid, frame limit, stack ID) of a user stack value.
+    pub fn decode(value: u64) -> Option<(u32, u32, u32)> {
+        if value & USER == 0 || (value as i64) < 0 {
+            return None;
+        }
+        let frames = ((value >> FRAMES_SHIFT) & 0xff) as u32;
+        Some((((value >> PID_SHIFT) & PID_MASK) as u32, frames, value as u32))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn packs_pid_frames_and_id() {
+            // As the generated code packs it (codegen ustack_id).
+            let value = USER | (5 << FRAMES_SHIFT) | (4_194_303 << PID_SHIFT) | 16383;
+            assert_eq!(decode(value), Some((4_194_303, 5, 16383)));
+            assert_eq!(decode(USER | (1234 << PID_SHIFT)), Some((1234, 0, 0)));
+            // A kernel stack ID, or the helper's error, is no user stack.
+            assert_eq!(decode(17), None);
+            assert_eq!(decode(-14i64 as u64), None);
+        }
+    }
 }

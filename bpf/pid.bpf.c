@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The pid provider: uprobes (entry) and uretprobes (return) on functions of
+ * the target process's executable and libraries. One program per
+ * direction serves every probe: the runtime attaches it with multi-uprobe
+ * links (Linux 6.6), one per file, whose attach cookie carries the probe ID
+ * (high 32 bits) and the slot of the probe's generated program in
+ * dt_pid_progs (low bits). The single-uprobe twins (dt_pid_entry1,
+ * dt_pid_return1) serve kernels without multi-uprobe links.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "dtrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, DT_MAX_PID_PROGS);
+	__type(key, __u32);
+	__type(value, __u32);
+} dt_pid_progs SEC(".maps");
+
+static __always_inline int dt_pid_fire(struct pt_regs *ctx, int ret)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	/* A mask, not a compare: the verifier sees the bound on any clang. */
+	__u32 slot = cookie & (DT_MAX_PID_PROGS - 1);
+	struct dt_probe_ctx *pc = dt_begin_probe();
+	if (!pc)
+		return 0;
+	pc->probe_id = cookie >> 32;
+	if (ret) {
+		/* arg0: the return instruction's offset, unknown to a
+		 * uretprobe (0); arg1: the return value, as in DTrace. */
+		pc->args[0] = 0;
+		pc->args[1] = PT_REGS_RC(ctx);
+		pc->args[2] = 0;
+		pc->args[3] = 0;
+		pc->args[4] = 0;
+		pc->args[5] = 0;
+	} else {
+		pc->args[0] = PT_REGS_PARM1(ctx);
+		pc->args[1] = PT_REGS_PARM2(ctx);
+		pc->args[2] = PT_REGS_PARM3(ctx);
+		pc->args[3] = PT_REGS_PARM4(ctx);
+		pc->args[4] = PT_REGS_PARM5(ctx);
+		pc->args[5] = PT_REGS_PARM6(ctx);
+	}
+	for (int i = 6; i < DT_NARGS; i++)
+		pc->args[i] = 0;
+	bpf_tail_call(ctx, &dt_pid_progs, slot);
+	return 0;
+}
+
+SEC("uprobe.multi")
+int dt_pid_entry(struct pt_regs *ctx)
+{
+	return dt_pid_fire(ctx, 0);
+}
+
+SEC("uretprobe.multi")
+int dt_pid_return(struct pt_regs *ctx)
+{
+	return dt_pid_fire(ctx, 1);
+}
+
+SEC("uprobe")
+int dt_pid_entry1(struct pt_regs *ctx)
+{
+	return dt_pid_fire(ctx, 0);
+}
+
+SEC("uretprobe")
+int dt_pid_return1(struct pt_regs *ctx)
+{
+	return dt_pid_fire(ctx, 1);
+}

@@ -1,0 +1,144 @@
+//! User symbols for ustack(): each frame as the kernel recorded it (the
+//! build ID of the file it is in and the offset in that file, or a bare
+//! address) becomes DTrace's `module`function+0xoff`.
+//!
+//! Files are found by build ID among the modules the pid provider read for
+//! the script's processes, then among the files the frame's process maps
+//! (`/proc/PID/maps`, read once per process while it lives), then among
+//! the files dtrace maps itself (libc, the loader). Frames of a process
+//! that has exited are symbolized as long as their file is one of the
+//! first or the last; others print as the hex offset in their file, or the
+//! address, as DTrace prints an address it cannot name.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use crate::provider::pid::ElfSymbols;
+use crate::runtime::UserFrame;
+
+/// A file-backed mapping of a process: [start, end), file offset, path.
+struct Mapping {
+    start: u64,
+    end: u64,
+    offset: u64,
+    path: PathBuf,
+}
+
+pub(crate) struct UserSymbols {
+    /// Files read for the pid provider, searched first.
+    known: Vec<Rc<ElfSymbols>>,
+    by_build_id: RefCell<HashMap<[u8; 20], Option<Rc<ElfSymbols>>>>,
+    by_path: RefCell<HashMap<PathBuf, Option<Rc<ElfSymbols>>>>,
+    maps: RefCell<HashMap<u32, Rc<Vec<Mapping>>>>,
+}
+
+/// A build ID as the kernel stores it: its first 20 bytes, zero-padded.
+fn padded(id: &[u8]) -> [u8; 20] {
+    let mut out = [0u8; 20];
+    let n = id.len().min(20);
+    out[..n].copy_from_slice(&id[..n]);
+    out
+}
+
+impl UserSymbols {
+    pub(crate) fn new(known: Vec<Rc<ElfSymbols>>) -> UserSymbols {
+        let by_path = known.iter().map(|e| (e.path.clone(), Some(e.clone()))).collect();
+        UserSymbols {
+            known,
+            by_build_id: RefCell::new(HashMap::new()),
+            by_path: RefCell::new(by_path),
+            maps: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn file(&self, path: &PathBuf) -> Option<Rc<ElfSymbols>> {
+        if let Some(e) = self.by_path.borrow().get(path) {
+            return e.clone();
+        }
+        let elf = ElfSymbols::load(path).map(Rc::new);
+        self.by_path.borrow_mut().insert(path.clone(), elf.clone());
+        elf
+    }
+
+    fn mappings(&self, pid: u32) -> Rc<Vec<Mapping>> {
+        if let Some(m) = self.maps.borrow().get(&pid) {
+            return m.clone();
+        }
+        let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        let mut maps = Vec::new();
+        for line in text.lines() {
+            let mut words = line.split_whitespace();
+            let (Some(range), Some(_perms), Some(offset)) = (words.next(), words.next(), words.next()) else {
+                continue;
+            };
+            let Some(path) = words.nth(2).filter(|p| p.starts_with('/')) else { continue };
+            let Some((start, end)) = range.split_once('-') else { continue };
+            let (Ok(start), Ok(end), Ok(offset)) =
+                (u64::from_str_radix(start, 16), u64::from_str_radix(end, 16), u64::from_str_radix(offset, 16))
+            else {
+                continue;
+            };
+            maps.push(Mapping { start, end, offset, path: PathBuf::from(path) });
+        }
+        let maps = Rc::new(maps);
+        // An empty list (the process is gone) is not cached: it may be a
+        // pid that is not running yet.
+        if !maps.is_empty() {
+            self.maps.borrow_mut().insert(pid, maps.clone());
+        }
+        maps
+    }
+
+    fn by_build_id(&self, pid: u32, id: &[u8; 20]) -> Option<Rc<ElfSymbols>> {
+        if let Some(e) = self.by_build_id.borrow().get(id) {
+            return e.clone();
+        }
+        let matches = |e: &ElfSymbols| e.build_id.as_deref().is_some_and(|b| padded(b) == *id);
+        let mut found = self.known.iter().find(|e| matches(e)).cloned();
+        if found.is_none() {
+            let maps = self.mappings(pid);
+            let mut paths: Vec<&PathBuf> = maps.iter().map(|m| &m.path).collect();
+            paths.dedup();
+            found = paths.into_iter().filter_map(|p| self.file(p)).find(|e| matches(e));
+        }
+        if found.is_none() {
+            // The process may be gone: the libraries dtrace maps itself
+            // (libc, the loader) are the likeliest files of any process.
+            let own = self.mappings(std::process::id());
+            let mut paths: Vec<&PathBuf> = own.iter().map(|m| &m.path).collect();
+            paths.dedup();
+            found = paths.into_iter().filter_map(|p| self.file(p)).find(|e| matches(e));
+        }
+        self.by_build_id.borrow_mut().insert(*id, found.clone());
+        found
+    }
+
+    /// One frame as DTrace prints it.
+    pub(crate) fn frame(&self, pid: u32, frame: UserFrame) -> String {
+        let (elf, offset) = match frame {
+            UserFrame::BuildId { build_id, offset } => match self.by_build_id(pid, &build_id) {
+                Some(elf) => (elf, offset),
+                None => return format!("0x{offset:x}"),
+            },
+            UserFrame::Ip(ip) => {
+                let maps = self.mappings(pid);
+                let Some(m) = maps.iter().find(|m| ip >= m.start && ip < m.end) else {
+                    return format!("0x{ip:x}");
+                };
+                match self.file(&m.path) {
+                    Some(elf) => (elf, ip - m.start + m.offset),
+                    None => return format!("0x{ip:x}"),
+                }
+            }
+        };
+        let module = elf.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let Some(vaddr) = elf.vaddr_of_offset(offset) else { return format!("{module}`0x{offset:x}") };
+        match elf.symbolize(vaddr) {
+            Some((name, 0)) => format!("{module}`{name}"),
+            Some((name, off)) => format!("{module}`{name}+0x{off:x}"),
+            None => format!("{module}`0x{vaddr:x}"),
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The pid provider and ustack(): uprobes on the workload's own functions
+//! (`workload calls N`: dt_workload_outer(i) calls dt_workload_call(i),
+//! which returns 2i+1) and on libc in commands run with -c, and the seeds'
+//! lib_call_stack.d and libc_trace.d.
+
+use super::*;
+
+/// Runs `workload calls n` under `program` (a -p script with $target) and
+/// returns dtrace's output, which ends when the workload exits.
+fn trace_calls(n: usize, program: &str) -> util::Output {
+    let w = util::Workload::spawn(&["calls", &n.to_string()]);
+    let pid = w.pid().to_string();
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", program, "-p", &pid]);
+    t.wait_for("ready");
+    let sum = w.go();
+    assert_eq!(sum.trim(), (n * n).to_string(), "the workload's sum of 2i+1");
+    let out = t.finish();
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    out
+}
+
+#[test]
+fn entry_and_return_count_each_call() {
+    let out = trace_calls(
+        1000,
+        r#"pid$target:a.out:dt_workload_call:entry { @e = count(); }
+           pid$target:workload:dt_workload_call:return { @r = count(); }
+           END { printa("entry %@d\n", @e); printa("return %@d\n", @r); }"#,
+    );
+    assert!(out.stdout.contains("entry 1000\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("return 1000\n"), "{}", out.stdout);
+}
+
+#[test]
+fn arguments_on_entry_and_return_value_in_arg1() {
+    let out = trace_calls(
+        5,
+        r#"pid$target::dt_workload_call:entry { printf("%s %s %s %d\n", probemod, probefunc, probename, arg0); }
+           pid$target::dt_workload_call:return { printf("%s %d %d\n", probename, arg0, arg1); }"#,
+    );
+    let lines: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("workload ") || l.starts_with("return ")).collect();
+    let mut expected = Vec::new();
+    for i in 0..5 {
+        expected.push(format!("workload dt_workload_call entry {i}"));
+        expected.push(format!("return 0 {}", 2 * i + 1));
+    }
+    assert_eq!(lines, expected, "{}", out.stdout);
+}
+
+#[test]
+fn ustack_names_the_workloads_functions() {
+    let out = trace_calls(
+        3,
+        r#"pid$target:a.out:dt_workload_call:entry { @[ustack()] = count(); }
+           pid$target:a.out:dt_workload_call:return { @r[ustack(1)] = count(); }"#,
+    );
+    // The entry stack starts in the function itself; the return stack is
+    // where it returns to, in its caller (or the caller's caller after a
+    // tail call).
+    let lines: Vec<&str> = out.stdout.lines().map(str::trim).collect();
+    assert!(lines.contains(&"workload`dt_workload_call"), "{}", out.stdout);
+    assert!(lines.iter().any(|l| l.starts_with("workload`dt_workload_outer+0x") || l.starts_with("workload`main")));
+    assert!(lines.contains(&"3"), "each stack counted 3 times: {}", out.stdout);
+}
+
+#[test]
+fn libc_by_every_module_name() {
+    for module in ["libc", "libc.so", "libc.so.6", "libc.so*"] {
+        let program = format!(
+            r#"pid$target:{module}:malloc:entry {{ @[probeprov == strjoin("pid", lltostr($target)), probemod] = count(); }}
+               END {{ printa("%d %s %@d\n", @); }}"#
+        );
+        let out = run(&["-qn", &program, "-c", "ls /"]);
+        out.assert_no_panic();
+        assert_eq!(out.code(), 0, "{module}: {}", out.stderr);
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("1 libc.so.6 "))
+            .unwrap_or_else(|| panic!("{module}: {}", out.stdout));
+        let calls: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(calls > 0, "{line}");
+    }
+}
+
+#[test]
+fn globs_in_function_and_name_and_listing() {
+    let out = run(&["-qn", "pid$target:libc:str*:entry { @[probefunc] = count(); }", "-c", "ls /"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    // Aggregation rows are indented; the rest is ls's own output.
+    let names: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("  ")).filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(!names.is_empty() && names.iter().all(|n| n.starts_with("str")), "{}", out.stdout);
+    // glibc's strlen is an IFUNC: probed where the loader sends calls.
+    assert!(names.contains(&"strlen"), "{}", out.stdout);
+
+    let out = run(&["-l", "-n", "pid$target::malloc:", "-c", "ls"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let rows: Vec<Vec<&str>> = out.stdout.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    assert!(rows.iter().any(|r| r[2..] == ["libc.so.6", "malloc", "entry"]), "{}", out.stdout);
+    assert!(rows.iter().any(|r| r[2..] == ["libc.so.6", "malloc", "return"]), "{}", out.stdout);
+    assert!(rows.iter().all(|r| r[1].starts_with("pid")), "{}", out.stdout);
+}
+
+#[test]
+fn lib_call_stack_seed() {
+    let path = script(
+        "lib_call_stack.d",
+        r#"#!/usr/sbin/dtrace -s
+
+/* uses the 'pid' Provider to print call stacks */
+
+#pragma D option quiet
+
+pid$target:$1:$2:entry
+{
+    printf("%s:%s:%s", probeprov, probemod, probefunc);
+    ustack();
+}
+"#,
+    );
+    let out = run(&["-s", &path, "-c", "ls /", "libc", "str*"]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    // "pid1234:libc.so.6:strlen" then the stack, first frame the function.
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with("pid") && l.contains(":libc.so.6:str"))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(lines[i + 1].starts_with("              libc.so.6`"), "{}", out.stdout);
+    assert!(lines.iter().any(|l| l.trim_start() == "libc.so.6`strlen"), "{}", out.stdout);
+}
+
+#[test]
+fn libc_trace_seed_indents_flow() {
+    let path = script(
+        "libc_trace.d",
+        "#!/usr/sbin/dtrace -s\n/* uses the 'pid' Provider to trace libc functions */\npid$target:libc.so::entry,\npid$target:libc.so::return\n{\n    /* use \"automatic printing\" feature */\n}\n",
+    );
+    let out = run(&["-s", &path, "-F", "-c", "date"]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stderr.contains(&format!("dtrace: script '{path}' matched ")), "{}", out.stderr);
+    assert!(out.stderr.contains(" has exited"), "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("CPU FUNCTION")), "{}", out.stdout);
+    // An entry one level deeper than the line before it, and its return
+    // at the same depth: "  0    -> getenv" ... "  0    <- getenv".
+    let depth = |l: &str, arrow: &str| l.find(arrow).map(|i| (i, l[i + 3..].trim().to_string()));
+    let nested = lines.windows(2).any(|w| match (depth(w[0], "-> "), depth(w[1], "-> ")) {
+        (Some((a, _)), Some((b, f))) => b == a + 2 && lines.iter().any(|l| depth(l, "<- ") == Some((b, f.clone()))),
+        _ => false,
+    });
+    assert!(nested, "{}", out.stdout);
+}
+
+#[test]
+fn no_such_function_or_module_is_refused() {
+    for (desc, what) in
+        [("pid$target:libc:nosuchfunction:entry", "function"), ("pid$target:nosuchlib::entry", "module")]
+    {
+        let program = format!("{desc} {{ trace(1); }}");
+        let out = run(&["-n", &program, "-c", "echo never-run"]);
+        out.assert_no_panic();
+        assert_eq!(out.code(), 1, "{what}: {}", out.stderr);
+        let expanded = desc.replace("$target", "");
+        assert!(
+            out.stderr.starts_with(&format!("dtrace: invalid probe specifier {program}: probe description pid")),
+            "{what}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.trim_end().ends_with("does not match any probes"), "{}", out.stderr);
+        assert!(out.stderr.contains(&expanded[3..]), "{what}: {}", out.stderr);
+        // The held command never ran.
+        assert!(!out.stdout.contains("never-run"), "{}", out.stdout);
+    }
+    let out = run(&["-l", "-n", "pid$target:libc:nosuchfunction:entry", "-c", "ls"]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
+}
+
+#[test]
+fn ustack_in_a_syscall_probe_of_the_target() {
+    // The lseek/write seed's form: user stacks of a system call, by process.
+    let out = run(&["-qn", r#"syscall::write:entry /pid == $target/ { @[ustack(2)] = count(); }"#, "-c", "echo hello"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.lines().any(|l| l.trim_start().starts_with("libc.so.6`")), "{}", out.stdout);
+}
+
+#[test]
+fn offset_probes_fire_at_their_instruction() {
+    // Offset 0 is the function's first instruction: it fires as entry does.
+    let out = trace_calls(
+        7,
+        r#"pid$target:a.out:dt_workload_call:0 { @[probename] = count(); }
+           END { printa("%s %@d\n", @); }"#,
+    );
+    assert!(out.stdout.contains("0 7\n"), "{}", out.stdout);
+    // An offset past the function's end matches nothing.
+    let w = util::Workload::spawn(&["calls", "1"]);
+    let pid = w.pid().to_string();
+    let out = run(&["-n", "pid$target:a.out:dt_workload_call:100000 { }", "-p", &pid]);
+    w.go();
+    assert_eq!(out.code(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
+}
