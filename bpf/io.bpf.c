@@ -546,11 +546,15 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	return a;
 }
 
-static __always_inline int dt_io_fire(void *ctx, __u32 slot, struct dt_io_args *a)
+/* Fires probe `slot` with arguments `a`, for `task` (NULL: the current
+ * thread). */
+static __always_inline int dt_io_fire(void *ctx, __u32 slot, struct dt_io_args *a, struct task_struct *task)
 {
 	struct dt_probe_ctx *pc = dt_begin_probe();
 	if (!pc)
 		return 0;
+	if (task)
+		dt_probe_for_task(pc, task);
 	pc->probe_id = dt_io_id_base + slot;
 	pc->args[0] = (__u64)&a->buf;
 	pc->args[1] = (__u64)&a->dev;
@@ -585,7 +589,7 @@ int dt_io_start(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (dt_io_want_waits)
 		dt_io_remember(a);
-	return dt_io_fire(ctx, DT_IO_START, a);
+	return dt_io_fire(ctx, DT_IO_START, a, NULL);
 }
 
 /* blk_status_t (or, before 5.13, a negative errno) as an errno. */
@@ -625,7 +629,7 @@ int dt_io_done(struct bpf_raw_tracepoint_args *ctx)
 		a->buf.b_flags |= DT_B_ERROR;
 		a->buf.b_resid = a->buf.b_bcount;
 	}
-	return dt_io_fire(ctx, DT_IO_DONE, a);
+	return dt_io_fire(ctx, DT_IO_DONE, a, NULL);
 }
 
 /* sched_switch(preempt, prev, next, ...), in prev: a thread that leaves the
@@ -643,7 +647,7 @@ int dt_io_wait_start(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	__u8 one = 1;
 	bpf_map_update_elem(&dt_io_waiting, &tid, &one, BPF_ANY);
-	return dt_io_fire(ctx, DT_IO_WAIT_START, a);
+	return dt_io_fire(ctx, DT_IO_WAIT_START, a, NULL);
 }
 
 /* sched_switch(preempt, prev, next, ...): wait-done for next, a thread
@@ -661,16 +665,5 @@ int dt_io_wait_done(struct bpf_raw_tracepoint_args *ctx)
 	if (!a)
 		return 0;
 	a->buf.b_flags |= DT_B_DONE;
-	struct dt_probe_ctx *pc = dt_begin_probe();
-	if (!pc)
-		return 0;
-	dt_probe_for_task(pc, next);
-	pc->probe_id = dt_io_id_base + DT_IO_WAIT_DONE;
-	pc->args[0] = (__u64)&a->buf;
-	pc->args[1] = (__u64)&a->dev;
-	pc->args[2] = (__u64)&a->file;
-	for (int i = 3; i < DT_NARGS; i++)
-		pc->args[i] = 0;
-	bpf_tail_call(ctx, &dt_io_progs, DT_IO_WAIT_DONE);
-	return 0;
+	return dt_io_fire(ctx, DT_IO_WAIT_DONE, a, next);
 }

@@ -52,16 +52,7 @@ pub(crate) fn id_base() -> u32 {
 }
 
 pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    for (slot, probe) in PROBES.iter().enumerate() {
-        probes.push(Probe {
-            id: id_base() + slot as u32,
-            provider: "io",
-            module: String::new(),
-            function: String::new(),
-            name: probe.name.to_string(),
-            attach: Attach::Io { slot: slot as u32 },
-        });
-    }
+    super::provide_slots(probes, "io", id_base(), PROBES.iter().map(|p| p.name), |slot| Attach::Io { slot });
 }
 
 #[cfg(test)]
@@ -80,13 +71,7 @@ mod tests {
 
     #[test]
     fn slots_follow_the_entry_programs_order() {
-        let c = include_str!("../../bpf/io.bpf.c");
-        for (slot, probe) in PROBES.iter().enumerate() {
-            let define = format!("#define DT_IO_{} {slot}\n", probe.name.replace('-', "_").to_uppercase());
-            assert!(c.contains(&define), "{define}");
-            let program = format!("SEC(\"raw_tp/{}\")\nint {}(", probe.tracepoint, probe.program);
-            assert!(c.contains(&program), "{program}");
-        }
-        assert!(c.contains(&format!("#define DT_IO_COUNT {}\n", PROBES.len())));
+        let probes: Vec<_> = PROBES.iter().map(|p| (p.name, p.program, p.tracepoint)).collect();
+        crate::provider::assert_slots_follow_the_entry_programs(include_str!("../../bpf/io.bpf.c"), "IO", &probes);
     }
 }

@@ -36,16 +36,7 @@ pub(crate) fn id_base() -> u32 {
 }
 
 pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    for (slot, probe) in PROBES.iter().enumerate() {
-        probes.push(Probe {
-            id: id_base() + slot as u32,
-            provider: "ip",
-            module: String::new(),
-            function: String::new(),
-            name: probe.name.to_string(),
-            attach: Attach::Ip { slot: slot as u32 },
-        });
-    }
+    super::provide_slots(probes, "ip", id_base(), PROBES.iter().map(|p| p.name), |slot| Attach::Ip { slot });
 }
 
 #[cfg(test)]
@@ -54,14 +45,8 @@ mod tests {
 
     #[test]
     fn slots_follow_the_entry_programs_order() {
-        let c = include_str!("../../bpf/ip.bpf.c");
-        for (slot, probe) in PROBES.iter().enumerate() {
-            let define = format!("#define DT_IP_{} {slot}\n", probe.name.to_uppercase());
-            assert!(c.contains(&define), "{define}");
-            assert!(c.contains(&format!("int {}(", probe.program)), "{}", probe.program);
-            assert!(c.contains(&format!("SEC(\"raw_tp/{}\")\nint {}(", probe.tracepoint, probe.program)));
-        }
-        assert!(c.contains(&format!("#define DT_IP_COUNT {}\n", PROBES.len())));
+        let probes: Vec<_> = PROBES.iter().map(|p| (p.name, p.program, p.tracepoint)).collect();
+        crate::provider::assert_slots_follow_the_entry_programs(include_str!("../../bpf/ip.bpf.c"), "IP", &probes);
     }
 
     /// Each argument struct of providers/ip.d has bpf/ip.h's layout.

@@ -86,6 +86,46 @@ impl Probe {
     }
 }
 
+/// Appends the probes of a provider whose probes are slots of one entry
+/// program array: probe `names[i]` gets ID `base + i` and `attach(i)`.
+fn provide_slots<'a>(
+    probes: &mut Vec<Probe>,
+    provider: &'static str,
+    base: u32,
+    names: impl Iterator<Item = &'a str>,
+    attach: fn(u32) -> Attach,
+) {
+    for (slot, name) in names.enumerate() {
+        let slot = slot as u32;
+        probes.push(Probe {
+            id: base + slot,
+            provider,
+            module: String::new(),
+            function: String::new(),
+            name: name.to_string(),
+            attach: attach(slot),
+        });
+    }
+}
+
+/// Asserts that an entry-program file numbers its probe slots as the
+/// provider's table orders them (`#define DT_<PREFIX>_<NAME> <slot>` and
+/// `DT_<PREFIX>_COUNT`) and has each probe's program on its raw tracepoint.
+#[cfg(test)]
+pub(crate) fn assert_slots_follow_the_entry_programs(
+    c: &str,
+    prefix: &str,
+    probes: &[(&str, &str, &str)], // (name, program, tracepoint)
+) {
+    for (slot, (name, program, tracepoint)) in probes.iter().enumerate() {
+        let define = format!("#define DT_{prefix}_{} {slot}\n", name.replace('-', "_").to_uppercase());
+        assert!(c.contains(&define), "{define}");
+        let entry = format!("SEC(\"raw_tp/{tracepoint}\")\nint {program}(");
+        assert!(c.contains(&entry), "{entry}");
+    }
+    assert!(c.contains(&format!("#define DT_{prefix}_COUNT {}\n", probes.len())));
+}
+
 /// All probes, in ID order, plus probes created on demand by a script.
 pub(crate) struct Registry {
     probes: Vec<Probe>,

@@ -68,16 +68,7 @@ pub(crate) fn id_base() -> u32 {
 }
 
 pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    for (slot, probe) in PROBES.iter().enumerate() {
-        probes.push(Probe {
-            id: id_base() + slot as u32,
-            provider: "proc",
-            module: String::new(),
-            function: String::new(),
-            name: probe.name.to_string(),
-            attach: Attach::Proc { slot: slot as u32 },
-        });
-    }
+    super::provide_slots(probes, "proc", id_base(), PROBES.iter().map(|p| p.name), |slot| Attach::Proc { slot });
 }
 
 #[cfg(test)]
@@ -86,12 +77,7 @@ mod tests {
 
     #[test]
     fn slots_follow_the_entry_programs_order() {
-        let c = include_str!("../../bpf/proc.bpf.c");
-        for (slot, probe) in PROBES.iter().enumerate() {
-            let define = format!("#define DT_PROC_{} {slot}\n", probe.name.replace('-', "_").to_uppercase());
-            assert!(c.contains(&define), "{define}");
-            assert!(c.contains(&format!("int {}(", probe.program)), "{}", probe.program);
-        }
-        assert!(c.contains(&format!("#define DT_PROC_COUNT {}\n", PROBES.len())));
+        let probes: Vec<_> = PROBES.iter().map(|p| (p.name, p.program, p.tracepoint)).collect();
+        crate::provider::assert_slots_follow_the_entry_programs(include_str!("../../bpf/proc.bpf.c"), "PROC", &probes);
     }
 }

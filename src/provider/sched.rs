@@ -61,16 +61,7 @@ pub(crate) fn id_base() -> u32 {
 }
 
 pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    for (slot, probe) in PROBES.iter().enumerate() {
-        probes.push(Probe {
-            id: id_base() + slot as u32,
-            provider: "sched",
-            module: String::new(),
-            function: String::new(),
-            name: probe.name.to_string(),
-            attach: Attach::Sched { slot: slot as u32 },
-        });
-    }
+    super::provide_slots(probes, "sched", id_base(), PROBES.iter().map(|p| p.name), |slot| Attach::Sched { slot });
 }
 
 #[cfg(test)]
@@ -79,13 +70,12 @@ mod tests {
 
     #[test]
     fn slots_follow_the_entry_programs_order() {
-        let c = include_str!("../../bpf/sched.bpf.c");
-        for (slot, probe) in PROBES.iter().enumerate() {
-            let define = format!("#define DT_SCHED_{} {slot}\n", probe.name.replace('-', "_").to_uppercase());
-            assert!(c.contains(&define), "{define}");
-            assert!(c.contains(&format!("SEC(\"raw_tp/{}\")\nint {}(", probe.tracepoint, probe.program)));
-        }
-        assert!(c.contains(&format!("#define DT_SCHED_COUNT {}\n", PROBES.len())));
+        let probes: Vec<_> = PROBES.iter().map(|p| (p.name, p.program, p.tracepoint)).collect();
+        crate::provider::assert_slots_follow_the_entry_programs(
+            include_str!("../../bpf/sched.bpf.c"),
+            "SCHED",
+            &probes,
+        );
         let mut ordered: Vec<&str> = ATTACH_ORDER.to_vec();
         ordered.sort();
         let mut names: Vec<&str> = PROBES.iter().map(|p| p.name).collect();

@@ -631,13 +631,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 continue;
             }
             attached.push(probe.program);
-            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
-            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
-                Some(Ok(link)) => links.push(link),
-                _ => warnings.push(format!(
-                    "proc:::{} will not fire: this kernel has no usable {} tracepoint",
-                    probe.name, probe.tracepoint
-                )),
+            if !attach_raw_tp(skel.object(), probe.program, probe.tracepoint, &mut links) {
+                warnings.push(no_tracepoint(&format!("proc:::{}", probe.name), probe.tracepoint));
             }
         }
         Some(skel)
@@ -682,17 +677,10 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
             }
         }
         for (slot, probe) in io_provider::PROBES.iter().enumerate() {
-            if !wanted.contains(&probe.program) {
-                continue;
-            }
-            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
-            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
-                Some(Ok(link)) => links.push(link),
-                _ if io_slots.contains(&(slot as u32)) => warnings.push(format!(
-                    "io:::{} will not fire: this kernel has no usable {} tracepoint",
-                    probe.name, probe.tracepoint
-                )),
-                _ => {}
+            let attached = wanted.contains(&probe.program)
+                && attach_raw_tp(skel.object(), probe.program, probe.tracepoint, &mut links);
+            if !attached && io_slots.contains(&(slot as u32)) {
+                warnings.push(no_tracepoint(&format!("io:::{}", probe.name), probe.tracepoint));
             }
         }
         Some(skel)
@@ -723,13 +711,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         }
         for &slot in &ip_slots {
             let probe = &ip_provider::PROBES[slot as usize];
-            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
-            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
-                Some(Ok(link)) => links.push(link),
-                _ => warnings.push(format!(
-                    "ip:::{} will not fire: this kernel has no usable {} tracepoint",
-                    probe.name, probe.tracepoint
-                )),
+            if !attach_raw_tp(skel.object(), probe.program, probe.tracepoint, &mut links) {
+                warnings.push(no_tracepoint(&format!("ip:::{}", probe.name), probe.tracepoint));
             }
         }
         Some(skel)
@@ -766,13 +749,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
                 continue;
             }
             let probe = &sched_provider::PROBES[slot];
-            let prog = skel.object().progs_mut().find(|p| p.name() == probe.program);
-            match prog.map(|p| p.attach_raw_tracepoint(probe.tracepoint)) {
-                Some(Ok(link)) => links.push(link),
-                _ => warnings.push(format!(
-                    "sched:::{} will not fire: this kernel has no usable {} tracepoint",
-                    probe.name, probe.tracepoint
-                )),
+            if !attach_raw_tp(skel.object(), probe.program, probe.tracepoint, &mut links) {
+                warnings.push(no_tracepoint(&format!("sched:::{}", probe.name), probe.tracepoint));
             }
         }
         Some(skel)
@@ -1233,6 +1211,25 @@ fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<
 }
 
 /// Loads only the programs named in `wanted` of an entry object.
+/// Attaches entry program `program` of `object` to raw tracepoint
+/// `tracepoint`; false when the running kernel has no such tracepoint (or
+/// the program does not fit its prototype).
+fn attach_raw_tp(object: &libbpf_rs::Object, program: &str, tracepoint: &str, links: &mut Vec<Link>) -> bool {
+    let prog = object.progs_mut().find(|p| p.name() == program);
+    match prog.map(|p| p.attach_raw_tracepoint(tracepoint)) {
+        Some(Ok(link)) => {
+            links.push(link);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The warning for probe `probe` whose tracepoint the kernel lacks.
+fn no_tracepoint(probe: &str, tracepoint: &str) -> String {
+    format!("{probe} will not fire: this kernel has no usable {tracepoint} tracepoint")
+}
+
 fn autoload_only(object: &mut libbpf_rs::OpenObject, wanted: &[&str]) {
     for mut prog in object.progs_mut() {
         let name = prog.name().to_string_lossy().into_owned();
