@@ -990,12 +990,19 @@ fn attach_pid(
         open.maps.dt_state.reuse_fd(core.maps.dt_state.as_fd())?;
         Ok(open.load()?)
     };
-    // Kernels before 6.6 refuse to load uprobe.multi programs.
-    // DTRACE_NO_UPROBE_MULTI tests their path on newer kernels.
-    let try_multi = std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none();
+    // Multi-uprobe links came with Linux 6.6, and with them the kernel's
+    // `struct bpf_uprobe_multi_link`: before, a uprobe.multi program may
+    // load but never attach. DTRACE_NO_UPROBE_MULTI tests the other path
+    // on newer kernels.
+    let try_multi = std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none()
+        && matches!(crate::sema::ktypes::KernelTypes::default().record("bpf_uprobe_multi_link", false), Ok(Some(_)));
     let (skel, multi) = match if try_multi { open(true) } else { Err(anyhow!("multi-uprobe links not wanted")) } {
         Ok(skel) => (skel, true),
-        Err(_) => (open(false).context("loading the pid entry programs")?, false),
+        // The entry programs read their probe from the attach cookie.
+        Err(_) => (
+            open(false).context("the pid provider needs BPF attach cookies (Linux 5.15 or later)")?,
+            false,
+        ),
     };
     for (d, _, clauses) in dispatch {
         if let Dispatch::Pid(slot) = d {

@@ -142,6 +142,14 @@ t 17 ip -qn 'BEGIN { printf("ready\n"); } ip:::send /args[2]->ip_daddr == "127.0
 wait $L 2>/dev/null
 grep -qx 'send ICMP 108 6' /tmp/out.17 && grep -qx 'receive lo 6' /tmp/out.17 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.17)"
 
+# 19. the pid provider on dtrace's own main() in a -c child: one uprobe each before Linux 6.6,
+# a multi-uprobe link since; Linux 5.10 has no BPF attach cookies and must say so in one line.
+t 19 pid -qn 'pid$target::main:entry { printf("main %d\n", pid == $target); }' -c '/bin/dtrace -V'
+case $(uname -r) in
+  5.10.*) [ $RC = 1 ] && [ "$(wc -l < /tmp/err.19)" -le 2 ] && ! grep -q panicked /tmp/err.19 ;;
+  *) grep -qx 'main 1' /tmp/out.19 && [ $RC = 0 ] ;;
+esac; r $? "out=$(tr '\n' '|' < /tmp/out.19) err=$(head -2 /tmp/err.19 | tr '\n' '|')"
+
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
