@@ -16,25 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROUNDS=${ROUNDS:-5}
-OUT=target/bench
-mkdir -p "$OUT"
-bash scripts/install-deps.sh
-need=()
-command -v bpftrace >/dev/null || need+=(bpftrace)
-command -v bpftool >/dev/null || need+=(bpftool)
-[ -e /usr/include/bpf/libbpf.h ] || need+=(libbpf-dev)
-if [ ${#need[@]} -gt 0 ]; then
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-cargo build --release --locked -q
-arch=$(uname -m)
-case "$arch" in x86_64) target_arch=x86 ;; aarch64) target_arch=arm64 ;; *) target_arch=$arch ;; esac
-cc -O2 -o "$OUT/floor" bench/floor/floor.c -lbpf
-clang -O2 -g -target bpf -D__TARGET_ARCH_$target_arch -I"vmlinux/$arch" \
-	-c bench/floor/io_bytes.bpf.c -o "$OUT/io_bytes.bpf.o"
-mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+source bench/setup.sh
 
-DTRACE=$PWD/target/release/dtrace
 FILE=/var/tmp/dtrace-bench-io.dat
 REQUESTS=16384
 [ "$(stat -c %s "$FILE" 2>/dev/null || echo 0)" = $((REQUESTS * 4096)) ] ||
