@@ -381,8 +381,8 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
     let mut programs = Vec::new();
     // A tail call needs caller and callee of one program type, so one clause
     // list may be generated once per entry-program type.
-    let mut loaded: BTreeMap<(u32, Vec<usize>), i32> = BTreeMap::new();
-    let mut load = |clauses: &Vec<usize>, prog_type: u32, programs: &mut Vec<OwnedFd>| -> Result<i32> {
+    let mut loaded: BTreeMap<(ClauseProgType, Vec<usize>), i32> = BTreeMap::new();
+    let mut load = |clauses: &Vec<usize>, prog_type: ClauseProgType, programs: &mut Vec<OwnedFd>| -> Result<i32> {
         if let Some(fd) = loaded.get(&(prog_type, clauses.clone())) {
             return Ok(*fd);
         }
@@ -427,7 +427,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         // syscall tracepoint program the user's registers, with no kernel frames.
         let tracepoints = if program.uses_stack { None } else { per_syscall_tracepoints(&sys_enabled, registry) };
         let (prog_type, prog_array) = match tracepoints {
-            Some(_) => (libbpf_sys::BPF_PROG_TYPE_TRACEPOINT, &skel.maps.dt_sys_tp_progs),
+            Some(_) => (TRACEPOINT, &skel.maps.dt_sys_tp_progs),
             None => (RAW_TP, &skel.maps.dt_sys_progs),
         };
         for (d, _, clauses) in &dispatch {
@@ -495,7 +495,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         let skel = open.load().context("loading the profile entry programs")?;
         for (d, _, clauses) in &dispatch {
             if let Dispatch::Profile(slot) = d {
-                let fd = load(clauses, libbpf_sys::BPF_PROG_TYPE_PERF_EVENT, &mut programs)?;
+                let fd = load(clauses, PERF_EVENT, &mut programs)?;
                 skel.maps.dt_prof_progs.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
             }
         }
@@ -937,14 +937,28 @@ pub(crate) struct SpeculationTroubles {
     pub unavailable: u64,
 }
 
-const RAW_TP: u32 = libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT;
-/// Uprobes are kprobe-type programs: so are the pid probes' clause programs.
-const KPROBE: u32 = libbpf_sys::BPF_PROG_TYPE_KPROBE;
+/// What a generated clause program is loaded as: a tail call needs the
+/// caller's program type, and for some types its expected attach type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct ClauseProgType {
+    prog_type: libbpf_sys::bpf_prog_type,
+    expected_attach_type: libbpf_sys::bpf_attach_type,
+}
 
-/// A kprobe-type program tail-called from a uprobe.multi program: the
-/// kernel wants the same expected attach type (not a kernel program type:
-/// `load_program` splits it).
-const KPROBE_UPROBE_MULTI: u32 = 0x1000_0000 | KPROBE;
+const fn clause_type(prog_type: libbpf_sys::bpf_prog_type) -> ClauseProgType {
+    ClauseProgType { prog_type, expected_attach_type: 0 }
+}
+
+const RAW_TP: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT);
+const TRACEPOINT: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_TRACEPOINT);
+const PERF_EVENT: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_PERF_EVENT);
+/// Uprobes are kprobe-type programs: so are the pid probes' clause programs.
+const KPROBE: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_KPROBE);
+/// Tail-called from a uprobe.multi program, which has this attach type.
+const KPROBE_UPROBE_MULTI: ClauseProgType = ClauseProgType {
+    prog_type: libbpf_sys::BPF_PROG_TYPE_KPROBE,
+    expected_attach_type: libbpf_sys::BPF_TRACE_UPROBE_MULTI,
+};
 
 /// An enabled pid probe and where it attaches.
 struct PidProbe {
@@ -959,9 +973,6 @@ struct PidProbe {
 /// The most pid probes attached one uprobe at a time (kernels before 6.6).
 const MAX_SINGLE_UPROBES: usize = 64;
 
-/// The prog array's size (DT_MAX_PID_PROGS in bpf/dtrace.h).
-const MAX_PID_PROGS: u32 = 256;
-
 /// Loads bpf/pid.bpf.c, fills its program array and attaches every pid
 /// probe: one multi-uprobe link per file and direction (Linux 6.6), or one
 /// uprobe per probe where the kernel has no multi-uprobe links.
@@ -972,12 +983,8 @@ fn attach_pid(
     probes: &[PidProbe],
     links: &mut Vec<Link>,
     refused: &mut Vec<u32>,
-    load: &mut dyn FnMut(&Vec<usize>, u32) -> Result<i32>,
+    load: &mut dyn FnMut(&Vec<usize>, ClauseProgType) -> Result<i32>,
 ) -> Result<skel::pid::PidSkel<'static>> {
-    let slots = dispatch.iter().filter(|(d, _, _)| matches!(d, Dispatch::Pid(_))).count();
-    if slots as u32 > MAX_PID_PROGS {
-        bail!("too many different clause lists on pid probes (the limit is {MAX_PID_PROGS})");
-    }
     let open = |multi: bool| -> Result<skel::pid::PidSkel<'static>> {
         let mut open = skel::pid::PidSkelBuilder::default().open(leak_storage())?;
         let wanted: &[&str] =
@@ -999,11 +1006,14 @@ fn attach_pid(
     let (skel, multi) = match if try_multi { open(true) } else { Err(anyhow!("multi-uprobe links not wanted")) } {
         Ok(skel) => (skel, true),
         // The entry programs read their probe from the attach cookie.
-        Err(_) => (
-            open(false).context("the pid provider needs BPF attach cookies (Linux 5.15 or later)")?,
-            false,
-        ),
+        Err(_) => (open(false).context("the pid provider needs BPF attach cookies (Linux 5.15 or later)")?, false),
     };
+    // The program array's size is DT_MAX_PID_PROGS (bpf/dtrace.h).
+    let capacity = skel.maps.dt_pid_progs.max_entries();
+    let slots = dispatch.iter().filter(|(d, _, _)| matches!(d, Dispatch::Pid(_))).count();
+    if slots as u32 > capacity {
+        bail!("too many different clause lists on pid probes (the limit is {capacity})");
+    }
     for (d, _, clauses) in dispatch {
         if let Dispatch::Pid(slot) = d {
             let fd = load(clauses, if multi { KPROBE_UPROBE_MULTI } else { KPROBE })?;
@@ -1169,16 +1179,15 @@ fn array_map(name: &str, value_size: usize) -> Result<MapHandle> {
 }
 
 /// Loads a generated program; on rejection, the verifier's log is the error.
-fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<OwnedFd> {
-    let (prog_type, attach_type) =
-        if prog_type == KPROBE_UPROBE_MULTI { (KPROBE, libbpf_sys::BPF_TRACE_UPROBE_MULTI) } else { (prog_type, 0) };
+fn load_program(kind: ClauseProgType, insns: &[Insn]) -> Result<OwnedFd> {
+    let prog_type = kind.prog_type;
     let name = CString::new("dt_clause").expect("no NUL");
     let license = CString::new("GPL").expect("no NUL");
     let mut log = vec![0u8; 1 << 20];
     for log_level in [0u32, 1] {
         let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
         opts.sz = std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _;
-        opts.expected_attach_type = attach_type;
+        opts.expected_attach_type = kind.expected_attach_type;
         if log_level > 0 {
             opts.log_level = log_level;
             opts.log_buf = log.as_mut_ptr().cast();
@@ -1217,7 +1226,6 @@ fn load_program(prog_type: libbpf_sys::bpf_prog_type, insns: &[Insn]) -> Result<
     bail!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n"))
 }
 
-/// Loads only the programs named in `wanted` of an entry object.
 /// Attaches entry program `program` of `object` to raw tracepoint
 /// `tracepoint`; false when the running kernel has no such tracepoint (or
 /// the program does not fit its prototype).
@@ -1237,6 +1245,7 @@ fn no_tracepoint(probe: &str, tracepoint: &str) -> String {
     format!("{probe} will not fire: this kernel has no usable {tracepoint} tracepoint")
 }
 
+/// Loads only the programs named in `wanted` of an entry object.
 fn autoload_only(object: &mut libbpf_rs::OpenObject, wanted: &[&str]) {
     for mut prog in object.progs_mut() {
         let name = prog.name().to_string_lossy().into_owned();
