@@ -171,18 +171,19 @@ static __always_inline int dt_strnlen(const char *s, int max)
 	return max;
 }
 
-/* The first bytes of a struct request, read with one helper call: the
- * fields io reads lie there on every kernel so far (each helper call costs
- * more than the rest of the work on a field). DT_RQ reads a field from it,
- * or alone if the running kernel puts it further. */
-#define DT_RQ_HEAD 128
-struct dt_rq_head {
-	__u8 bytes[DT_RQ_HEAD];
+/* The first bytes of a struct request or bio, read with one helper call:
+ * the fields io reads lie there on every kernel so far (each helper call
+ * costs more than the rest of the work on a field). DT_HEAD reads field
+ * `field` of `ptr` from its head, or alone if the running kernel puts it
+ * further. */
+#define DT_HEAD_BYTES 128
+struct dt_head {
+	__u8 bytes[DT_HEAD_BYTES];
 };
-#define DT_RQ(head, rq, type, field)                                                        \
-	(bpf_core_field_offset(rq->field) + sizeof(type) <= DT_RQ_HEAD ?                     \
-		 *(type *)&(head)->bytes[bpf_core_field_offset(rq->field) & (DT_RQ_HEAD - 1)] : \
-		 (type)BPF_CORE_READ(rq, field))
+#define DT_HEAD(head, ptr, type, field)                                                          \
+	(bpf_core_field_offset(ptr->field) + sizeof(type) <= DT_HEAD_BYTES ?                      \
+		 *(type *)&(head)->bytes[bpf_core_field_offset(ptr->field) & (DT_HEAD_BYTES - 1)] : \
+		 (type)BPF_CORE_READ(ptr, field))
 
 /* The numbers gendisk begins with, read at once when they are adjacent. */
 struct dt_disk_numbers {
@@ -193,7 +194,7 @@ struct dt_disk_numbers {
 
 /* b_edev and (if wanted) devinfo_t: the partition the request is for (the
  * disk when it names none). Returns the disk. */
-static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_rq_head *head,
+static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_head *head,
 						    struct dt_devinfo *dev, struct dt_bufinfo *buf)
 {
 	struct gendisk *disk;
@@ -201,9 +202,9 @@ static __always_inline struct gendisk *dt_io_device(struct request *rq, struct d
 	struct request___old *old = (struct request___old *)rq;
 
 	if (bpf_core_field_exists(old->rq_disk))
-		disk = DT_RQ(head, old, struct gendisk *, rq_disk);
+		disk = DT_HEAD(head, old, struct gendisk *, rq_disk);
 	else {
-		struct request_queue *q = DT_RQ(head, rq, struct request_queue *, q);
+		struct request_queue *q = DT_HEAD(head, rq, struct request_queue *, q);
 		disk = BPF_CORE_READ(q, disk);
 	}
 	struct dt_disk_numbers n;
@@ -217,7 +218,7 @@ static __always_inline struct gendisk *dt_io_device(struct request *rq, struct d
 	}
 	int major = n.major, first_minor = n.first_minor, minors = n.minors;
 
-	void *part = DT_RQ(head, old, void *, part);
+	void *part = DT_HEAD(head, old, void *, part);
 	if (part) {
 		if (bpf_core_type_exists(struct hd_struct___old))
 			devt = BPF_CORE_READ((struct hd_struct___old *)part, __dev.devt);
@@ -411,39 +412,70 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 	fi->fi_mount[mount_len > 0 ? dt_io_bound(mount_len) : 1] = 0;
 }
 
-/* fileinfo_t and the B_PAGEIO/B_PHYS flags, from the request's first bio. */
-static __always_inline void dt_io_file(struct request *rq, struct dt_rq_head *rq_head, struct gendisk *disk,
-					  struct dt_fileinfo *fi, struct dt_bufinfo *buf)
-{
-	struct bio *bio = DT_RQ(rq_head, rq, struct bio *, bio);
-	if (!bio) {
-		dt_io_no_file(fi, dt_io_none);
-		return;
-	}
-	__u64 end_io = (__u64)BPF_CORE_READ(bio, bi_end_io);
-	buf->b_iodone = end_io;
-	struct inode *inode;
-	struct dentry *dentry = NULL;
-	struct mount *mnt = NULL;
-	__s64 offset;
+/* The request's first bio and the page its data starts in: what B_PAGEIO,
+ * B_PHYS, b_addr and b_iodone say, and where fileinfo_t starts from. */
+struct dt_io_buffer {
+	struct bio *bio;
+	struct bio_vec *vec; /* the bio's current segment */
+	__u32 into_vec;      /* bytes of it already done */
+	struct page *page;
+	struct page *first;   /* the head of page's folio */
+	unsigned long mapping; /* first->mapping */
+};
 
-	/* The bio's current segment: a split bio shares its parent's vector. */
-	struct bio_vec *vec = BPF_CORE_READ(bio, bi_io_vec);
-	vec += BPF_CORE_READ(bio, bi_iter.bi_idx);
-	__u32 into_vec = BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+/* Fills `b` and bufinfo_t's buffer members: a page-cache page is B_PAGEIO,
+ * anything else user memory (direct I/O), B_PHYS. False when the request
+ * has no data pages. */
+static __always_inline bool dt_io_buffer(struct request *rq, struct dt_head *rq_head, struct dt_io_buffer *b,
+					 struct dt_bufinfo *buf)
+{
+	/* Locals, not b's members, go through BPF_CORE_READ: CO-RE would
+	 * relocate the member accesses of struct dt_io_buffer too. */
+	struct bio *bio = DT_HEAD(rq_head, rq, struct bio *, bio);
+	if (!bio)
+		return false;
+	struct dt_head bio_head;
+	bpf_probe_read_kernel(&bio_head, sizeof(bio_head), bio);
+	buf->b_iodone = (__u64)DT_HEAD(&bio_head, bio, void *, bi_end_io);
+	/* A split bio shares its parent's vector: its own segment. */
+	struct bio_vec *vec = DT_HEAD(&bio_head, bio, struct bio_vec *, bi_io_vec);
+	vec += DT_HEAD(&bio_head, bio, __u32, bi_iter.bi_idx);
 	struct page *page = BPF_CORE_READ(vec, bv_page);
-	if (!page) {
-		dt_io_no_file(fi, dt_io_none);
-		return;
-	}
+	if (!page)
+		return false;
 	/* A tail page of a large folio: the head has the mapping. */
 	unsigned long head = BPF_CORE_READ(page, compound_head);
 	struct page *first = (head & 1) ? (struct page *)(head - 1) : page;
 	unsigned long mapping = (unsigned long)BPF_CORE_READ(first, mapping);
 	if (mapping && !(mapping & 1)) {
-		/* A page-cache page: its mapping's host is the file. */
 		buf->b_flags |= DT_B_PAGEIO;
 		buf->b_addr = (__u64)page;
+	} else {
+		buf->b_flags |= DT_B_PHYS;
+	}
+	b->bio = bio;
+	b->vec = vec;
+	b->into_vec = DT_HEAD(&bio_head, bio, __u32, bi_iter.bi_bvec_done);
+	b->page = page;
+	b->first = first;
+	b->mapping = mapping;
+	return true;
+}
+
+/* fileinfo_t, from the request's buffer `b` (dt_io_buffer). */
+static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *disk, struct dt_fileinfo *fi)
+{
+	struct bio *bio = b->bio;
+	struct bio_vec *vec = b->vec;
+	struct page *page = b->page, *first = b->first;
+	unsigned long mapping = b->mapping;
+	struct inode *inode;
+	struct dentry *dentry = NULL;
+	struct mount *mnt = NULL;
+	__s64 offset;
+
+	if (mapping && !(mapping & 1)) {
+		/* A page-cache page: its mapping's host is the file. */
 		inode = BPF_CORE_READ((struct address_space *)mapping, host);
 		if ((BPF_CORE_READ(inode, i_mode) & DT_S_IFMT) == DT_S_IFBLK) {
 			/* The block device's own cache: metadata, or raw I/O. */
@@ -456,7 +488,7 @@ static __always_inline void dt_io_file(struct request *rq, struct dt_rq_head *rq
 		else
 			index = BPF_CORE_READ(first, __folio_index);
 		index += ((unsigned long)page - (unsigned long)first) / bpf_core_type_size(struct page);
-		offset = ((__s64)index << dt_io_page_shift) + BPF_CORE_READ(vec, bv_offset) + into_vec;
+		offset = ((__s64)index << dt_io_page_shift) + BPF_CORE_READ(vec, bv_offset) + b->into_vec;
 		struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
 		if (alias)
 			dentry = (struct dentry *)((void *)alias - bpf_core_field_offset(struct dentry, d_u.d_alias));
@@ -486,7 +518,6 @@ static __always_inline void dt_io_file(struct request *rq, struct dt_rq_head *rq
 			dt_io_no_file(fi, dt_io_unknown);
 			return;
 		}
-		buf->b_flags |= DT_B_PHYS;
 		if (blockdev) {
 			dt_io_no_file(fi, dt_io_none);
 			return;
@@ -510,9 +541,9 @@ static __always_inline void dt_io_file(struct request *rq, struct dt_rq_head *rq
  * buffer of probe slot `slot`; NULL for requests that move no data. */
 static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 slot)
 {
-	struct dt_rq_head head;
+	struct dt_head head;
 	bpf_probe_read_kernel(&head, sizeof(head), rq);
-	__u32 flags = DT_RQ(&head, rq, __u32, cmd_flags);
+	__u32 flags = DT_HEAD(&head, rq, __u32, cmd_flags);
 	__u32 op = flags & 0xff; /* REQ_OP_MASK */
 	if (op > 1)              /* only REQ_OP_READ (0) and REQ_OP_WRITE (1) */
 		return NULL;
@@ -530,8 +561,8 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 		buf->b_flags |= DT_B_ASYNC;
 	if (!dt_io_want_buf && !dt_io_want_dev && !dt_io_want_file)
 		return a;
-	__u32 bytes = DT_RQ(&head, rq, __u32, __data_len);
-	__u64 sector = DT_RQ(&head, rq, __u64, __sector);
+	__u32 bytes = DT_HEAD(&head, rq, __u32, __data_len);
+	__u64 sector = DT_HEAD(&head, rq, __u64, __sector);
 	buf->b_bcount = bytes;
 	buf->b_bufsize = bytes;
 	buf->b_addr = 0;
@@ -541,8 +572,14 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	buf->b_error = 0;
 	buf->b_iodone = 0;
 	struct gendisk *disk = dt_io_device(rq, &head, &a->dev, buf);
-	if (dt_io_want_file)
-		dt_io_file(rq, &head, disk, &a->file, buf);
+	struct dt_io_buffer b = {};
+	bool has_data = (dt_io_want_buf || dt_io_want_file) && dt_io_buffer(rq, &head, &b, buf);
+	if (dt_io_want_file) {
+		if (has_data)
+			dt_io_file(&b, disk, &a->file);
+		else
+			dt_io_no_file(&a->file, dt_io_none);
+	}
 	return a;
 }
 

@@ -433,3 +433,33 @@ fn io_probes_list_their_argument_types() {
     let names: Vec<&str> = listed.stdout.lines().skip(1).filter_map(|l| l.split_whitespace().last()).collect();
     assert_eq!(names, ["start", "done", "wait-start", "wait-done"]);
 }
+
+/// bufinfo_t alone (no args[2] in the script) still tells direct I/O
+/// (B_PHYS) from page-cache I/O (B_PAGEIO).
+#[test]
+fn buffer_kinds_do_not_need_fileinfo() {
+    let dir = RootDir::new("kinds");
+    let path = dir.0.join("kinds.dat").display().to_string();
+    let script = r#"io:::start /execname == "dd"/ {
+            @[pid, args[0]->b_flags & B_PHYS ? "phys" : args[0]->b_flags & B_PAGEIO ? "pageio" : "other"] = count();
+        }
+        END { printa("%d %s %@d\n", @); }"#;
+    let mut t = tracers(&[script]).remove(0);
+    let dd = |args: &[&str]| {
+        let mut child = Command::new("dd").args(args).stderr(Stdio::null()).spawn().expect("dd");
+        assert!(child.wait().expect("dd").success());
+        child.id()
+    };
+    let direct = dd(&[&format!("of={path}"), "if=/dev/zero", "bs=64k", "count=4", "oflag=direct"]);
+    let buffered = dd(&[&format!("of={path}"), "if=/dev/zero", "bs=64k", "count=4", "conv=fsync"]);
+    let out = stop(&mut t);
+    let kinds = |pid: u32| -> Vec<String> {
+        out.stdout
+            .lines()
+            .filter(|l| l.split(' ').next() == Some(pid.to_string().as_str()))
+            .map(|l| l.split(' ').nth(1).unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(kinds(direct), ["phys"], "{}", out.stdout);
+    assert!(kinds(buffered).contains(&"pageio".to_string()), "{}", out.stdout);
+}
