@@ -44,6 +44,7 @@ struct dt_probe_ctx {
 struct dt_state {
 	__u32 draining; /* set by exit(): entry programs stop firing probes */
 	__u32 exit_status;
+	__u64 wall_offset_ns; /* walltimestamp = bpf_ktime_get_ns() + this */
 };
 
 /* Header of every record in the dt_events ring buffer. */
@@ -110,7 +111,7 @@ struct dt_spec_stats {
 #endif
 
 /* ---- BPF side only from here: maps every entry program shares. ----
- * Each object declares them; the runtime loads the core object (dtrace.bpf.c)
+ * Each object declares them; the runtime loads the core object (core.bpf.c)
  * first and hands its map fds to the other objects (reuse_fd), so there is
  * one instance of each map. */
 #ifdef __TARGET_ARCH_x86

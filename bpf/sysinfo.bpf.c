@@ -20,7 +20,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 enum dt_si_stat {
 #define DT_SI(name) DT_SI_##name,
-#include "sysinfo/stats.h"
+#include "sysinfo_stats.h"
 #undef DT_SI
 	DT_SI_COUNT
 };

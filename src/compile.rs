@@ -1,16 +1,22 @@
 //! The one ordered list of compiler passes: read each program source, parse
-//! it, apply its pragmas, then type-check all sources into one typed
-//! program. Stops at the first error and formats it as dtrace(1) does.
+//! it, apply its pragmas, type-check all sources into one typed program,
+//! then generate its BPF programs. Stops at the first error and formats it
+//! as dtrace(1) does. Nothing here needs privileges or touches the kernel
+//! (beyond reading its BTF), so `dtrace -e` reports every error a script
+//! can have before it is enabled.
 
 use crate::diag::CompileError;
 use crate::flags::{Options, ProgramSource};
 use crate::provider::Registry;
-use crate::sema::check::{is_type_name, CheckOptions, Checker, LIBRARY};
+use crate::codegen::{self, Generated};
+use crate::sema::check::{is_type_name, CheckOptions, Checker};
 use crate::sema::ir::Program;
 use crate::syntax::{self, ast};
 
 pub(crate) struct Compiled {
     pub program: Program,
+    /// The BPF programs of the enabled probes.
+    pub generated: Generated,
     /// For each source: how dtrace names it ("description 'BEGIN '",
     /// "script 'x.d'") and how many probes it matched.
     pub matches: Vec<(String, usize)>,
@@ -39,7 +45,7 @@ pub(crate) fn compile(
     registry: &mut Registry,
     context: Context,
 ) -> Result<Compiled, String> {
-    let library = parse_library()?;
+    let library = parse_library(registry)?;
     let library_types: std::collections::HashSet<&str> = library
         .iter()
         .flat_map(|(_, program)| &program.items)
@@ -104,7 +110,22 @@ pub(crate) fn compile(
             .map_err(|e| format_error(&p.kind, &p.text, &e, checker.region, errtags))?;
         matches.push((notice_name(&p.kind), checker.matched - before));
     }
-    Ok(Compiled { program: checker.finish(), matches })
+    let program = checker.finish();
+    let target = codegen::Target {
+        error_probe_id: registry.id_of("dtrace", "ERROR"),
+        fires_for_another_thread: {
+            let other: Vec<u32> =
+                program.clauses.iter().flat_map(|c| &c.probes).copied().filter(|id| registry.fires_for_another_thread(*id)).collect();
+            Box::new(move |id| other.contains(&id))
+        },
+        specsize: options.specsize,
+    };
+    let generated = codegen::generate(&program, &target).map_err(|e| {
+        // Code generation sees the whole program: the error is the script's.
+        let last = parsed.last().expect("at least one source");
+        format_error(&last.kind, &last.text, &CompileError { tag: "D_DIF_ERR", message: e.0, span: None }, "", options.errtags)
+    })?;
+    Ok(Compiled { program, generated, matches })
 }
 
 /// `src` compiled as `dtrace -n src` would, with default options: for
@@ -124,10 +145,17 @@ pub(crate) fn compile_description(src: &str) -> Result<crate::sema::ir::Program,
     .map(|c| c.program)
 }
 
-/// The D library files every script sees (`providers/*.d`, built in).
-pub(crate) fn parse_library() -> Result<Vec<(String, ast::Program)>, String> {
-    LIBRARY
+/// The D library files every script sees whatever its providers:
+/// psinfo_t and lwpsinfo_t, which curpsinfo and curlwpsinfo are.
+const CORE_LIBRARY: &[(&str, &str)] = &[("procfs.d", include_str!("../providers/procfs.d"))];
+
+/// The D library files every script sees (`providers/*.d`, built in): the
+/// core ones and each provider's.
+pub(crate) fn parse_library(registry: &Registry) -> Result<Vec<(String, ast::Program)>, String> {
+    CORE_LIBRARY
         .iter()
+        .copied()
+        .chain(registry.library())
         .map(|(name, text)| {
             let program = syntax::parse(text, &is_type_name)
                 .map_err(|e| format!("failed to parse the D library file {name}: {}", e.message))?;

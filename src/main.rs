@@ -7,6 +7,7 @@ mod compile;
 mod consume;
 mod diag;
 mod flags;
+mod process;
 mod provider;
 mod runtime;
 mod sema;
@@ -88,7 +89,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     // grabbed before compiling: $target is the pid.
     let mut targets = target::Targets::start(&flags.targets)?;
     for (pid, program) in targets.held_programs() {
-        registry.pids.set_exec_hint(pid, program);
+        registry.processes.set_exec_hint(pid, program);
     }
     let compiled = compile::compile(
         &flags.sources,
@@ -97,6 +98,11 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         &mut registry,
         compile::Context { zero_matches_ok: flags.zero_matches_ok, target_pid: targets.last_pid() },
     )?;
+    if flags.show_programs {
+        for (clauses, insns) in &compiled.generated.programs {
+            eprint!("{}", codegen::show_program(clauses, insns));
+        }
+    }
     if flags.compile_only {
         return Ok(0);
     }
@@ -104,7 +110,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     // a short-lived target may be gone when its stacks are printed.
     if compiled.program.uses_ustack {
         if let Some(pid) = targets.last_pid() {
-            registry.pids.modules(pid);
+            registry.processes.modules(pid);
         }
     }
     // SAFETY: geteuid has no preconditions.
@@ -126,11 +132,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         dynvar_entries: flags.options.dynvar_entries(),
         aggsize: flags.options.aggsize,
         nspec: flags.options.nspec,
-        specsize: flags.options.specsize,
-        show_programs: flags.show_programs,
         ustackframes: flags.options.ustackframes,
     };
-    let session = runtime::start(&compiled.program, &registry, &runtime_opts)
+    let session = runtime::start(&compiled.program, &compiled.generated, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
     for warning in &session.warnings {
         eprintln!("dtrace: {warning}");
@@ -164,7 +168,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     // runs: it exits when `targets` is dropped.
     let targets = target::Targets::start(&flags.targets)?;
     for (pid, program) in targets.held_programs() {
-        registry.pids.set_exec_hint(pid, program);
+        registry.processes.set_exec_hint(pid, program);
     }
     let target_pid = targets.last_pid();
     let mut ids: Vec<u32> = Vec::new();
@@ -203,14 +207,14 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     }
     for d in &descs {
         let macro_args: Vec<String> = std::iter::once("dtrace".to_string()).chain(flags.args.iter().cloned()).collect();
-        let expanded = sema::probes::expand_macros(d, &macro_args, &|w| match w {
+        let expanded = provider::desc::expand_macros(d, &macro_args, &|w| match w {
             "target" => target_pid.map(|p| p.to_string()),
             "pid" => Some(std::process::id().to_string()),
             _ => None,
         })
         .map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
         let desc =
-            sema::probes::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
+            provider::desc::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
         let found = registry.matching(&desc);
         if found.is_empty() && !flags.zero_matches_ok {
             return Err(format!("invalid probe specifier {d}: probe description {expanded} does not match any probes"));

@@ -13,56 +13,24 @@ mod spec;
 mod subr;
 
 use super::insn::*;
+use super::maps::MapRef;
 use crate::consume::aggfmt::{llquantize_plan, LlquantizePlan};
 use crate::runtime::layout;
 use crate::sema::ir::*;
 use crate::syntax::ast::BinOp;
 
-/// The map file descriptors and constants the generated code refers to.
+/// The settings the generated code depends on besides the program. Maps
+/// are named by role (`MapRef`) and patched in when the program is loaded.
 pub(crate) struct CodegenEnv {
-    pub ctx_fd: i32,
-    pub events_fd: i32,
-    pub state_fd: i32,
-    pub drops_fd: i32,
-    /// Array map, one value: all global variables.
-    pub globals_fd: i32,
-    /// Array map, one value: all string constants, each padded to strsize.
-    pub strings_fd: i32,
-    /// Per-CPU array, one value: `scratch_slots` strings of strsize bytes.
-    pub scratch_fd: i32,
+    /// Strings of strsize bytes in the per-CPU scratch map.
     pub scratch_slots: usize,
-    /// Hash map probe id → four strsize strings (provider, module, function, name).
-    pub probenames_fd: i32,
-    /// One hash map per thread-local variable, keyed by thread id.
-    pub thread_local_fds: Vec<i32>,
-    /// walltimestamp = ktime_get_ns() + this.
-    pub wall_offset_ns: u64,
-    /// One per-CPU hash map per aggregation.
-    pub agg_fds: Vec<i32>,
-    /// Per-CPU array, one value: where keys too large for the stack are
-    /// built, MAX_KEY_DEPTH regions of `key_buffer_size` bytes.
-    pub agg_key_fd: i32,
+    /// Bytes of each of the MAX_KEY_DEPTH regions of the key buffer map
+    /// (`MapRef::AggKey`), where keys too large for the stack are built.
     pub key_buffer_size: usize,
-    /// One hash map per associative array.
-    pub assoc_fds: Vec<i32>,
-    /// The stack trace map for stack(), when the program uses it.
-    pub stack_fd: i32,
-    /// The user stack map for ustack() (build IDs and file offsets).
-    pub ustack_fd: i32,
-    /// Array map, one zero-filled value as large as the largest aggregation value.
-    pub agg_zero_fd: i32,
-    /// Per-CPU counter of aggregation updates lost to a full map.
-    pub agg_drops_fd: i32,
-    /// Hash map thread ID → struct dt_vtime, for vtimestamp.
-    pub vtime_fd: i32,
-    /// Array of `struct dt_spec` by speculation ID, the queue of free IDs,
-    /// the count of speculations being ended and the per-CPU `struct dt_spec_stats`.
-    pub specs_fd: i32,
-    pub spec_free_fd: i32,
-    pub spec_ending_fd: i32,
-    pub spec_stats_fd: i32,
     /// The specsize option.
     pub specsize: u64,
+    /// The ID of dtrace:::ERROR, which a fault fires.
+    pub error_probe_id: u32,
     /// Some enabled probe fires for a thread other than the current one
     /// (sched:::on-cpu): the thread's identity is then read from the probe
     /// context when the entry program put one there (`Current`).
@@ -308,7 +276,7 @@ impl<'a> Emitter<'a> {
         let done = self.new_label();
         let id = self.alloc_slot(8)?;
         self.emit(mov(R1, R6));
-        self.emit2(ld_map_fd(R2, self.env.ustack_fd));
+        self.emit2(ld_map_fd(R2, MapRef::UserStacks));
         self.emit(mov_imm(R3, BPF_F_USER_STACK));
         self.emit(call(Helper::GetStackid));
         self.jump(jmp_imm(Cond::Slt, R0, 0, 0), done);
@@ -354,11 +322,11 @@ impl<'a> Emitter<'a> {
         let out = self.new_label();
         self.emit(mov(R6, R1));
         self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-        self.lookup_stack_key(self.env.ctx_fd);
+        self.lookup_stack_key(MapRef::Ctx);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
         self.emit(mov(R7, R0));
         if self.with_scratch && self.env.scratch_slots > 0 {
-            self.lookup_stack_key(self.env.scratch_fd);
+            self.lookup_stack_key(MapRef::Scratch);
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
             self.emit(mov(R8, R0));
         }
@@ -506,7 +474,7 @@ impl<'a> Emitter<'a> {
     /// full, counts a drop and jumps to `full`.
     fn reserve_record(&mut self, size: i32, full: Label) {
         let reserved = self.new_label();
-        self.emit2(ld_map_fd(R1, self.env.events_fd));
+        self.emit2(ld_map_fd(R1, MapRef::Events));
         self.emit(mov_imm(R2, size));
         self.emit(mov_imm(R3, 0));
         self.emit(call(Helper::RingbufReserve));
@@ -539,7 +507,7 @@ impl<'a> Emitter<'a> {
             self.emit(ldx(Size::DW, R1, R7, arg(n)));
             self.emit(stx(Size::DW, FP, saved + 8 + 8 * n as i16, R1));
         }
-        self.emit(st_imm(Size::W, R7, layout::CTX_PROBE_ID as i16, crate::provider::dtrace::ERROR_ID as i32));
+        self.emit(st_imm(Size::W, R7, layout::CTX_PROBE_ID as i16, self.env.error_probe_id as i32));
         self.emit(st_imm(Size::DW, R7, arg(0), 0));
         self.emit(st_imm(Size::DW, R7, arg(1), epid as i32));
         self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ACTION));
@@ -618,28 +586,28 @@ impl<'a> Emitter<'a> {
         self.fault_on_read_error()
     }
 
-    /// r0 = the value for the key at STACK_KEY in map `fd` (NULL if none).
-    fn lookup_stack_key(&mut self, fd: i32) {
-        self.emit2(ld_map_fd(R1, fd));
+    /// r0 = the value for the key at STACK_KEY in map `map` (NULL if none).
+    fn lookup_stack_key(&mut self, map: MapRef) {
+        self.emit2(ld_map_fd(R1, map));
         self.emit(mov(R2, FP));
         self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
         self.emit(call(Helper::MapLookupElem));
     }
 
     fn count_drop(&mut self) {
-        self.count_in(self.env.drops_fd, 0);
+        self.count_in(MapRef::Drops, 0);
     }
 
     /// Adds one to this CPU's counter at byte `offset` of a one-entry per-CPU array.
-    fn count_in(&mut self, fd: i32, offset: i16) {
-        self.increment(fd, 0, offset);
+    fn count_in(&mut self, map: MapRef, offset: i16) {
+        self.increment(map, 0, offset);
     }
 
     /// Atomically adds one to the u64 at byte `offset` of entry `key` of an array.
-    fn increment(&mut self, fd: i32, key: u32, offset: i16) {
+    fn increment(&mut self, map: MapRef, key: u32, offset: i16) {
         let skip = self.new_label();
         self.emit(st_imm(Size::W, FP, STACK_KEY, key as i32));
-        self.lookup_stack_key(fd);
+        self.lookup_stack_key(map);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), skip);
         self.emit(mov_imm(R1, 1));
         self.emit(atomic_add64(R0, offset, R1));
@@ -691,7 +659,7 @@ impl<'a> Emitter<'a> {
         incr: Option<&TExpr>,
     ) -> Result<(), CodegenError> {
         let agg = &self.program.aggregations[index];
-        let map_fd = self.env.agg_fds[index];
+        let map = MapRef::Aggregation(index);
         let saved_stack = self.stack_top;
         let done = self.new_label();
 
@@ -715,7 +683,7 @@ impl<'a> Emitter<'a> {
             // The one entry of a per-CPU array; mark it as updated.
             let key = self.alloc_slot(8)?;
             self.emit(st_imm(Size::DW, FP, key, 0));
-            self.emit2(ld_map_fd(R1, map_fd));
+            self.emit2(ld_map_fd(R1, map));
             self.emit(mov(R2, FP));
             self.emit(alu_imm(Alu::Add, R2, key as i32));
             self.emit(call(Helper::MapLookupElem));
@@ -726,21 +694,21 @@ impl<'a> Emitter<'a> {
 
             // This CPU's value for the key; a new key starts from zeros.
             let inserted = self.new_label();
-            self.emit2(ld_map_fd(R1, map_fd));
+            self.emit2(ld_map_fd(R1, map));
             self.emit(ldx(Size::DW, R2, FP, key_ptr));
             self.emit(call(Helper::MapLookupElem));
             self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
-            self.emit2(ld_map_fd(R1, map_fd));
+            self.emit2(ld_map_fd(R1, map));
             self.emit(ldx(Size::DW, R2, FP, key_ptr));
-            self.emit2(ld_map_value(R3, self.env.agg_zero_fd, 0));
+            self.emit2(ld_map_value(R3, MapRef::AggZero, 0));
             self.emit(mov_imm(R4, BPF_NOEXIST));
             self.emit(call(Helper::MapUpdateElem));
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), inserted);
             self.jump(jmp_imm(Cond::Eq, R0, -EEXIST, 0), inserted);
-            self.count_in(self.env.agg_drops_fd, 0);
+            self.count_in(MapRef::AggDrops, 0);
             self.jump(ja(0), done);
             self.bind(inserted);
-            self.emit2(ld_map_fd(R1, map_fd));
+            self.emit2(ld_map_fd(R1, map));
             self.emit(ldx(Size::DW, R2, FP, key_ptr));
             self.emit(call(Helper::MapLookupElem));
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
@@ -827,7 +795,7 @@ impl<'a> Emitter<'a> {
                 return Err(CodegenError("keys nested too deeply".into()));
             }
             self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-            self.lookup_stack_key(self.env.agg_key_fd);
+            self.lookup_stack_key(MapRef::AggKey);
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), fail);
             self.emit(alu_imm(Alu::Add, R0, (self.key_depth * self.env.key_buffer_size) as i32));
         }
@@ -885,11 +853,11 @@ impl<'a> Emitter<'a> {
     }
 
     /// r0 = a dynamic variable's value (0 or "" when absent): a thread-local
-    /// or an associative array element, in hash map `fd`.
-    fn map_load(&mut self, fd: i32, key: MapKey, ty: &Type) {
+    /// or an associative array element, in hash map `map`.
+    fn map_load(&mut self, map: MapRef, key: MapKey, ty: &Type) {
         let missing = self.new_label();
         let end = self.new_label();
-        self.emit2(ld_map_fd(R1, fd));
+        self.emit2(ld_map_fd(R1, map));
         self.key_into_r2(key);
         self.emit(call(Helper::MapLookupElem));
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
@@ -914,7 +882,7 @@ impl<'a> Emitter<'a> {
     /// Stores r0 (already normalized to `ty`) into a dynamic variable;
     /// storing integer 0 deletes it, as DTrace frees a dynamic variable set
     /// to 0. r0 keeps the value.
-    fn map_store(&mut self, fd: i32, key: MapKey, ty: &Type) -> Result<(), CodegenError> {
+    fn map_store(&mut self, map: MapRef, key: MapKey, ty: &Type) -> Result<(), CodegenError> {
         // A by-reference value is r0's address of map or stack memory.
         let is_string = ty.by_reference_size(self.program.strsize).is_some();
         let value = self.alloc_slot(8)?;
@@ -923,11 +891,11 @@ impl<'a> Emitter<'a> {
         if !is_string {
             let store = self.new_label();
             self.jump(jmp_imm(Cond::Ne, R0, 0, 0), store);
-            self.map_delete(fd, key);
+            self.map_delete(map, key);
             self.jump(ja(0), end);
             self.bind(store);
         }
-        self.emit2(ld_map_fd(R1, fd));
+        self.emit2(ld_map_fd(R1, map));
         self.key_into_r2(key);
         if is_string {
             self.emit(ldx(Size::DW, R3, FP, value));
@@ -943,8 +911,8 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    fn map_delete(&mut self, fd: i32, key: MapKey) {
-        self.emit2(ld_map_fd(R1, fd));
+    fn map_delete(&mut self, map: MapRef, key: MapKey) {
+        self.emit2(ld_map_fd(R1, map));
         self.key_into_r2(key);
         self.emit(call(Helper::MapDeleteElem));
     }
@@ -988,14 +956,14 @@ impl<'a> Emitter<'a> {
         let entry = self.alloc_slot(8)?;
         let (found, end) = (self.new_label(), self.new_label());
         let key = self.thread_key();
-        self.emit2(ld_map_fd(R1, self.env.vtime_fd));
+        self.emit2(ld_map_fd(R1, MapRef::Vtime));
         self.key_into_r2(key);
         self.emit(call(Helper::MapLookupElem));
         self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
         self.emit(call(Helper::KtimeGetNs));
         self.emit(st_imm(Size::DW, FP, value + layout::VTIME_TOTAL as i16, 0));
         self.emit(stx(Size::DW, FP, value + layout::VTIME_SINCE as i16, R0));
-        self.emit2(ld_map_fd(R1, self.env.vtime_fd));
+        self.emit2(ld_map_fd(R1, MapRef::Vtime));
         self.key_into_r2(key);
         self.emit(mov(R3, FP));
         self.emit(alu_imm(Alu::Add, R3, value as i32));
@@ -1032,7 +1000,7 @@ impl<'a> Emitter<'a> {
         match (place, key) {
             (Place::Var(v), _) => self.load_var(*v, ty),
             (Place::Element { array, .. }, Some(k)) => {
-                self.map_load(self.env.assoc_fds[*array], MapKey::At(k), ty);
+                self.map_load(MapRef::Assoc(*array), MapKey::At(k), ty);
                 Ok(())
             }
             _ => Err(CodegenError("internal error: element without key".into())),
@@ -1044,7 +1012,7 @@ impl<'a> Emitter<'a> {
             (Place::Var(v), _) => self.store_var(*v, ty),
             (Place::Element { array, .. }, Some(k)) => {
                 self.normalize(ty);
-                self.map_store(self.env.assoc_fds[*array], MapKey::At(k), ty)
+                self.map_store(MapRef::Assoc(*array), MapKey::At(k), ty)
             }
             _ => Err(CodegenError("internal error: element without key".into())),
         }
@@ -1223,7 +1191,7 @@ impl<'a> Emitter<'a> {
         }
         if matches!(kind, ActionKind::Exit(_)) {
             let draining = layout::STATE_DRAINING as u32;
-            self.emit2(ld_map_value(R1, self.env.state_fd, draining));
+            self.emit2(ld_map_value(R1, MapRef::State, draining));
             self.emit(st_imm(Size::W, R1, 0, 1));
         }
         // Mark the action as present in the record.
@@ -1335,7 +1303,7 @@ impl<'a> Emitter<'a> {
                 let a = &self.program.assoc_arrays[*array];
                 let (columns, tid) = (a.keys.clone(), a.thread_local);
                 let key = self.build_key(&columns, keys, tid, done)?;
-                self.map_load(self.env.assoc_fds[*array], MapKey::At(key), &e.ty);
+                self.map_load(MapRef::Assoc(*array), MapKey::At(key), &e.ty);
                 self.bind(done);
                 self.stack_top = saved;
             }
@@ -1354,7 +1322,7 @@ impl<'a> Emitter<'a> {
             TKind::StackId => {
                 // The kernel stack of the probe's context; -1 when it cannot be had.
                 self.emit(mov(R1, R6));
-                self.emit2(ld_map_fd(R2, self.env.stack_fd));
+                self.emit2(ld_map_fd(R2, MapRef::Stacks));
                 self.emit(mov_imm(R3, 0));
                 self.emit(call(Helper::GetStackid));
             }
@@ -1371,7 +1339,7 @@ impl<'a> Emitter<'a> {
                 let a = &self.program.assoc_arrays[*array];
                 let (columns, tid) = (a.keys.clone(), a.thread_local);
                 let key = self.build_key(&columns, keys, tid, done)?;
-                self.map_delete(self.env.assoc_fds[*array], MapKey::At(key));
+                self.map_delete(MapRef::Assoc(*array), MapKey::At(key));
                 self.bind(done);
                 self.string_const(0);
                 self.stack_top = saved;
@@ -1419,10 +1387,10 @@ impl<'a> Emitter<'a> {
         match var {
             Var::ThreadLocal(i) => {
                 let key = self.thread_key();
-                self.map_delete(self.env.thread_local_fds[i], key);
+                self.map_delete(MapRef::ThreadLocal(i), key);
             }
             Var::Global(i) => {
-                self.emit2(ld_map_value(R1, self.env.globals_fd, self.global_offset(i)));
+                self.emit2(ld_map_value(R1, MapRef::Globals, self.global_offset(i)));
                 self.emit(st_imm(Size::B, R1, 0, 0));
             }
             Var::ClauseLocal(i) => self.emit(st_imm(Size::B, R8, self.clause_local_slots[i], 0)),
@@ -1442,7 +1410,7 @@ impl<'a> Emitter<'a> {
 
     fn string_const(&mut self, index: usize) {
         let off = (index * self.program.strsize) as u32;
-        self.emit2(ld_map_value(R0, self.env.strings_fd, off));
+        self.emit2(ld_map_value(R0, MapRef::Strings, off));
     }
 
     /// Truncates and sign- or zero-extends r0 to an integer type.
@@ -1629,8 +1597,11 @@ impl<'a> Emitter<'a> {
             Builtin::Timestamp => self.emit(call(Helper::KtimeGetNs)),
             Builtin::Vtimestamp => self.vtimestamp()?,
             Builtin::Walltimestamp => {
+                // The consumer stores the wall clock's offset from
+                // CLOCK_MONOTONIC in the state map when tracing starts.
                 self.emit(call(Helper::KtimeGetNs));
-                self.emit2(ld_imm64(R1, self.env.wall_offset_ns));
+                self.emit2(ld_map_value(R1, MapRef::State, layout::STATE_WALL_OFFSET as u32));
+                self.emit(ldx(Size::DW, R1, R1, 0));
                 self.emit(alu_reg(Alu::Add, R0, R1));
             }
             Builtin::Cpu => self.emit(call(Helper::GetSmpProcessorId)),
@@ -1645,7 +1616,7 @@ impl<'a> Emitter<'a> {
                 let end = self.new_label();
                 self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
                 self.emit(stx(Size::W, FP, STACK_KEY, R1));
-                self.lookup_stack_key(self.env.probenames_fd);
+                self.lookup_stack_key(MapRef::ProbeNames);
                 self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
                 // Not reachable for an enabled probe; the empty string keeps the verifier happy.
                 self.string_const(0);
@@ -1690,14 +1661,14 @@ impl<'a> Emitter<'a> {
         let by_reference = ty.by_reference_size(self.program.strsize).is_some();
         match var {
             Var::Global(i) => {
-                self.emit2(ld_map_value(R0, self.env.globals_fd, self.global_offset(i)));
+                self.emit2(ld_map_value(R0, MapRef::Globals, self.global_offset(i)));
                 if !by_reference {
                     self.emit(ldx(Size::DW, R0, R0, 0));
                 }
             }
             Var::ThreadLocal(i) => {
                 let key = self.thread_key();
-                self.map_load(self.env.thread_local_fds[i], key, ty);
+                self.map_load(MapRef::ThreadLocal(i), key, ty);
             }
             Var::ClauseLocal(i) => {
                 if by_reference {
@@ -1726,12 +1697,12 @@ impl<'a> Emitter<'a> {
         match (var, by_reference) {
             (Var::Global(i), Some((helper, size))) => {
                 let off = self.global_offset(i);
-                self.emit2(ld_map_value(R1, self.env.globals_fd, off));
+                self.emit2(ld_map_value(R1, MapRef::Globals, off));
                 self.copy_from_r0(helper, R1, 0, size)?;
-                self.emit2(ld_map_value(R0, self.env.globals_fd, off));
+                self.emit2(ld_map_value(R0, MapRef::Globals, off));
             }
             (Var::Global(i), None) => {
-                self.emit2(ld_map_value(R1, self.env.globals_fd, self.global_offset(i)));
+                self.emit2(ld_map_value(R1, MapRef::Globals, self.global_offset(i)));
                 self.emit(stx(Size::DW, R1, 0, R0));
             }
             (Var::ThreadLocal(i), by_reference) => {
@@ -1748,7 +1719,7 @@ impl<'a> Emitter<'a> {
                 self.emit(stx(Size::DW, FP, value, R0));
                 let key = self.thread_key();
                 self.emit(ldx(Size::DW, R0, FP, value));
-                self.map_store(self.env.thread_local_fds[i], key, ty)?;
+                self.map_store(MapRef::ThreadLocal(i), key, ty)?;
                 self.stack_top += 8;
             }
             (Var::ClauseLocal(i), Some((helper, size))) => {

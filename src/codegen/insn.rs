@@ -1,6 +1,8 @@
 //! BPF instruction encoding: the small assembler the code generator emits
 //! through. Knows opcodes and operand packing, nothing about D.
 
+use super::maps::MapRef;
+
 /// One 8-byte BPF instruction, laid out as the kernel's `struct bpf_insn`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,12 +167,12 @@ pub(crate) fn ld_imm64(dst: Reg, value: u64) -> [Insn; 2] {
     [insn(LD | IMM | Size::DW as u8, dst, R0, 0, value as u32 as i32), insn(0, R0, R0, 0, (value >> 32) as u32 as i32)]
 }
 /// Loads a map's address (for helper calls) into `dst`.
-pub(crate) fn ld_map_fd(dst: Reg, fd: i32) -> [Insn; 2] {
-    [insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_MAP_FD), 0, fd), insn(0, R0, R0, 0, 0)]
+pub(crate) fn ld_map_fd(dst: Reg, map: MapRef) -> [Insn; 2] {
+    [insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_MAP_FD), 0, map.symbol()), insn(0, R0, R0, 0, 0)]
 }
 /// Loads the address of byte `offset` of an array map's first value.
-pub(crate) fn ld_map_value(dst: Reg, fd: i32, offset: u32) -> [Insn; 2] {
-    [insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_MAP_VALUE), 0, fd), insn(0, R0, R0, 0, offset as i32)]
+pub(crate) fn ld_map_value(dst: Reg, map: MapRef, offset: u32) -> [Insn; 2] {
+    [insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_MAP_VALUE), 0, map.symbol()), insn(0, R0, R0, 0, offset as i32)]
 }
 pub(crate) fn ldx(size: Size, dst: Reg, src: Reg, off: i16) -> Insn {
     insn(LDX | MEM | size as u8, dst, src, off, 0)
@@ -194,6 +196,14 @@ const BPF_CMPXCHG: i32 = 0xf0 | 0x01; // with BPF_FETCH
 
 impl Insn {
     /// Whether this is a compare-and-exchange (Linux 5.12 and later).
+    /// The first half of a 64-bit immediate load (two instruction slots).
+    pub(crate) fn is_ld_imm64(&self) -> bool {
+        self.code == LD | IMM | Size::DW as u8
+    }
+    /// An `ld_imm64` whose immediate names a map.
+    pub(crate) fn loads_map(&self) -> bool {
+        self.is_ld_imm64() && matches!(self.regs >> 4, PSEUDO_MAP_FD | PSEUDO_MAP_VALUE)
+    }
     pub(crate) fn is_cmpxchg(&self) -> bool {
         self.code == STX | ATOMIC | Size::DW as u8 && self.imm == BPF_CMPXCHG
     }
@@ -217,6 +227,15 @@ pub(crate) fn exit() -> Insn {
 /// The program in readable form, one line per instruction (a 64-bit
 /// immediate load, which takes two slots, is one line), in the syntax the
 /// kernel's verifier log and bpftool use: `r0 = *(u64 *)(r7 + 8)`.
+/// A map load's operand as -S shows it: the map's role before loading,
+/// its descriptor after.
+fn map_name(imm: i32) -> String {
+    match MapRef::from_symbol(imm) {
+        Some(map) => format!("{map:?}"),
+        None => format!("fd {imm}"),
+    }
+}
+
 pub(crate) fn disassemble(insns: &[Insn]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut pc = 0;
@@ -225,8 +244,8 @@ pub(crate) fn disassemble(insns: &[Insn]) -> Vec<String> {
         let text = if i.code == LD | IMM | Size::DW as u8 {
             let high = insns.get(pc + 1).map_or(0, |n| n.imm as u32);
             let text = match i.regs >> 4 {
-                PSEUDO_MAP_FD => format!("r{} = map[fd {}]", i.regs & 0x0f, i.imm),
-                PSEUDO_MAP_VALUE => format!("r{} = map[fd {}] + {high}", i.regs & 0x0f, i.imm),
+                PSEUDO_MAP_FD => format!("r{} = map[{}]", i.regs & 0x0f, map_name(i.imm)),
+                PSEUDO_MAP_VALUE => format!("r{} = map[{}] + {high}", i.regs & 0x0f, map_name(i.imm)),
                 _ => format!("r{} = {:#x} ll", i.regs & 0x0f, (u64::from(high) << 32) | u64::from(i.imm as u32)),
             };
             lines.push(format!("{pc:5}: {text}"));

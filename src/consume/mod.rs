@@ -101,7 +101,7 @@ pub(crate) fn run(
             program,
             session,
             opts.aggsort.clone(),
-            usyms::UserSymbols::new(registry.pids.known_files()),
+            usyms::UserSymbols::new(registry.processes.known_files()),
         ),
         speculations: HashMap::new(),
     }));

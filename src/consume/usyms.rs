@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use crate::provider::pid::ElfSymbols;
+use crate::process::ElfSymbols;
 use crate::runtime::UserFrame;
 
 /// A file-backed mapping of a process: [start, end), file offset, path.

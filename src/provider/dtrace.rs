@@ -1,24 +1,94 @@
-//! The dtrace provider: BEGIN, END and ERROR. They are fired by the consumer
-//! (BPF_PROG_TEST_RUN of the core object's dt_fire), not by a kernel hook.
+//! The dtrace provider: BEGIN, END and ERROR (bpf/dtrace.bpf.c). They are
+//! fired by the consumer (BPF_PROG_TEST_RUN of dt_fire), not by a kernel
+//! hook: BEGIN when tracing starts, END when it ends, both in the dtrace
+//! process itself as in DTrace. ERROR's clauses run inline in the
+//! generated program that faults.
 
-use super::{Attach, Probe};
+use anyhow::{Context, Result};
+use libbpf_rs::skel::OpenSkel;
 
-pub(crate) const BEGIN_ID: u32 = 1;
-pub(crate) const END_ID: u32 = 2;
-pub(crate) const ERROR_ID: u32 = 3;
+use super::{Attributes, Enabled, EnableContext, Enabling, ProbeTable, Provider, RAW_TP};
 
-/// (name, slot in dt_dtrace_progs): slots match DT_SLOT_* in bpf/dtrace.h.
-const PROBES: &[(&str, u32)] = &[("BEGIN", 0), ("END", 1), ("ERROR", 2)];
+super::entry_programs!("dtrace");
 
-pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    for (i, (name, slot)) in PROBES.iter().enumerate() {
-        probes.push(Probe {
-            id: BEGIN_ID + i as u32,
-            provider: "dtrace",
-            module: String::new(),
-            function: String::new(),
-            name: (*name).to_string(),
-            attach: Attach::Dtrace { slot: *slot },
-        });
+/// In slot order: the index is DT_SLOT_* in bpf/dtrace.h.
+const PROBES: &[&str] = &["BEGIN", "END", "ERROR"];
+const SLOT_BEGIN: u32 = 0;
+const SLOT_END: u32 = 1;
+
+#[derive(Default)]
+pub(crate) struct Dtrace {
+    id_base: u32,
+}
+
+impl Provider for Dtrace {
+    fn name(&self) -> &'static str {
+        "dtrace"
+    }
+
+    fn populate(&mut self, probes: &mut ProbeTable) {
+        self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().copied());
+    }
+
+    fn argument_attributes(&self) -> Attributes {
+        ("Stable", "Stable", "Common")
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        let mut open = cx.open(skel::DtraceSkelBuilder::default(), "dtrace")?;
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = cx.needs.ppid;
+        }
+        let skel = open.load().context("loading the dtrace entry programs")?;
+        cx.fill_slots(&skel.maps.dt_dtrace_progs, enabled, RAW_TP)?;
+        let has = |slot: u32| enabled.iter().any(|e| e.probe.key == u64::from(slot));
+        Ok(Box::new(Fired { has_begin: has(SLOT_BEGIN), has_end: has(SLOT_END), id_base: self.id_base, skel }))
+    }
+}
+
+/// BEGIN and END, fired at their moments.
+struct Fired {
+    skel: skel::DtraceSkel<'static>,
+    id_base: u32,
+    has_begin: bool,
+    has_end: bool,
+}
+
+impl Fired {
+    fn fire(&self, slot: u32) -> Result<()> {
+        let mut args = [0u64; 10];
+        args[0] = u64::from(slot);
+        args[1] = u64::from(self.id_base + slot);
+        let mut ctx: Vec<u8> = args.iter().flat_map(|a| a.to_ne_bytes()).collect();
+        let input = libbpf_rs::ProgramInput { context_in: Some(&mut ctx), ..Default::default() };
+        self.skel.progs.dt_fire.test_run(input).context("firing a dtrace probe")?;
+        Ok(())
+    }
+}
+
+impl Enabling for Fired {
+    fn begin(&self) -> Result<()> {
+        if self.has_begin {
+            self.fire(SLOT_BEGIN)?;
+        }
+        Ok(())
+    }
+
+    fn end(&self) -> Result<()> {
+        if self.has_end {
+            self.fire(SLOT_END)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn slots_follow_the_entry_programs_order() {
+        let c = include_str!("../../bpf/dtrace.h");
+        for (slot, name) in super::PROBES.iter().enumerate() {
+            assert!(c.contains(&format!("#define DT_SLOT_{} {slot}\n", name)), "{name}");
+        }
     }
 }

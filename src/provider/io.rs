@@ -5,7 +5,12 @@
 //! their addresses; the D library (providers/io.d) declares the same
 //! layouts, and a test below keeps the two in step.
 
-use super::{Attach, Probe, ProbeArg};
+use anyhow::{Context, Result};
+use libbpf_rs::skel::{OpenSkel, Skel};
+
+use super::{Attributes, Enabled, EnableContext, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+
+super::entry_programs!("io");
 
 const IO_ARGS: &[ProbeArg] = &[
     ProbeArg { ty: "bufinfo_t *", expr: "(bufinfo_t *)arg0" },
@@ -15,9 +20,9 @@ const IO_ARGS: &[ProbeArg] = &[
 
 /// args[n] of bufinfo_t, devinfo_t and fileinfo_t: the entry programs fill
 /// them only if a script uses them.
-pub(crate) const BUFINFO_ARG: usize = 0;
-pub(crate) const DEVINFO_ARG: usize = 1;
-pub(crate) const FILEINFO_ARG: usize = 2;
+const BUFINFO_ARG: usize = 0;
+const DEVINFO_ARG: usize = 1;
+const FILEINFO_ARG: usize = 2;
 
 pub(crate) struct IoProbe {
     pub name: &'static str,
@@ -43,16 +48,79 @@ pub(crate) const PROBES: &[IoProbe] = &[
     probe("wait-done", "dt_io_wait_done", "sched_switch", true),
 ];
 
-pub(crate) fn args() -> &'static [ProbeArg] {
-    IO_ARGS
+#[derive(Default)]
+pub(crate) struct Io {
+    id_base: u32,
 }
 
-pub(crate) fn id_base() -> u32 {
-    super::proc::id_base() + super::proc::PROBES.len() as u32
-}
+impl Provider for Io {
+    fn name(&self) -> &'static str {
+        "io"
+    }
 
-pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    super::provide_slots(probes, "io", id_base(), PROBES.iter().map(|p| p.name), |slot| Attach::Io { slot });
+    fn populate(&mut self, probes: &mut ProbeTable) {
+        self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().map(|p| p.name));
+    }
+
+    fn typed_args(&self, _probe: &Probe) -> Option<&'static [ProbeArg]> {
+        Some(IO_ARGS)
+    }
+
+    fn fires_for_another_thread(&self, probe: &Probe) -> bool {
+        PROBES.get(probe.key as usize).is_some_and(|p| p.other_thread)
+    }
+
+    fn argument_attributes(&self) -> Attributes {
+        ("Evolving", "Evolving", "ISA")
+    }
+
+    fn library(&self) -> &'static [(&'static str, &'static str)] {
+        &[("io.d", include_str!("../../providers/io.d"))]
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        let slots = super::enabled_slots(enabled);
+        let mut open = cx.open(skel::IoSkelBuilder::default(), "io")?;
+        let mut wanted: Vec<&str> = slots.iter().map(|s| PROBES[*s].program).collect();
+        let waits = slots.iter().any(|s| PROBES[*s].name.starts_with("wait-"));
+        if waits {
+            // wait-start and wait-done take their arguments from the thread's last request.
+            wanted.push(PROBES[0].program);
+        }
+        super::autoload_only(open.open_object_mut(), &wanted);
+        let ids = self.id_base..self.id_base + PROBES.len() as u32;
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = cx.needs.ppid;
+            ro.dt_io_id_base = self.id_base;
+            // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
+            let mut kernel = crate::sema::ktypes::KernelTypes::default();
+            ro.dt_io_rq_arg = u32::from(kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
+            let uses = |arg: usize| cx.needs.typed_args_used.iter().any(|(id, n)| ids.contains(id) && *n == arg);
+            ro.dt_io_want_buf = uses(BUFINFO_ARG);
+            ro.dt_io_want_dev = uses(DEVINFO_ARG);
+            ro.dt_io_want_file = uses(FILEINFO_ARG);
+            ro.dt_io_want_waits = waits;
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            ro.dt_io_page_shift = (page.max(1) as u64).trailing_zeros();
+        }
+        let skel = open.load().context("loading the io entry programs")?;
+        cx.fill_slots(&skel.maps.dt_io_progs, enabled, RAW_TP)?;
+        for (slot, probe) in PROBES.iter().enumerate() {
+            // start serves the waits too: attached whenever loaded.
+            if !wanted.contains(&probe.program) {
+                continue;
+            }
+            let attached = cx.attach_raw_tp(skel.object(), probe.program, probe.tracepoint);
+            if !attached && slots.contains(&slot) {
+                cx.warnings.push(format!(
+                    "io:::{} will not fire: this kernel has no usable {} tracepoint",
+                    probe.name, probe.tracepoint
+                ));
+            }
+        }
+        Ok(Box::new(Loaded(skel)))
+    }
 }
 
 #[cfg(test)]

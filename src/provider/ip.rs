@@ -6,7 +6,12 @@
 //! providers/ip.d, which declares the same structs (a unit test below holds
 //! the two to one layout).
 
-use super::{arg, Attach, Probe, ProbeArg};
+use anyhow::{Context, Result};
+use libbpf_rs::skel::{OpenSkel, Skel};
+
+use super::{arg, Attributes, Enabled, EnableContext, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+
+super::entry_programs!("ip");
 
 pub(crate) struct IpProbe {
     pub name: &'static str,
@@ -31,12 +36,50 @@ pub(crate) const ARGS: &[ProbeArg] = &[
     arg("ipv6info_t *", "(ipv6info_t *)arg5"),
 ];
 
-pub(crate) fn id_base() -> u32 {
-    super::io::id_base() + super::io::PROBES.len() as u32
+#[derive(Default)]
+pub(crate) struct Ip {
+    id_base: u32,
 }
 
-pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    super::provide_slots(probes, "ip", id_base(), PROBES.iter().map(|p| p.name), |slot| Attach::Ip { slot });
+impl Provider for Ip {
+    fn name(&self) -> &'static str {
+        "ip"
+    }
+
+    fn populate(&mut self, probes: &mut ProbeTable) {
+        self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().map(|p| p.name));
+    }
+
+    fn typed_args(&self, _probe: &Probe) -> Option<&'static [ProbeArg]> {
+        Some(ARGS)
+    }
+
+    fn argument_attributes(&self) -> Attributes {
+        ("Evolving", "Evolving", "ISA")
+    }
+
+    fn library(&self) -> &'static [(&'static str, &'static str)] {
+        &[("ip.d", include_str!("../../providers/ip.d"))]
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        let slots = super::enabled_slots(enabled);
+        let mut open = cx.open(skel::IpSkelBuilder::default(), "ip")?;
+        // Only the entry programs of the enabled probes are loaded.
+        let wanted: Vec<&str> = slots.iter().map(|s| PROBES[*s].program).collect();
+        super::autoload_only(open.open_object_mut(), &wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = cx.needs.ppid;
+            ro.dt_ip_id_base = self.id_base;
+        }
+        let skel = open.load().context("loading the ip entry programs")?;
+        cx.fill_slots(&skel.maps.dt_ip_progs, enabled, RAW_TP)?;
+        for slot in slots {
+            let probe = &PROBES[slot];
+            cx.attach_raw_tp_or_warn(skel.object(), &format!("ip:::{}", probe.name), probe.program, probe.tracepoint);
+        }
+        Ok(Box::new(Loaded(skel)))
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,19 @@
-//! The provider registry: every probe the running system offers, with its
-//! stable numeric ID, and how each provider attaches.
+//! Providers, the unit of probes: each is one module here plus its entry
+//! programs in `bpf/<name>.bpf.c`, behind the `Provider` trait, whose verbs
+//! are those of dtrace-utils' `dt_provimpl_t`: populate (the probes
+//! `dtrace -l` lists), provide (probes made on demand for a description),
+//! probe info (argument types, attributes), enable (load the entry
+//! programs, fill their program arrays with the generated clause programs,
+//! attach). The runtime iterates the providers and never names one.
 //!
-//! Providers are static tables first (see each file); the registry lists
-//! them in one order, which fixes the probe IDs `dtrace -l` prints.
-//! Providers that create probes on demand (profile) mint IDs after the
-//! listed ones.
+//! The registry (`Registry`) lists the providers in one order, `PROVIDERS`,
+//! and hands out probe IDs from one counter as each provider populates, then
+//! as probes are made on demand: no provider knows another's IDs.
 
+pub(crate) mod desc;
 pub(crate) mod dtrace;
 pub(crate) mod io;
+pub(crate) mod perf;
 pub(crate) mod ip;
 pub(crate) mod pid;
 pub(crate) mod proc;
@@ -15,32 +21,109 @@ pub(crate) mod profile;
 pub(crate) mod sched;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
+pub(crate) mod tracefs;
 
-use crate::sema::probes::ProbeDesc;
+use std::mem::MaybeUninit;
+use std::os::fd::BorrowedFd;
 
-/// Which entry program serves a probe.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Attach {
-    /// dtrace:::BEGIN/END/ERROR, fired by the consumer through test_run.
-    Dtrace { slot: u32 },
-    /// syscall entry (`ret == false`) or return of system call `nr`.
-    Syscall { nr: u32, ret: bool },
-    /// A cpu-clock perf event every `period_ns`, on every CPU or only one (tick).
-    Profile { period_ns: u64, every_cpu: bool },
-    /// sysinfo statistic number `stat` (providers/sysinfo/stats.h order).
-    Sysinfo { stat: u32 },
-    /// proc probe in slot `slot` (proc::PROBES order).
-    Proc { slot: u32 },
-    /// io probe in slot `slot` (io::PROBES order).
-    Io { slot: u32 },
-    /// sched probe in slot `slot` (sched::PROBES order).
-    Sched { slot: u32 },
-    /// ip probe in slot `slot` (ip::PROBES order).
-    Ip { slot: u32 },
-    /// pid probe: a uprobe (uretprobe if `ret`) at `offset` in file `path`,
-    /// for process `pid` only.
-    Pid { pid: u32, path: std::path::PathBuf, offset: u64, ret: bool },
+use anyhow::{Context, Result};
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{Link, MapCore, MapFlags};
+
+use crate::process::Processes;
+use desc::ProbeDesc;
+
+/// Every provider, in the order their probes are numbered.
+fn providers() -> Vec<Box<dyn Provider>> {
+    vec![
+        Box::<dtrace::Dtrace>::default(),
+        Box::<syscall::Syscall>::default(),
+        Box::<profile::Profile>::default(),
+        Box::<sysinfo::Sysinfo>::default(),
+        Box::<proc::Proc>::default(),
+        Box::<io::Io>::default(),
+        Box::<ip::Ip>::default(),
+        Box::<sched::Sched>::default(),
+        Box::<pid::Pid>::default(),
+    ]
 }
+
+/// Includes the skeleton build.rs made of `bpf/<name>.bpf.c` as module `skel`.
+macro_rules! entry_programs {
+    ($name:literal) => {
+        #[allow(clippy::all, dead_code, non_camel_case_types, unused_imports, unused_qualifications)]
+        mod skel {
+            include!(concat!(env!("OUT_DIR"), "/", $name, ".skel.rs"));
+        }
+    };
+}
+pub(crate) use entry_programs;
+
+/// One provider: its probes, their types, and how they are enabled.
+pub(crate) trait Provider {
+    /// The name in probe descriptions (`pid` for `pid<PID>`).
+    fn name(&self) -> &'static str;
+
+    /// Adds the probes `dtrace -l` lists, taking their IDs from `probes`.
+    fn populate(&mut self, probes: &mut ProbeTable);
+
+    /// Makes the probes `desc` names that populate did not list (a profile
+    /// rate, a pid probe). `Some(ids)` when this provider alone answers the
+    /// description (its probes are not matched by name alone); `None` to
+    /// let the description be matched against every probe's name.
+    fn provide(&mut self, _desc: &ProbeDesc, _probes: &mut ProbeTable, _cx: &mut ProvideContext) -> Option<Vec<u32>> {
+        None
+    }
+
+    /// The typed arguments (`args[]`) of one of this provider's probes, if
+    /// it types them; otherwise args[n] is argN.
+    fn typed_args(&self, _probe: &Probe) -> Option<&'static [ProbeArg]> {
+        None
+    }
+
+    /// Whether the probe fires for a thread other than the current one
+    /// (its entry program names the thread in the probe context).
+    fn fires_for_another_thread(&self, _probe: &Probe) -> bool {
+        false
+    }
+
+    /// The stability of the arguments, as Solaris documents the provider's.
+    fn argument_attributes(&self) -> Attributes {
+        ("Private", "Private", "ISA")
+    }
+
+    /// The D library files (name, text) the provider's types come from.
+    fn library(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// Loads the entry programs `enabled` needs, fills their program
+    /// arrays with the generated clause programs and attaches them. What it
+    /// returns keeps everything loaded until it is dropped.
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>>;
+}
+
+/// A provider's part of a tracing session, alive while it runs. The
+/// runtime calls these at DTrace's moments, for every provider in order.
+pub(crate) trait Enabling {
+    /// When tracing starts: fire BEGIN.
+    fn begin(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Once every BEGIN clause has run: start what must not fire before
+    /// (profile timers).
+    fn started(&self) -> Result<()> {
+        Ok(())
+    }
+    /// When tracing ends: fire END.
+    fn end(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Keeps a provider's loaded entry programs (a skeleton) alive.
+pub(crate) struct Loaded<T>(pub T);
+impl<T> Enabling for Loaded<T> {}
 
 /// A probe's typed argument: its D type and the expression that computes it
 /// from the raw arguments.
@@ -56,19 +139,7 @@ pub(crate) const fn arg(ty: &'static str, expr: &'static str) -> ProbeArg {
 
 /// DTrace's stability attributes: identifier names, data semantics,
 /// dependency class.
-type Attributes = (&'static str, &'static str, &'static str);
-
-/// The stability of each provider's arguments, as Solaris documents them.
-fn argument_attributes(provider: &str) -> Attributes {
-    match provider {
-        "dtrace" => ("Stable", "Stable", "Common"),
-        "profile" => ("Evolving", "Evolving", "Common"),
-        "proc" | "io" | "ip" | "sched" => ("Evolving", "Evolving", "ISA"),
-        // As the Solaris Dynamic Tracing Guide gives the pid provider's.
-        p if pid::provider_pid(p).is_some() => ("Private", "Private", "Unknown"),
-        _ => ("Private", "Private", "ISA"),
-    }
-}
+pub(crate) type Attributes = (&'static str, &'static str, &'static str);
 
 #[derive(Debug, Clone)]
 pub(crate) struct Probe {
@@ -77,7 +148,11 @@ pub(crate) struct Probe {
     pub module: String,
     pub function: String,
     pub name: String,
-    pub attach: Attach,
+    /// The provider that serves it (index in `PROVIDERS` order).
+    owner: usize,
+    /// The provider's own key for it: a slot of its program array, a
+    /// system call and direction, a rate, an index in its own table.
+    pub key: u64,
 }
 
 impl Probe {
@@ -86,26 +161,329 @@ impl Probe {
     }
 }
 
-/// Appends the probes of a provider whose probes are slots of one entry
-/// program array: probe `names[i]` gets ID `base + i` and `attach(i)`.
-fn provide_slots<'a>(
-    probes: &mut Vec<Probe>,
-    provider: &'static str,
-    base: u32,
-    names: impl Iterator<Item = &'a str>,
-    attach: fn(u32) -> Attach,
-) {
-    for (slot, name) in names.enumerate() {
-        let slot = slot as u32;
-        probes.push(Probe {
-            id: base + slot,
+/// All probes in ID order, and the counter IDs come from.
+pub(crate) struct ProbeTable {
+    probes: Vec<Probe>,
+    next_id: u32,
+    /// The provider adding probes now.
+    owner: usize,
+}
+
+impl ProbeTable {
+    /// Adds a probe with the next ID and returns the ID.
+    pub(crate) fn add(&mut self, provider: &'static str, module: &str, function: &str, name: &str, key: u64) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.probes.push(Probe {
+            id,
+            provider,
+            module: module.to_string(),
+            function: function.to_string(),
+            name: name.to_string(),
+            owner: self.owner,
+            key,
+        });
+        id
+    }
+
+    /// Reserves `count` IDs for probes added with `add_at` (a provider
+    /// whose entry programs compute IDs with gaps, as syscall's do).
+    pub(crate) fn reserve(&mut self, count: u32) -> u32 {
+        let base = self.next_id;
+        self.next_id += count;
+        base
+    }
+
+    /// Adds a probe with a reserved ID; reserved IDs are added in order.
+    pub(crate) fn add_at(&mut self, id: u32, provider: &'static str, function: &str, name: &str, key: u64) {
+        debug_assert!(id < self.next_id && self.probes.last().is_none_or(|p| p.id < id));
+        self.probes.push(Probe {
+            id,
             provider,
             module: String::new(),
-            function: String::new(),
+            function: function.to_string(),
             name: name.to_string(),
-            attach: attach(slot),
+            owner: self.owner,
+            key,
         });
     }
+
+    /// The next ID `add` hands out.
+    pub(crate) fn next_id(&self) -> u32 {
+        self.next_id
+    }
+
+    /// The probe named exactly so, if any.
+    pub(crate) fn find(&self, provider: &str, module: &str, function: &str, name: &str) -> Option<&Probe> {
+        self.probes
+            .iter()
+            .find(|p| p.provider == provider && p.module == module && p.function == function && p.name == name)
+    }
+}
+
+/// What providers share when they make probes on demand.
+pub(crate) struct ProvideContext<'a> {
+    /// The processes pid (and USDT) probes are placed in.
+    pub processes: &'a mut Processes,
+}
+
+/// The providers and all probes.
+pub(crate) struct Registry {
+    providers: Vec<Box<dyn Provider>>,
+    table: ProbeTable,
+    /// User processes' modules and symbols (pid probes, ustack()).
+    pub(crate) processes: Processes,
+}
+
+impl Registry {
+    pub(crate) fn new() -> Registry {
+        let mut providers = providers();
+        let mut table = ProbeTable { probes: Vec::new(), next_id: 1, owner: 0 };
+        for (owner, provider) in providers.iter_mut().enumerate() {
+            table.owner = owner;
+            provider.populate(&mut table);
+        }
+        Registry { providers, table, processes: Processes::default() }
+    }
+
+    pub(crate) fn all(&self) -> &[Probe] {
+        &self.table.probes
+    }
+
+    pub(crate) fn get(&self, id: u32) -> Option<&Probe> {
+        // IDs are increasing but not dense (syscall numbers have gaps).
+        let probes = &self.table.probes;
+        probes.binary_search_by_key(&id, |p| p.id).ok().map(|i| &probes[i])
+    }
+
+    /// The ID of probe `provider:::name` (dtrace:::ERROR), 0 if none.
+    pub(crate) fn id_of(&self, provider: &str, name: &str) -> u32 {
+        self.table.find(provider, "", "", name).map_or(0, |p| p.id)
+    }
+
+    fn owner(&self, probe: &Probe) -> &dyn Provider {
+        self.providers[probe.owner].as_ref()
+    }
+
+    /// The typed arguments (`args[]`) of probe `id`, for providers that
+    /// type them; other probes' args[n] is argN.
+    pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [ProbeArg]> {
+        let probe = self.get(id)?;
+        self.owner(probe).typed_args(probe)
+    }
+
+    /// Whether probe `id` fires for a thread other than the current one.
+    pub(crate) fn fires_for_another_thread(&self, id: u32) -> bool {
+        self.get(id).is_some_and(|p| self.owner(p).fires_for_another_thread(p))
+    }
+
+    /// The D library files of every provider.
+    pub(crate) fn library(&self) -> Vec<(&'static str, &'static str)> {
+        self.providers.iter().flat_map(|p| p.library().iter().copied()).collect()
+    }
+
+    /// `dtrace -lv`'s block for probe `id`: its attributes and argument
+    /// types, as dtrace(1)'s print_probe_info lays them out.
+    pub(crate) fn verbose_info(&self, id: u32) -> String {
+        let Some(probe) = self.get(id) else { return String::new() };
+        let mut text = String::new();
+        let mut attributes = |title: &str, (names, data, class): Attributes| {
+            text.push_str(&format!("\n\t{title}\n"));
+            text.push_str(&format!("\t\tIdentifier Names: {names}\n"));
+            text.push_str(&format!("\t\tData Semantics:   {data}\n"));
+            text.push_str(&format!("\t\tDependency Class: {class}\n"));
+        };
+        // Module and function names are Private/Unknown for every provider
+        // here, and the description's attributes are the least of its parts.
+        attributes("Probe Description Attributes", ("Private", "Private", "Unknown"));
+        attributes("Argument Attributes", self.owner(probe).argument_attributes());
+        text.push_str("\n\tArgument Types\n");
+        match self.typed_args(id) {
+            Some(args) if !args.is_empty() => {
+                for (i, arg) in args.iter().enumerate() {
+                    text.push_str(&format!("\t\targs[{i}]: {}\n", arg.ty));
+                }
+            }
+            _ => text.push_str("\t\tNone\n"),
+        }
+        text.push('\n');
+        text
+    }
+
+    /// IDs of the probes matching `desc`, first letting each provider make
+    /// the probes it makes on demand.
+    pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Vec<u32> {
+        let mut cx = ProvideContext { processes: &mut self.processes };
+        for (owner, provider) in self.providers.iter_mut().enumerate() {
+            self.table.owner = owner;
+            if let Some(ids) = provider.provide(desc, &mut self.table, &mut cx) {
+                return ids;
+            }
+        }
+        self.table.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect()
+    }
+
+    /// The enabled probes grouped by the provider that serves them, in
+    /// provider order: (provider, its enabled probes).
+    pub(crate) fn by_provider<'a>(
+        &'a self,
+        enabled: impl Iterator<Item = (u32, &'a [usize])>,
+    ) -> Vec<(&'a dyn Provider, Vec<Enabled<'a>>)> {
+        let mut groups: Vec<Vec<Enabled>> = (0..self.providers.len()).map(|_| Vec::new()).collect();
+        for (id, clauses) in enabled {
+            if let Some(probe) = self.get(id) {
+                groups[probe.owner].push(Enabled { probe, clauses });
+            }
+        }
+        self.providers.iter().map(|p| p.as_ref()).zip(groups).filter(|(_, g)| !g.is_empty()).collect()
+    }
+}
+
+/// An enabled probe and the clauses (indices in program order) that run
+/// when it fires.
+pub(crate) struct Enabled<'a> {
+    pub probe: &'a Probe,
+    pub clauses: &'a [usize],
+}
+
+/// What the generated clause programs are loaded as: a tail call needs the
+/// caller's program type, and for some types its expected attach type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct ClauseProgType {
+    pub prog_type: libbpf_sys::bpf_prog_type,
+    pub expected_attach_type: libbpf_sys::bpf_attach_type,
+}
+
+const fn clause_type(prog_type: libbpf_sys::bpf_prog_type) -> ClauseProgType {
+    ClauseProgType { prog_type, expected_attach_type: 0 }
+}
+
+pub(crate) const RAW_TP: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT);
+pub(crate) const TRACEPOINT: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_TRACEPOINT);
+pub(crate) const PERF_EVENT: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_PERF_EVENT);
+/// Uprobes are kprobe-type programs: so are the pid probes' clause programs.
+pub(crate) const KPROBE: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_KPROBE);
+/// Tail-called from a uprobe.multi program, which has this attach type.
+pub(crate) const KPROBE_UPROBE_MULTI: ClauseProgType = ClauseProgType {
+    prog_type: libbpf_sys::BPF_PROG_TYPE_KPROBE,
+    expected_attach_type: libbpf_sys::BPF_TRACE_UPROBE_MULTI,
+};
+
+/// What the script asks of every entry program, read from the compiled
+/// program by the runtime.
+pub(crate) struct ScriptNeeds<'a> {
+    /// `ppid` is read: the entry programs fill it (dt_need_ppid).
+    pub ppid: bool,
+    /// arg0..argN are read (syscall entry copies them only then).
+    pub args: bool,
+    /// stack() is used: kernel frames are needed.
+    pub stack: bool,
+    /// (probe ID, n) of every typed `args[n]` the clauses read.
+    pub typed_args_used: &'a std::collections::BTreeSet<(u32, usize)>,
+}
+
+/// What a provider's `enable` works with: the script's needs, the maps
+/// every entry program shares, the generated clause programs, and where
+/// links and warnings go.
+pub(crate) struct EnableContext<'a> {
+    pub needs: ScriptNeeds<'a>,
+    /// The core object's probe context and state maps.
+    pub shared_ctx: BorrowedFd<'a>,
+    pub shared_state: BorrowedFd<'a>,
+    /// Loads (once per type and list) the program generated for a clause list.
+    pub clause_program: &'a mut dyn FnMut(&[usize], ClauseProgType) -> Result<i32>,
+    pub links: Vec<Link>,
+    /// Probes that are enabled but cannot fire on this kernel, and why.
+    pub warnings: Vec<String>,
+}
+
+impl EnableContext<'_> {
+    /// Opens a provider's entry-program skeleton with the shared maps in
+    /// place of its own copies; `what` names it in errors.
+    pub(crate) fn open<B: SkelBuilder<'static>>(&self, builder: B, what: &str) -> Result<B::Output> {
+        // The skeletons borrow their object storage for their whole life,
+        // which is the rest of the process.
+        let storage = Box::leak(Box::new(MaybeUninit::uninit()));
+        let mut open = builder.open(storage).with_context(|| format!("opening the {what} entry programs"))?;
+        for mut map in open.open_object_mut().maps_mut() {
+            let fd = match map.name().to_str() {
+                Some("dt_ctx") => self.shared_ctx,
+                Some("dt_state") => self.shared_state,
+                _ => continue,
+            };
+            map.reuse_fd(fd).with_context(|| format!("sharing the maps with the {what} entry programs"))?;
+        }
+        Ok(open)
+    }
+
+    /// Puts the program generated for `clauses` in slot `slot` of
+    /// `prog_array`.
+    pub(crate) fn fill(&mut self, prog_array: &dyn MapCore, slot: u32, clauses: &[usize], ty: ClauseProgType) -> Result<()> {
+        let fd = (self.clause_program)(clauses, ty)?;
+        prog_array.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+        Ok(())
+    }
+
+    /// Fills a slot provider's program array: each enabled probe's clauses
+    /// go in its slot (its key).
+    pub(crate) fn fill_slots(&mut self, prog_array: &dyn MapCore, enabled: &[Enabled], ty: ClauseProgType) -> Result<()> {
+        for e in enabled {
+            self.fill(prog_array, e.probe.key as u32, e.clauses, ty)?;
+        }
+        Ok(())
+    }
+
+    /// Attaches entry program `program` of `object` to raw tracepoint
+    /// `tracepoint`; false when the running kernel has no such tracepoint
+    /// (or the program does not fit its prototype).
+    pub(crate) fn attach_raw_tp(&mut self, object: &libbpf_rs::Object, program: &str, tracepoint: &str) -> bool {
+        let prog = object.progs_mut().find(|p| p.name() == program);
+        match prog.map(|p| p.attach_raw_tracepoint(tracepoint)) {
+            Some(Ok(link)) => {
+                self.links.push(link);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Attaches `program` to `tracepoint`, or warns that `probe` will not
+    /// fire on this kernel.
+    pub(crate) fn attach_raw_tp_or_warn(
+        &mut self,
+        object: &libbpf_rs::Object,
+        probe: &str,
+        program: &str,
+        tracepoint: &str,
+    ) {
+        if !self.attach_raw_tp(object, program, tracepoint) {
+            self.warnings.push(format!("{probe} will not fire: this kernel has no usable {tracepoint} tracepoint"));
+        }
+    }
+}
+
+/// Loads only the programs named in `wanted` of an entry object.
+pub(crate) fn autoload_only(object: &mut libbpf_rs::OpenObject, wanted: &[&str]) {
+    for mut prog in object.progs_mut() {
+        let name = prog.name().to_string_lossy().into_owned();
+        prog.set_autoload(wanted.contains(&name.as_str()));
+    }
+}
+
+/// The probes of a provider whose probes are the slots of one program
+/// array, named `names` in slot order: probe `names[i]` has key `i`.
+/// Returns the first probe's ID, which the entry programs add their slot to.
+fn populate_slots<'a>(probes: &mut ProbeTable, provider: &'static str, names: impl Iterator<Item = &'a str>) -> u32 {
+    let base = probes.next_id();
+    for (slot, name) in names.enumerate() {
+        probes.add(provider, "", "", name, slot as u64);
+    }
+    base
+}
+
+/// The enabled probes' slots (keys), for autoloading their programs.
+fn enabled_slots(enabled: &[Enabled]) -> Vec<usize> {
+    enabled.iter().map(|e| e.probe.key as usize).collect()
 }
 
 /// Asserts that an entry-program file numbers its probe slots as the
@@ -126,114 +504,10 @@ pub(crate) fn assert_slots_follow_the_entry_programs(
     assert!(c.contains(&format!("#define DT_{prefix}_COUNT {}\n", probes.len())));
 }
 
-/// All probes, in ID order, plus probes created on demand by a script.
-pub(crate) struct Registry {
-    probes: Vec<Probe>,
-    /// The pid provider's processes and modules.
-    pub(crate) pids: pid::Pids,
-}
-
-impl Registry {
-    pub(crate) fn new() -> Registry {
-        let mut probes = Vec::new();
-        dtrace::provide(&mut probes);
-        syscall::provide(&mut probes);
-        profile::provide(&mut probes);
-        sysinfo::provide(&mut probes);
-        proc::provide(&mut probes);
-        io::provide(&mut probes);
-        ip::provide(&mut probes);
-        sched::provide(&mut probes);
-        Registry { probes, pids: pid::Pids::default() }
-    }
-
-    pub(crate) fn all(&self) -> &[Probe] {
-        &self.probes
-    }
-
-    pub(crate) fn get(&self, id: u32) -> Option<&Probe> {
-        // IDs are increasing but not dense (syscall numbers have gaps).
-        self.probes.binary_search_by_key(&id, |p| p.id).ok().map(|i| &self.probes[i])
-    }
-
-    /// The typed arguments (`args[]`) of probe `id`, for providers that
-    /// type them; other probes' args[n] is argN.
-    pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [ProbeArg]> {
-        match self.get(id)?.attach {
-            Attach::Proc { slot } => proc::PROBES.get(slot as usize).map(|p| p.args),
-            Attach::Io { .. } => Some(io::args()),
-            Attach::Ip { .. } => Some(ip::ARGS),
-            Attach::Sched { slot } => sched::PROBES.get(slot as usize).map(|p| p.args),
-            _ => None,
-        }
-    }
-
-    /// Whether probe `id` fires for a thread other than the current one
-    /// (its entry program names the thread in the probe context).
-    pub(crate) fn fires_for_another_thread(&self, id: u32) -> bool {
-        match self.get(id).map(|p| &p.attach) {
-            Some(Attach::Sched { slot }) => sched::PROBES.get(*slot as usize).is_some_and(|p| p.other_thread),
-            Some(Attach::Io { slot }) => io::PROBES.get(*slot as usize).is_some_and(|p| p.other_thread),
-            _ => false,
-        }
-    }
-
-    /// `dtrace -lv`'s block for probe `id`: its attributes and argument
-    /// types, as dtrace(1)'s print_probe_info lays them out.
-    pub(crate) fn verbose_info(&self, id: u32) -> String {
-        let Some(probe) = self.get(id) else { return String::new() };
-        let mut text = String::new();
-        let mut attributes = |title: &str, (names, data, class): Attributes| {
-            text.push_str(&format!("\n\t{title}\n"));
-            text.push_str(&format!("\t\tIdentifier Names: {names}\n"));
-            text.push_str(&format!("\t\tData Semantics:   {data}\n"));
-            text.push_str(&format!("\t\tDependency Class: {class}\n"));
-        };
-        // Module and function names are Private/Unknown for every provider
-        // here, and the description's attributes are the least of its parts.
-        attributes("Probe Description Attributes", ("Private", "Private", "Unknown"));
-        attributes("Argument Attributes", argument_attributes(probe.provider));
-        text.push_str("\n\tArgument Types\n");
-        match self.typed_args(id) {
-            Some(args) if !args.is_empty() => {
-                for (i, arg) in args.iter().enumerate() {
-                    text.push_str(&format!("\t\targs[{i}]: {}\n", arg.ty));
-                }
-            }
-            _ => text.push_str("\t\tNone\n"),
-        }
-        text.push('\n');
-        text
-    }
-
-    /// IDs of the probes matching `desc`, creating on-demand probes (profile-N) if needed.
-    pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Vec<u32> {
-        if let Some(pid) = pid::provider_pid(&desc.provider) {
-            let mut new = Vec::new();
-            let ids = self.pids.matching(desc, pid, self.next_id(), &mut new);
-            self.probes.extend(new);
-            return ids;
-        }
-        let mut ids: Vec<u32> = self.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect();
-        if ids.is_empty() {
-            if let Some(probe) = profile::create(desc, self.next_id()) {
-                ids.push(probe.id);
-                self.probes.push(probe);
-            }
-        }
-        ids
-    }
-
-    fn next_id(&self) -> u32 {
-        self.probes.last().map_or(1, |p| p.id + 1)
-    }
-}
-
-/// Asserts that each D struct of the D library (`providers/*.d`) has the
-/// layout of its C twin in a compiled entry-program object: the same
-/// members in the same order, at the same offsets, of the same sizes, and
-/// the same size. The C side is read from the object's BTF. `pairs` are
-/// (D typedef, C struct name).
+/// Asserts that each D struct of the D library has the layout of its C
+/// twin in a compiled entry-program object: the same members in the same
+/// order, at the same offsets, of the same sizes, and the same size. The C
+/// side is read from the object's BTF. `pairs` are (D typedef, C struct name).
 #[cfg(test)]
 pub(crate) fn assert_same_layouts(object: &[u8], object_name: &str, pairs: &[(&str, &str)]) {
     use crate::sema::check::{CheckOptions, Checker};
@@ -255,11 +529,11 @@ pub(crate) fn assert_same_layouts(object: &[u8], object_name: &str, pairs: &[(&s
 
     let btf = Btf::from_raw(object_name, object).expect("BTF").expect("the object has BTF");
     let mut registry = Registry::new();
+    let library = crate::compile::parse_library(&registry).expect("the D library parses");
     let mut checker = Checker::new(
         CheckOptions { macro_args: &[], zero_matches_ok: false, strsize: 256, target_pid: None },
         &mut registry,
     );
-    let library = crate::compile::parse_library().expect("the D library parses");
     checker.load_library(&library).map_err(|e| e.message).expect("the D library loads");
     for (typedef, name) in pairs {
         let d =
@@ -282,5 +556,27 @@ pub(crate) fn assert_same_layouts(object: &[u8], object_name: &str, pairs: &[(&s
             d_members.iter().map(|m| (m.name.clone(), m.offset, d_size(&m.ty))).collect();
         assert_eq!(d_members, c_members, "{typedef} (D library) and struct {name} ({object_name}) differ");
         assert_eq!(d.size, c.size(), "size of {typedef}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// IDs come from one counter in provider order: BEGIN is 1 as in
+    /// DTrace, and each provider's probes are contiguous.
+    #[test]
+    fn provider_ids_follow_the_registry_order() {
+        let registry = Registry::new();
+        assert_eq!(registry.id_of("dtrace", "BEGIN"), 1);
+        let mut seen: Vec<&str> = Vec::new();
+        for p in registry.all() {
+            if seen.last() != Some(&p.provider) {
+                assert!(!seen.contains(&p.provider), "{} probes are not contiguous", p.provider);
+                seen.push(p.provider);
+            }
+        }
+        let order: Vec<&str> = providers().iter().map(|p| p.name()).filter(|n| seen.contains(n)).collect();
+        assert_eq!(seen, order);
     }
 }

@@ -1,213 +1,196 @@
 //! The pid provider: `pid<PID>:<module>:<function>:entry|return|<offset>`,
 //! probes on the functions of a process's executable and libraries,
-//! created on demand when a script names them (bpf/pid.bpf.c).
+//! created on demand when a script names them (bpf/pid.bpf.c). The
+//! processes' modules and symbols come from `crate::process`.
 //!
-//! Modules are the ELF files the process maps (`/proc/PID/maps`); for a -c
-//! command still held before its exec, the program and the libraries the
-//! dynamic loader would map (`ld.so --list`). Functions are the defined
-//! function symbols of `.symtab` and `.dynsym`, read with the `object`
-//! crate. A module is named as DTrace users write it: its file name
+//! A module is named as DTrace users write it: its file name
 //! (`libc.so.6`), that name without the version (`libc.so`) or without
-//! `.so` (`libc`), its path, or `a.out` for the executable. An IFUNC symbol
-//! (glibc's `strlen`) is probed at the implementation the loader picks, as
-//! this process's own loader picks it for the same file.
-//!
-//! `ElfSymbols` is also what symbolizes ustack() frames (consume/usyms.rs).
+//! `.so` (`libc`), its path, or `a.out` for the executable.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 
-use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
+use anyhow::{anyhow, bail, Context, Result};
+use libbpf_rs::skel::OpenSkel;
+use libbpf_rs::MapCore;
 
-use super::{Attach, Probe};
-use crate::sema::probes::{glob_match, ProbeDesc};
+use super::desc::{glob_match, ProbeDesc};
+use super::{
+    Attributes, Enabled, EnableContext, Enabling, Loaded, ProbeTable, ProvideContext, Provider, KPROBE,
+    KPROBE_UPROBE_MULTI,
+};
 
-/// A function symbol of a module.
+super::entry_programs!("pid");
+
+/// Where a pid probe attaches: a uprobe (uretprobe if `ret`) at `offset`
+/// in file `path`, for process `pid` only.
 #[derive(Debug, Clone)]
-pub(crate) struct Function {
-    pub name: String,
-    /// Virtual address in the file's own layout (st_value).
-    pub vaddr: u64,
-    /// Bytes, 0 if unknown.
-    pub size: u64,
-    /// Whether a uprobe can be placed on its first instruction.
-    pub probeable: bool,
-    /// A weak symbol (STB_WEAK).
-    pub weak: bool,
+struct Uprobe {
+    pid: u32,
+    path: PathBuf,
+    offset: u64,
+    ret: bool,
 }
 
-/// The functions and load segments of one ELF file.
-#[derive(Debug)]
-pub(crate) struct ElfSymbols {
-    pub path: PathBuf,
-    /// Functions by name order of discovery; `by_addr` sorts them.
-    pub functions: Vec<Function>,
-    by_addr: Vec<usize>,
-    /// PT_LOAD segments: (vaddr, file offset, file size).
-    segments: Vec<(u64, u64, u64)>,
-    pub build_id: Option<Vec<u8>>,
-}
-
-const STT_FUNC: u8 = 2;
-const STT_GNU_IFUNC: u8 = 10;
-
-impl ElfSymbols {
-    pub(crate) fn load(path: &Path) -> Option<ElfSymbols> {
-        let data = std::fs::read(path).ok()?;
-        let file = object::File::parse(&*data).ok()?;
-        let segments: Vec<(u64, u64, u64)> =
-            file.segments().map(|s| (s.address(), s.file_range().0, s.file_range().1)).collect();
-        let mut functions = Vec::new();
-        let mut seen: HashMap<String, ()> = HashMap::new();
-        let mut ifuncs = Vec::new();
-        for sym in file.symbols().chain(file.dynamic_symbols()) {
-            let SymbolFlags::Elf { st_info, .. } = sym.flags() else { continue };
-            let kind = st_info & 0xf;
-            if !(kind == STT_FUNC || kind == STT_GNU_IFUNC) || sym.is_undefined() || sym.address() == 0 {
-                continue;
-            }
-            let Ok(name) = sym.name() else { continue };
-            if name.is_empty() || seen.insert(name.to_string(), ()).is_some() {
-                continue;
-            }
-            if kind == STT_GNU_IFUNC {
-                ifuncs.push(functions.len());
-            }
-            functions.push(Function {
-                name: name.to_string(),
-                vaddr: sym.address(),
-                size: sym.size(),
-                probeable: true,
-                weak: st_info >> 4 == 2,
-            });
-        }
-        let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
-        let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id };
-        for i in ifuncs {
-            if let Some(vaddr) = resolve_ifunc(path, &elf.functions[i].name) {
-                elf.functions[i].vaddr = vaddr;
-                elf.functions[i].size = 0;
-            }
-        }
-        for i in 0..elf.functions.len() {
-            let start = elf.file_offset(elf.functions[i].vaddr).and_then(|o| data.get(o as usize..));
-            elf.functions[i].probeable = start.is_some_and(probeable);
-        }
-        // Of aliases (strchr, index; malloc, __libc_malloc), a frame is
-        // named by the global one with the fewest leading underscores:
-        // sorted last among equals, as symbolize() takes the last.
-        let mut by_addr: Vec<usize> = (0..elf.functions.len()).collect();
-        by_addr.sort_by_key(|&i| {
-            let f = &elf.functions[i];
-            let underscores = f.name.len() - f.name.trim_start_matches('_').len();
-            (f.vaddr, !f.weak, std::cmp::Reverse(underscores))
-        });
-        elf.by_addr = by_addr;
-        Some(elf)
-    }
-
-    /// The file offset of virtual address `vaddr` (what a uprobe attaches to).
-    pub(crate) fn file_offset(&self, vaddr: u64) -> Option<u64> {
-        self.segments
-            .iter()
-            .find(|(va, _, size)| vaddr >= *va && vaddr < va + size)
-            .map(|(va, off, _)| vaddr - va + off)
-    }
-
-    /// The virtual address of file offset `offset`.
-    pub(crate) fn vaddr_of_offset(&self, offset: u64) -> Option<u64> {
-        self.segments
-            .iter()
-            .find(|(_, off, size)| offset >= *off && offset < off + size)
-            .map(|(va, off, _)| offset - off + va)
-    }
-
-    /// The function `vaddr` is in and the distance into it: the function
-    /// at or before it, unless that one's size says it ends before.
-    pub(crate) fn symbolize(&self, vaddr: u64) -> Option<(&str, u64)> {
-        let i = self.by_addr.partition_point(|&i| self.functions[i].vaddr <= vaddr).checked_sub(1)?;
-        let f = &self.functions[self.by_addr[i]];
-        let off = vaddr - f.vaddr;
-        (f.size == 0 || off < f.size).then_some((f.name.as_str(), off))
-    }
-}
-
-/// Whether the kernel places a uprobe on the instruction at `code`: x86
-/// refuses segment-override and lock prefixes (arch/x86/kernel/uprobes.c,
-/// is_prefix_bad), which a function that starts with a locked operation
-/// (pthread_spin_lock) has. A refusal found only when attaching would make
-/// the kernel undo a whole multi-uprobe link.
-fn probeable(code: &[u8]) -> bool {
-    if !cfg!(target_arch = "x86_64") {
-        return true;
-    }
-    for &b in code.iter().take(15) {
-        match b {
-            0x26 | 0x2e | 0x36 | 0x3e | 0xf0 => return false,
-            0x66 | 0x67 | 0x64 | 0x65 | 0xf2 | 0xf3 => continue,
-            // int3 and hlt are never probed either.
-            0xcc | 0xf4 => return false,
-            _ => return true,
-        }
-    }
-    true
-}
-
-/// The address an IFUNC symbol resolves to, when this process maps the same
-/// file (glibc's libc.so.6): dlsym() runs the resolver, and the same file on
-/// the same CPU picks the same implementation in the target.
-fn resolve_ifunc(path: &Path, name: &str) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let cpath = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let cname = std::ffi::CString::new(name).ok()?;
-    // SAFETY: RTLD_NOLOAD only finds a library already loaded here; nothing
-    // is loaded and no constructor runs.
-    let handle = unsafe { libc::dlopen(cpath.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
-    if handle.is_null() {
-        return None;
-    }
-    // SAFETY: handle is a live handle; dlsym of an IFUNC calls its resolver,
-    // which has no side effects beyond selecting an implementation.
-    let addr = unsafe { libc::dlsym(handle, cname.as_ptr()) };
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: info is a valid out-parameter.
-    let ok = !addr.is_null() && unsafe { libc::dladdr(addr, &mut info) } != 0;
-    // SAFETY: balances the dlopen above.
-    unsafe { libc::dlclose(handle) };
-    if !ok || info.dli_fbase.is_null() {
-        return None;
-    }
-    // The implementation must be in the same file.
-    // SAFETY: dladdr sets dli_fname to a NUL-terminated string.
-    let file = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
-    let same = std::fs::canonicalize(Path::new(std::ffi::OsStr::from_bytes(file.to_bytes())))
-        .ok()
-        .zip(std::fs::canonicalize(path).ok())
-        .is_some_and(|(a, b)| a == b);
-    same.then(|| addr as u64 - info.dli_fbase as u64)
-}
-
-/// One module of a process.
-#[derive(Debug)]
-pub(crate) struct Module {
-    /// The name probemod shows: the file name.
-    pub name: String,
-    pub is_exe: bool,
-    pub elf: Rc<ElfSymbols>,
-}
-
-/// The pid provider's state: modules per process, read once.
+/// The pid provider's probes, made on demand.
 #[derive(Default)]
-pub(crate) struct Pids {
-    modules: HashMap<u32, Rc<Vec<Module>>>,
-    /// Programs of -c commands not yet exec'd: their pid shows dtrace.
-    exec_hints: HashMap<u32, PathBuf>,
-    files: HashMap<PathBuf, Rc<ElfSymbols>>,
+pub(crate) struct Pid {
     /// Probe IDs by full name, so that two descriptions share probes.
     ids: HashMap<String, u32>,
     /// `pid<N>` for each process, made once.
     providers: HashMap<u32, &'static str>,
+    /// Each probe's uprobe: a probe's key is its index here.
+    uprobes: Vec<Uprobe>,
+}
+
+/// The most pid probes attached one uprobe at a time (kernels before 6.6).
+const MAX_SINGLE_UPROBES: usize = 64;
+
+impl Provider for Pid {
+    fn name(&self) -> &'static str {
+        "pid"
+    }
+
+    fn populate(&mut self, _probes: &mut ProbeTable) {}
+
+    fn provide(&mut self, desc: &ProbeDesc, probes: &mut ProbeTable, cx: &mut ProvideContext) -> Option<Vec<u32>> {
+        let pid = provider_pid(&desc.provider)?;
+        Some(self.matching(desc, pid, probes, cx))
+    }
+
+    /// As the Solaris Dynamic Tracing Guide gives the pid provider's.
+    fn argument_attributes(&self) -> Attributes {
+        ("Private", "Private", "Unknown")
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        let open = |cx: &EnableContext, multi: bool| -> Result<skel::PidSkel<'static>> {
+            let mut open = cx.open(skel::PidSkelBuilder::default(), "pid")?;
+            let wanted: &[&str] =
+                if multi { &["dt_pid_entry", "dt_pid_return"] } else { &["dt_pid_entry1", "dt_pid_return1"] };
+            super::autoload_only(open.open_object_mut(), wanted);
+            if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                ro.dt_need_ppid = cx.needs.ppid;
+            }
+            Ok(open.load()?)
+        };
+        // Multi-uprobe links came with Linux 6.6, and with them the kernel's
+        // `struct bpf_uprobe_multi_link`: before, a uprobe.multi program may
+        // load but never attach. DTRACE_NO_UPROBE_MULTI tests the other path
+        // on newer kernels.
+        let try_multi = std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none()
+            && matches!(crate::sema::ktypes::KernelTypes::default().record("bpf_uprobe_multi_link", false), Ok(Some(_)));
+        let (skel, multi) = match if try_multi { open(cx, true) } else { Err(anyhow!("multi-uprobe links not wanted")) } {
+            Ok(skel) => (skel, true),
+            // The entry programs read their probe from the attach cookie.
+            Err(_) => (open(cx, false).context("the pid provider needs BPF attach cookies (Linux 5.15 or later)")?, false),
+        };
+        // One slot per distinct clause list; the attach cookie carries the
+        // probe ID and the slot, so thousands of probes share a few programs.
+        let mut lists: Vec<&[usize]> = Vec::new();
+        let mut probes: Vec<(u32, &Uprobe, u32)> = Vec::new();
+        for e in enabled {
+            let slot = match lists.iter().position(|c| *c == e.clauses) {
+                Some(i) => i,
+                None => {
+                    lists.push(e.clauses);
+                    lists.len() - 1
+                }
+            };
+            probes.push((e.probe.id, &self.uprobes[e.probe.key as usize], slot as u32));
+        }
+        // The program array's size is DT_MAX_PID_PROGS (bpf/dtrace.h).
+        let capacity = skel.maps.dt_pid_progs.max_entries();
+        if lists.len() as u32 > capacity {
+            bail!("too many different clause lists on pid probes (the limit is {capacity})");
+        }
+        for (slot, clauses) in lists.iter().enumerate() {
+            cx.fill(&skel.maps.dt_pid_progs, slot as u32, clauses, if multi { KPROBE_UPROBE_MULTI } else { KPROBE })?;
+        }
+        let refused = if multi { attach_multi(&skel, &probes, cx)? } else { attach_single(&skel, &probes, cx)? };
+        let name = |id: u32| enabled.iter().find(|e| e.probe.id == id).map_or_else(String::new, |e| e.probe.full_name());
+        match refused.as_slice() {
+            [] => {}
+            [id] => cx.warnings.push(format!("{} will not fire: the kernel cannot place a uprobe there", name(*id))),
+            ids => cx.warnings.push(format!(
+                "{} pid probes will not fire (e.g. {}): the kernel cannot place a uprobe there",
+                ids.len(),
+                name(ids[0])
+            )),
+        }
+        Ok(Box::new(Loaded(skel)))
+    }
+}
+
+/// The attach cookie of a probe: its ID and its clause list's slot.
+fn cookie(id: u32, slot: u32) -> u64 {
+    (u64::from(id) << 32) | u64::from(slot)
+}
+
+/// Attaches every probe with one multi-uprobe link per file and direction
+/// (Linux 6.6); returns the IDs of probes the kernel refused.
+fn attach_multi(skel: &skel::PidSkel<'static>, probes: &[(u32, &Uprobe, u32)], cx: &mut EnableContext) -> Result<Vec<u32>> {
+    let mut refused = Vec::new();
+    let mut groups: BTreeMap<(u32, &std::path::Path, bool), Vec<&(u32, &Uprobe, u32)>> = BTreeMap::new();
+    for p in probes {
+        groups.entry((p.1.pid, p.1.path.as_path(), p.1.ret)).or_default().push(p);
+    }
+    for ((pid, path, ret), group) in groups {
+        let prog = if ret { &skel.progs.dt_pid_return } else { &skel.progs.dt_pid_entry };
+        let attach = |part: &[&(u32, &Uprobe, u32)]| {
+            let opts = libbpf_rs::UprobeMultiOpts {
+                offsets: part.iter().map(|p| p.1.offset as usize).collect(),
+                cookies: part.iter().map(|p| cookie(p.0, p.2)).collect(),
+                retprobe: ret,
+                ..Default::default()
+            };
+            prog.attach_uprobe_multi_with_opts(pid as i32, path, "", opts)
+        };
+        // One link for the group; if the kernel refuses some offset
+        // (an instruction uprobes cannot probe), halves until the
+        // refused probes are found, and attaches the rest.
+        let mut pending: Vec<&[&(u32, &Uprobe, u32)]> = vec![&group];
+        while let Some(part) = pending.pop() {
+            match attach(part) {
+                Ok(link) => cx.links.push(link),
+                Err(e) if part.len() == 1 => {
+                    if group.len() == 1 {
+                        return Err(anyhow!("{e}"))
+                            .with_context(|| format!("attaching a uprobe to {} for pid {pid}", path.display()));
+                    }
+                    refused.push(part[0].0);
+                }
+                Err(_) => {
+                    let (a, b) = part.split_at(part.len() / 2);
+                    pending.push(a);
+                    pending.push(b);
+                }
+            }
+        }
+    }
+    Ok(refused)
+}
+
+/// Attaches one uprobe per probe, where the kernel has no multi-uprobe links.
+fn attach_single(skel: &skel::PidSkel<'static>, probes: &[(u32, &Uprobe, u32)], cx: &mut EnableContext) -> Result<Vec<u32>> {
+    // One perf event per uprobe: ~40 ms to attach and ~170 ms to detach
+    // each (measured on 6.18), so a glob over libc would take minutes.
+    if probes.len() > MAX_SINGLE_UPROBES {
+        bail!(
+            "{} pid probes need multi-uprobe links (Linux 6.6 or later); this kernel attaches uprobes one \
+             by one (about 0.2 s each), and at most {MAX_SINGLE_UPROBES} are allowed: name fewer functions",
+            probes.len()
+        );
+    }
+    for (id, u, slot) in probes {
+        let prog = if u.ret { &skel.progs.dt_pid_return1 } else { &skel.progs.dt_pid_entry1 };
+        let opts = libbpf_rs::UprobeOpts { cookie: cookie(*id, *slot), retprobe: u.ret, ..Default::default() };
+        let link = prog
+            .attach_uprobe_with_opts(u.pid as i32, &u.path, u.offset as usize, opts)
+            .with_context(|| format!("attaching a uprobe to {}+0x{:x} for pid {}", u.path.display(), u.offset, u.pid))?;
+        cx.links.push(link);
+    }
+    Ok(Vec::new())
 }
 
 /// `pid1234` → 1234.
@@ -269,49 +252,9 @@ fn sites(name_pattern: &str, literal: bool) -> Vec<Site> {
         .collect()
 }
 
-impl Pids {
-    pub(crate) fn set_exec_hint(&mut self, pid: u32, program: PathBuf) {
-        self.exec_hints.insert(pid, program);
-    }
-
-    /// Every module file known for any process (for ustack()).
-    pub(crate) fn known_files(&self) -> Vec<Rc<ElfSymbols>> {
-        self.files.values().cloned().collect()
-    }
-
-    /// The modules of process `pid`, read once.
-    pub(crate) fn modules(&mut self, pid: u32) -> Rc<Vec<Module>> {
-        if let Some(m) = self.modules.get(&pid) {
-            return m.clone();
-        }
-        let (exe, paths) = match self.exec_hints.get(&pid) {
-            Some(program) => planned_modules(program),
-            None => mapped_modules(pid),
-        };
-        let mut modules = Vec::new();
-        for path in paths {
-            let elf = match self.files.get(&path) {
-                Some(e) => e.clone(),
-                None => match ElfSymbols::load(&path) {
-                    Some(e) => {
-                        let e = Rc::new(e);
-                        self.files.insert(path.clone(), e.clone());
-                        e
-                    }
-                    None => continue,
-                },
-            };
-            let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-            modules.push(Module { name, is_exe: exe.as_ref() == Some(&path), elf });
-        }
-        let modules = Rc::new(modules);
-        self.modules.insert(pid, modules.clone());
-        modules
-    }
-
-    /// The probes of `desc` (provider `pid<pid>`), created as needed; IDs
-    /// of new probes start at `next_id`.
-    pub(crate) fn matching(&mut self, desc: &ProbeDesc, pid: u32, next_id: u32, new: &mut Vec<Probe>) -> Vec<u32> {
+impl Pid {
+    /// The probes of `desc` (provider `pid<pid>`), created as needed.
+    fn matching(&mut self, desc: &ProbeDesc, pid: u32, probes: &mut ProbeTable, cx: &mut ProvideContext) -> Vec<u32> {
         let sites = sites(&desc.name, desc.name_is_literal());
         if sites.is_empty() {
             return Vec::new();
@@ -319,7 +262,7 @@ impl Pids {
         // Probe::provider is static: each process's name is made once.
         let provider: &'static str =
             self.providers.entry(pid).or_insert_with(|| Box::leak(format!("pid{pid}").into_boxed_str()));
-        let modules = self.modules(pid);
+        let modules = cx.processes.modules(pid);
         let mut ids = Vec::new();
         for module in modules.iter() {
             let path = module.elf.path.to_string_lossy();
@@ -349,101 +292,16 @@ impl Pids {
                         ids.push(id);
                         continue;
                     }
-                    let id = next_id + new.len() as u32;
+                    let key = self.uprobes.len() as u64;
+                    self.uprobes.push(Uprobe { pid, path: module.elf.path.clone(), offset, ret });
+                    let id = probes.add(provider, &module.name, &f.name, &name, key);
                     self.ids.insert(full, id);
-                    new.push(Probe {
-                        id,
-                        provider,
-                        module: module.name.clone(),
-                        function: f.name.clone(),
-                        name,
-                        attach: Attach::Pid { pid, path: module.elf.path.clone(), offset, ret },
-                    });
                     ids.push(id);
                 }
             }
         }
         ids
     }
-}
-
-/// The ELF files process `pid` maps, executable first.
-fn mapped_modules(pid: u32) -> (Option<PathBuf>, Vec<PathBuf>) {
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
-    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-    let mut paths: Vec<PathBuf> = exe.iter().cloned().collect();
-    for line in text.lines() {
-        // address perms offset dev inode path
-        let Some(path) = line.split_whitespace().nth(5) else { continue };
-        if !path.starts_with('/') {
-            continue;
-        }
-        let path = PathBuf::from(path);
-        if !paths.contains(&path) {
-            paths.push(path);
-        }
-    }
-    (exe, paths)
-}
-
-/// The files a program will map when it runs: itself, its interpreter and
-/// the libraries its interpreter lists (`ld.so --list`, which loads them
-/// without running any of their code).
-fn planned_modules(program: &Path) -> (Option<PathBuf>, Vec<PathBuf>) {
-    let mut program = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
-    // A script runs its interpreter (`#!/bin/sh`): that is the process.
-    if let Some(interpreter) = shebang(&program) {
-        program = std::fs::canonicalize(&interpreter).unwrap_or(interpreter);
-    }
-    let mut paths = vec![program.clone()];
-    let interp = std::fs::read(&program).ok().and_then(|data| {
-        let file = object::File::parse(&*data).ok()?;
-        let object::File::Elf64(elf) = &file else { return None };
-        use object::read::elf::ProgramHeader;
-        let endian = elf.endian();
-        elf.elf_program_headers().iter().find_map(|ph| {
-            if ph.p_type(endian) != object::elf::PT_INTERP {
-                return None;
-            }
-            let bytes = ph.data(endian, &*data).ok()?;
-            let text = std::str::from_utf8(bytes).ok()?.trim_end_matches('\0');
-            Some(PathBuf::from(text))
-        })
-    });
-    if let Some(interp) = interp {
-        if let Ok(out) = std::process::Command::new(&interp).arg("--list").arg(&program).output() {
-            for line in String::from_utf8_lossy(&out.stdout).lines() {
-                // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or
-                // "/lib64/ld-linux-x86-64.so.2 (0x...)"
-                let line = line.trim();
-                let path = match line.split_once(" => ") {
-                    Some((_, rest)) => rest.split(" (").next().unwrap_or(""),
-                    None => line.split(" (").next().unwrap_or(""),
-                };
-                if path.starts_with('/') {
-                    let path = PathBuf::from(path);
-                    if !paths.contains(&path) {
-                        paths.push(path);
-                    }
-                }
-            }
-        }
-        if !paths.contains(&interp) {
-            paths.push(interp);
-        }
-    }
-    (Some(program), paths)
-}
-
-/// The interpreter a `#!` line names.
-fn shebang(path: &Path) -> Option<PathBuf> {
-    use std::io::Read;
-    let mut head = [0u8; 256];
-    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
-    let line = head[..n].strip_prefix(b"#!")?;
-    let line = &line[..line.iter().position(|&b| b == b'\n')?];
-    let word = std::str::from_utf8(line).ok()?.split_whitespace().next()?;
-    Some(PathBuf::from(word))
 }
 
 #[cfg(test)]
@@ -485,16 +343,5 @@ mod tests {
         assert_eq!(sites("", false), vec![Site::Entry, Site::Return]);
         assert_eq!(sites("e*", false), vec![Site::Entry]);
         assert!(sites("nosuch", true).is_empty());
-    }
-
-    #[test]
-    fn reads_this_programs_symbols() {
-        let exe = std::env::current_exe().unwrap();
-        let elf = ElfSymbols::load(&exe).expect("the test binary is ELF");
-        assert!(elf.functions.iter().any(|f| f.name == "main"));
-        let main = elf.functions.iter().find(|f| f.name == "main").unwrap();
-        assert_eq!(elf.symbolize(main.vaddr + 1).map(|(n, o)| (n.to_string(), o)), Some(("main".to_string(), 1)));
-        let off = elf.file_offset(main.vaddr).unwrap();
-        assert_eq!(elf.vaddr_of_offset(off), Some(main.vaddr));
     }
 }

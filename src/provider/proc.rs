@@ -5,7 +5,12 @@
 //! child's `psinfo_t *`) are D expressions over them, checked like any
 //! other D (the D library's translators do the work).
 
-use super::{arg, Attach, Probe, ProbeArg};
+use anyhow::{Context, Result};
+use libbpf_rs::skel::{OpenSkel, Skel};
+
+use super::{arg, Attributes, Enabled, EnableContext, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+
+super::entry_programs!("proc");
 
 pub(crate) const PSINFO_0: ProbeArg = arg("psinfo_t *", "xlate <psinfo_t *> ((struct task_struct *)arg0)");
 pub(crate) const LWPSINFO_0: ProbeArg = arg("lwpsinfo_t *", "xlate <lwpsinfo_t *> ((struct task_struct *)arg0)");
@@ -63,12 +68,59 @@ pub(crate) const PROBES: &[ProcProbe] = &[
     },
 ];
 
-pub(crate) fn id_base() -> u32 {
-    super::sysinfo::id_end()
+#[derive(Default)]
+pub(crate) struct Proc {
+    id_base: u32,
 }
 
-pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    super::provide_slots(probes, "proc", id_base(), PROBES.iter().map(|p| p.name), |slot| Attach::Proc { slot });
+impl Provider for Proc {
+    fn name(&self) -> &'static str {
+        "proc"
+    }
+
+    fn populate(&mut self, probes: &mut ProbeTable) {
+        self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().map(|p| p.name));
+    }
+
+    fn typed_args(&self, probe: &Probe) -> Option<&'static [ProbeArg]> {
+        PROBES.get(probe.key as usize).map(|p| p.args)
+    }
+
+    fn argument_attributes(&self) -> Attributes {
+        ("Evolving", "Evolving", "ISA")
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        let slots = super::enabled_slots(enabled);
+        let mut open = cx.open(skel::ProcSkelBuilder::default(), "proc")?;
+        // Only the entry programs of the enabled probes are loaded.
+        let wanted: Vec<&str> = slots.iter().map(|s| PROBES[*s].program).collect();
+        super::autoload_only(open.open_object_mut(), &wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = cx.needs.ppid;
+            ro.dt_proc_id_base = self.id_base;
+            for (nr, name) in super::syscall::table() {
+                match name {
+                    "execve" => ro.dt_proc_nr_execve = nr.into(),
+                    "execveat" => ro.dt_proc_nr_execveat = nr.into(),
+                    _ => {}
+                }
+            }
+        }
+        let skel = open.load().context("loading the proc entry programs")?;
+        cx.fill_slots(&skel.maps.dt_proc_progs, enabled, RAW_TP)?;
+        let mut attached: Vec<&str> = Vec::new();
+        for slot in slots {
+            let probe = &PROBES[slot];
+            // Probes that share an entry program attach it once.
+            if attached.contains(&probe.program) {
+                continue;
+            }
+            attached.push(probe.program);
+            cx.attach_raw_tp_or_warn(skel.object(), &format!("proc:::{}", probe.name), probe.program, probe.tracepoint);
+        }
+        Ok(Box::new(Loaded(skel)))
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,16 @@
 //! at a rate or interval N with DTrace's units. Probes with other rates are
 //! created on demand when a script names them. Served by bpf/profile.bpf.c.
 
-use super::{Attach, Probe};
-use crate::sema::probes::ProbeDesc;
+use std::os::fd::{AsRawFd, IntoRawFd};
+
+use anyhow::{bail, Context, Result};
+use libbpf_rs::skel::OpenSkel;
+use libbpf_rs::{MapCore, MapFlags};
+
+use super::desc::ProbeDesc;
+use super::{Attributes, Enabled, EnableContext, Enabling, ProbeTable, ProvideContext, Provider, PERF_EVENT};
+
+super::entry_programs!("profile");
 
 /// The probes `dtrace -l` lists, as illumos DTrace does.
 const LISTED: &[&str] = &[
@@ -22,37 +30,121 @@ const LISTED: &[&str] = &[
     "tick-5000",
 ];
 
-pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    for (id, name) in (super::syscall::id_end()..).zip(LISTED) {
-        let attach = parse_name(name).expect("listed profile names are valid");
-        probes.push(new_probe(id, name, attach));
+/// Must equal DT_MAX_PROFILE in bpf/dtrace.h.
+const MAX_PROFILE: usize = 64;
+
+/// A probe's rate and reach, as its key holds them: the period in ns, and
+/// in the low bit whether it fires on every CPU (profile) or one (tick).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rate {
+    pub period_ns: u64,
+    pub every_cpu: bool,
+}
+
+impl Rate {
+    fn key(self) -> u64 {
+        self.period_ns << 1 | u64::from(self.every_cpu)
+    }
+    fn of_key(key: u64) -> Rate {
+        Rate { period_ns: key >> 1, every_cpu: key & 1 == 1 }
     }
 }
 
-/// First ID after the listed profile probes.
-pub(crate) fn id_end() -> u32 {
-    super::syscall::id_end() + LISTED.len() as u32
+#[derive(Default)]
+pub(crate) struct Profile;
+
+impl Provider for Profile {
+    fn name(&self) -> &'static str {
+        "profile"
+    }
+
+    fn populate(&mut self, probes: &mut ProbeTable) {
+        for name in LISTED {
+            let rate = parse_name(name).expect("listed profile names are valid");
+            probes.add("profile", "", "", name, rate.key());
+        }
+    }
+
+    /// Makes the probe a description names exactly (`profile:::tick-250ms`,
+    /// `tick-1s`), if it is a valid profile probe name not made yet.
+    fn provide(&mut self, desc: &ProbeDesc, probes: &mut ProbeTable, _cx: &mut ProvideContext) -> Option<Vec<u32>> {
+        if !desc.name_is_literal() || !desc.could_match_provider("profile") {
+            return None;
+        }
+        if !desc.module.is_empty() || !desc.function.is_empty() || probes.find("profile", "", "", &desc.name).is_some()
+        {
+            return None;
+        }
+        if let Some(rate) = parse_name(&desc.name) {
+            probes.add("profile", "", "", &desc.name, rate.key());
+        }
+        None
+    }
+
+    fn argument_attributes(&self) -> Attributes {
+        ("Evolving", "Evolving", "Common")
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        if enabled.len() > MAX_PROFILE {
+            bail!("too many profile and tick probes (the limit is {MAX_PROFILE})");
+        }
+        let mut open = cx.open(skel::ProfileSkelBuilder::default(), "profile")?;
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = cx.needs.ppid;
+        }
+        let skel = open.load().context("loading the profile entry programs")?;
+        let cpus = super::perf::online_cpus();
+        let mut periods = Vec::new();
+        let mut timers = Vec::new();
+        for (slot, e) in enabled.iter().enumerate() {
+            cx.fill(&skel.maps.dt_prof_progs, slot as u32, e.clauses, PERF_EVENT)?;
+            let rate = Rate::of_key(e.probe.key);
+            // The period tells the probes apart: equal rates differ by a nanosecond.
+            let mut period = rate.period_ns;
+            while periods.contains(&period) {
+                period += 1;
+            }
+            periods.push(period);
+            let probe = (u64::from(e.probe.id) << 32) | slot as u64;
+            skel.maps.dt_prof_probes.update(&period.to_ne_bytes(), &probe.to_ne_bytes(), MapFlags::ANY)?;
+            let targets: Vec<i32> = if rate.every_cpu { cpus.clone() } else { vec![cpus[0]] };
+            for cpu in targets {
+                // Created disabled, enabled after BEGIN has fired (`started`):
+                // no profile or tick probe may fire before BEGIN, however
+                // long attaching takes.
+                let pfd = super::perf::open_cpu_clock(cpu, period)?;
+                let link =
+                    skel.progs.dt_profile.attach_perf_event(pfd.as_raw_fd()).context("attaching a profile probe")?;
+                // The link owns the perf event now and closes it.
+                timers.push(pfd.into_raw_fd());
+                cx.links.push(link);
+            }
+        }
+        Ok(Box::new(Timers { _skel: skel, timers }))
+    }
 }
 
-fn new_probe(id: u32, name: &str, attach: Attach) -> Probe {
-    Probe { id, provider: "profile", module: String::new(), function: String::new(), name: name.to_string(), attach }
+/// The profile probes' perf events (owned by their links), started after BEGIN.
+struct Timers {
+    _skel: skel::ProfileSkel<'static>,
+    timers: Vec<i32>,
 }
 
-/// Creates the probe a description names exactly (`profile:::tick-250ms`,
-/// `tick-1s`), if it is a valid profile probe name.
-pub(crate) fn create(desc: &ProbeDesc, id: u32) -> Option<Probe> {
-    if !desc.name_is_literal() || !desc.could_match_provider("profile") {
-        return None;
+impl Enabling for Timers {
+    fn started(&self) -> Result<()> {
+        for &fd in &self.timers {
+            // SAFETY: fd is a perf event descriptor our links keep open.
+            if unsafe { libc::ioctl(fd, super::perf::PERF_EVENT_IOC_ENABLE, 0) } != 0 {
+                return Err(std::io::Error::last_os_error()).context("starting a profile probe's timer");
+            }
+        }
+        Ok(())
     }
-    if !desc.module.is_empty() || !desc.function.is_empty() {
-        return None;
-    }
-    let attach = parse_name(&desc.name)?;
-    Some(new_probe(id, &desc.name, attach))
 }
 
 /// Parses `profile-<N>[unit]` / `tick-<N>[unit]`. No unit means hz.
-pub(crate) fn parse_name(name: &str) -> Option<Attach> {
+pub(crate) fn parse_name(name: &str) -> Option<Rate> {
     let (every_cpu, spec) = if let Some(rest) = name.strip_prefix("profile-") {
         (true, rest)
     } else {
@@ -82,7 +174,7 @@ pub(crate) fn parse_name(name: &str) -> Option<Attach> {
     if period_ns < 200_000 {
         return None;
     }
-    Some(Attach::Profile { period_ns, every_cpu })
+    Some(Rate { period_ns, every_cpu })
 }
 
 #[cfg(test)]
@@ -91,10 +183,7 @@ mod tests {
 
     #[test]
     fn profile_units_follow_dtrace() {
-        let period = |n| match parse_name(n) {
-            Some(Attach::Profile { period_ns, .. }) => Some(period_ns),
-            _ => None,
-        };
+        let period = |n| parse_name(n).map(|r| r.period_ns);
         assert_eq!(period("tick-1s"), Some(1_000_000_000));
         assert_eq!(period("tick-200ms"), Some(200_000_000));
         assert_eq!(period("profile-97"), Some(1_000_000_000 / 97));

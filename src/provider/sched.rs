@@ -6,7 +6,12 @@
 //! self-> from there (codegen's `Current`).
 
 use super::proc::{LWPSINFO_0, PSINFO_1};
-use super::{Attach, Probe, ProbeArg};
+use anyhow::{Context, Result};
+use libbpf_rs::skel::{OpenSkel, Skel};
+
+use super::{Attributes, Enabled, EnableContext, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+
+super::entry_programs!("sched");
 
 pub(crate) struct SchedProbe {
     pub name: &'static str,
@@ -56,12 +61,56 @@ pub(crate) const PROBES: &[SchedProbe] = &[
 /// then off-cpu, then on-cpu.
 pub(crate) const ATTACH_ORDER: &[&str] = &["sleep", "preempt", "off-cpu", "on-cpu", "wakeup"];
 
-pub(crate) fn id_base() -> u32 {
-    super::ip::id_base() + super::ip::PROBES.len() as u32
+#[derive(Default)]
+pub(crate) struct Sched {
+    id_base: u32,
 }
 
-pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    super::provide_slots(probes, "sched", id_base(), PROBES.iter().map(|p| p.name), |slot| Attach::Sched { slot });
+impl Provider for Sched {
+    fn name(&self) -> &'static str {
+        "sched"
+    }
+
+    fn populate(&mut self, probes: &mut ProbeTable) {
+        self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().map(|p| p.name));
+    }
+
+    fn typed_args(&self, probe: &Probe) -> Option<&'static [ProbeArg]> {
+        PROBES.get(probe.key as usize).map(|p| p.args)
+    }
+
+    fn fires_for_another_thread(&self, probe: &Probe) -> bool {
+        PROBES.get(probe.key as usize).is_some_and(|p| p.other_thread)
+    }
+
+    fn argument_attributes(&self) -> Attributes {
+        ("Evolving", "Evolving", "ISA")
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        let slots = super::enabled_slots(enabled);
+        let mut open = cx.open(skel::SchedSkelBuilder::default(), "sched")?;
+        // Only the entry programs of the enabled probes are loaded.
+        let wanted: Vec<&str> = slots.iter().map(|s| PROBES[*s].program).collect();
+        super::autoload_only(open.open_object_mut(), &wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = cx.needs.ppid;
+            ro.dt_sched_id_base = self.id_base;
+        }
+        let skel = open.load().context("loading the sched entry programs")?;
+        cx.fill_slots(&skel.maps.dt_sched_progs, enabled, RAW_TP)?;
+        // The kernel runs a tracepoint's programs in the order they were attached.
+        for name in ATTACH_ORDER {
+            let Some(slot) = PROBES.iter().position(|p| p.name == *name) else { continue };
+            if !slots.contains(&slot) {
+                continue;
+            }
+            let probe = &PROBES[slot];
+            let full = format!("sched:::{}", probe.name);
+            cx.attach_raw_tp_or_warn(skel.object(), &full, probe.program, probe.tracepoint);
+        }
+        Ok(Box::new(Loaded(skel)))
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,17 @@
 //! The sysinfo provider: one probe per Solaris `sys` statistic, each mapped
 //! to the Linux event that means the same. The statistics and their order
-//! come from providers/sysinfo/stats.h, which bpf/sysinfo.bpf.c includes
+//! come from bpf/sysinfo_stats.h, which bpf/sysinfo.bpf.c includes
 //! too; this file says, per statistic, which entry programs serve it and on
 //! which kernel event, for the runtime and for `dtrace -l`/the man page.
 
-use super::{Attach, Probe};
+use anyhow::{Context, Result};
+use libbpf_rs::skel::{OpenSkel, Skel};
 
-const STATS_H: &str = include_str!("../../providers/sysinfo/stats.h");
+use super::{Enabled, EnableContext, Enabling, Loaded, ProbeTable, Provider, RAW_TP};
+
+super::entry_programs!("sysinfo");
+
+const STATS_H: &str = include_str!("../../bpf/sysinfo_stats.h");
 
 /// How one statistic is observed on Linux.
 pub(crate) struct Mapping {
@@ -188,7 +193,7 @@ pub(crate) const MAPPINGS: &[Mapping] = &[
     },
 ];
 
-/// The statistics in providers/sysinfo/stats.h order: index = statistic number.
+/// The statistics in bpf/sysinfo_stats.h order: index = statistic number.
 pub(crate) fn stats() -> impl Iterator<Item = &'static str> {
     STATS_H.lines().filter_map(|l| l.trim().strip_prefix("DT_SI(")?.strip_suffix(')'))
 }
@@ -198,25 +203,64 @@ pub(crate) fn mapping(stat: u32) -> Option<&'static Mapping> {
     MAPPINGS.iter().find(|m| m.name == name)
 }
 
-/// Probe ID of statistic 0; the others follow in stats.h order.
-pub(crate) fn id_base() -> u32 {
-    super::profile::id_end()
+#[derive(Default)]
+pub(crate) struct Sysinfo {
+    /// Probe ID of statistic 0; the others follow in stats.h order.
+    id_base: u32,
 }
 
-pub(crate) fn id_end() -> u32 {
-    id_base() + stats().count() as u32
-}
+impl Provider for Sysinfo {
+    fn name(&self) -> &'static str {
+        "sysinfo"
+    }
 
-pub(crate) fn provide(probes: &mut Vec<Probe>) {
-    for (stat, name) in stats().enumerate() {
-        probes.push(Probe {
-            id: id_base() + stat as u32,
-            provider: "sysinfo",
-            module: String::new(),
-            function: String::new(),
-            name: name.to_string(),
-            attach: Attach::Sysinfo { stat: stat as u32 },
-        });
+    fn populate(&mut self, probes: &mut ProbeTable) {
+        self.id_base = super::populate_slots(probes, self.name(), stats());
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        let mut open = cx.open(skel::SysinfoSkelBuilder::default(), "sysinfo")?;
+        // Only the entry programs of the enabled statistics are loaded.
+        let mappings: Vec<&Mapping> = enabled.iter().filter_map(|e| mapping(e.probe.key as u32)).collect();
+        let wanted: Vec<&str> = mappings.iter().flat_map(|m| m.hooks.iter().map(|h| h.program)).collect();
+        super::autoload_only(open.open_object_mut(), &wanted);
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = cx.needs.ppid;
+            ro.dt_si_id_base = self.id_base;
+            ro.dt_si_o_direct = libc::O_DIRECT as u32;
+            for (nr, name) in super::syscall::table() {
+                if let Some(class) = ro.dt_si_sysclass.get_mut(nr as usize) {
+                    *class = syscall_class(name);
+                }
+            }
+        }
+        let skel = open.load().context("loading the sysinfo entry programs")?;
+        cx.fill_slots(&skel.maps.dt_si_progs, enabled, RAW_TP)?;
+        for mapping in mappings {
+            let probe = format!("sysinfo:::{}", mapping.name);
+            if mapping.hooks.is_empty() {
+                let why = mapping.linux.strip_prefix("none: ").unwrap_or(mapping.linux);
+                cx.warnings.push(format!("{probe} will not fire: {why}"));
+                continue;
+            }
+            // Hooks of one group are alternatives; each group must attach one.
+            let mut groups: Vec<u8> = mapping.hooks.iter().map(|h| h.group).collect();
+            groups.dedup();
+            let group_count = groups.len();
+            let mut missing = Vec::new();
+            for group in groups {
+                let hooks: Vec<&Hook> = mapping.hooks.iter().filter(|h| h.group == group).collect();
+                if !hooks.iter().any(|hook| cx.attach_raw_tp(skel.object(), hook.program, hook.tracepoint)) {
+                    missing.push(hooks[0].tracepoint);
+                }
+            }
+            if !missing.is_empty() {
+                let what = if missing.len() == 1 { "tracepoint" } else { "tracepoints" };
+                let verb = if missing.len() == group_count { "will not fire" } else { "will fire only in part" };
+                cx.warnings.push(format!("{probe} {verb}: this kernel has no usable {} {what}", missing.join(" or ")));
+            }
+        }
+        Ok(Box::new(Loaded(skel)))
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use super::skel::dtrace::types::{dt_fault_rec, dt_probe_ctx, dt_rec_hdr, dt_spec, dt_spec_stats, dt_state, dt_vtime};
+use super::skel::core::types::{dt_fault_rec, dt_probe_ctx, dt_rec_hdr, dt_spec, dt_spec_stats, dt_state, dt_vtime};
 
 pub(crate) const CTX_ARGS: usize = offset_of!(dt_probe_ctx, args);
 pub(crate) const CTX_PROBE_ID: usize = offset_of!(dt_probe_ctx, probe_id);
@@ -15,7 +15,9 @@ pub(crate) const CTX_PID_TGID: usize = offset_of!(dt_probe_ctx, pid_tgid);
 pub(crate) const CTX_UID_GID: usize = offset_of!(dt_probe_ctx, uid_gid);
 pub(crate) const CTX_COMM: usize = offset_of!(dt_probe_ctx, comm);
 
+pub(crate) const STATE_SIZE: usize = size_of::<dt_state>();
 pub(crate) const STATE_DRAINING: usize = offset_of!(dt_state, draining);
+pub(crate) const STATE_WALL_OFFSET: usize = offset_of!(dt_state, wall_offset_ns);
 
 pub(crate) const HDR_SIZE: usize = size_of::<dt_rec_hdr>();
 pub(crate) const HDR_EPID: usize = offset_of!(dt_rec_hdr, epid);

@@ -1,30 +1,7 @@
-//! The skeletons build.rs generates from `bpf/*.bpf.c`, one module each.
+//! The core object's skeleton (bpf/core.bpf.c): the maps every entry
+//! program shares. Providers include their own skeletons.
 #![allow(clippy::all, dead_code, non_camel_case_types, unused_imports, unused_qualifications)]
 
-pub(crate) mod dtrace {
-    include!(concat!(env!("OUT_DIR"), "/dtrace.skel.rs"));
-}
-pub(crate) mod syscall {
-    include!(concat!(env!("OUT_DIR"), "/syscall.skel.rs"));
-}
-pub(crate) mod profile {
-    include!(concat!(env!("OUT_DIR"), "/profile.skel.rs"));
-}
-pub(crate) mod sysinfo {
-    include!(concat!(env!("OUT_DIR"), "/sysinfo.skel.rs"));
-}
-pub(crate) mod proc {
-    include!(concat!(env!("OUT_DIR"), "/proc.skel.rs"));
-}
-pub(crate) mod io {
-    include!(concat!(env!("OUT_DIR"), "/io.skel.rs"));
-}
-pub(crate) mod ip {
-    include!(concat!(env!("OUT_DIR"), "/ip.skel.rs"));
-}
-pub(crate) mod sched {
-    include!(concat!(env!("OUT_DIR"), "/sched.skel.rs"));
-}
-pub(crate) mod pid {
-    include!(concat!(env!("OUT_DIR"), "/pid.skel.rs"));
+pub(crate) mod core {
+    include!(concat!(env!("OUT_DIR"), "/core.skel.rs"));
 }

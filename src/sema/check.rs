@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::ir::*;
 use super::ktypes::{KernelTypes, KernelVariable, MemberKind};
-use super::probes::{expand_macros, ProbeDesc};
+use crate::provider::desc::{expand_macros, ProbeDesc};
 use crate::consume::printf::{self, ArgClass};
 use crate::diag::{CompileError, Result};
 use crate::provider::Registry;
@@ -17,7 +17,6 @@ use crate::syntax::ast::{self, BinOp, ExprKind, Span, StmtKind, UnOp};
 mod decls;
 #[cfg(test)]
 mod tests;
-pub(crate) use decls::LIBRARY;
 
 /// What the checker needs from the command line.
 pub(crate) struct CheckOptions<'a> {

@@ -2,4 +2,3 @@
 pub(crate) mod check;
 pub(crate) mod ir;
 pub(crate) mod ktypes;
-pub(crate) mod probes;

@@ -23,7 +23,7 @@ impl Emitter<'_> {
     /// unavailable).
     pub(super) fn speculation(&mut self) -> Result<(), CodegenError> {
         let (failed, done) = (self.new_label(), self.new_label());
-        self.emit2(ld_map_fd(R1, self.env.spec_free_fd));
+        self.emit2(ld_map_fd(R1, MapRef::SpecFree));
         self.emit(mov(R2, FP));
         self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
         self.emit(call(Helper::MapPopElem));
@@ -44,10 +44,10 @@ impl Emitter<'_> {
         self.spec_ending_count(unavailable);
         self.emit(ldx(Size::DW, R1, R0, 0));
         self.jump(jmp_imm(Cond::Eq, R1, 0, 0), unavailable);
-        self.count_in(self.env.spec_stats_fd, layout::SPEC_STATS_BUSY as i16);
+        self.count_in(MapRef::SpecStats, layout::SPEC_STATS_BUSY as i16);
         self.jump(ja(0), counted);
         self.bind(unavailable);
-        self.count_in(self.env.spec_stats_fd, layout::SPEC_STATS_UNAVAIL as i16);
+        self.count_in(MapRef::SpecStats, layout::SPEC_STATS_UNAVAIL as i16);
         self.bind(counted);
         self.emit(mov_imm(R0, 0));
         self.bind(done);
@@ -57,7 +57,7 @@ impl Emitter<'_> {
     /// r0 = the count of speculations being ended; jumps to `missing` if none.
     fn spec_ending_count(&mut self, missing: Label) {
         self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-        self.lookup_stack_key(self.env.spec_ending_fd);
+        self.lookup_stack_key(MapRef::SpecEnding);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
     }
 
@@ -84,7 +84,7 @@ impl Emitter<'_> {
     /// jumps to `missing` for an ID past nspec.
     fn spec_entry_from(&mut self, id: Reg, missing: Label) {
         self.emit(stx(Size::W, FP, STACK_KEY, id));
-        self.lookup_stack_key(self.env.specs_fd);
+        self.lookup_stack_key(MapRef::Specs);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
     }
 
@@ -112,7 +112,7 @@ impl Emitter<'_> {
         self.emit(stx(Size::W, R9, layout::HDR_SPEC as i16, R1));
         self.jump(ja(0), done);
         self.bind(full);
-        self.count_in(self.env.spec_stats_fd, layout::SPEC_STATS_DROPS as i16);
+        self.count_in(MapRef::SpecStats, layout::SPEC_STATS_DROPS as i16);
         self.bind(refuse);
         self.emit(st_imm(Size::DW, FP, dropped, 1));
         self.bind(done);
@@ -146,7 +146,7 @@ impl Emitter<'_> {
         self.emit(call(Helper::RingbufSubmit));
         self.emit(ldx(Size::DW, R1, FP, entry));
         self.emit(st_imm(Size::DW, R1, layout::SPEC_STATE as i16, layout::SPEC_FREE));
-        self.emit2(ld_map_fd(R1, self.env.spec_free_fd));
+        self.emit2(ld_map_fd(R1, MapRef::SpecFree));
         self.emit(mov(R2, FP));
         self.emit(alu_imm(Alu::Add, R2, id as i32));
         self.emit(mov_imm(R3, 0));

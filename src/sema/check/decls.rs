@@ -45,14 +45,6 @@ pub(super) struct Translator {
     library: bool,
 }
 
-/// The D library: declarations every script sees, as DTrace's
-/// /usr/lib/dtrace/*.d files.
-pub(crate) const LIBRARY: &[(&str, &str)] = &[
-    ("procfs.d", include_str!("../../../providers/procfs.d")),
-    ("io.d", include_str!("../../../providers/io.d")),
-    ("ip.d", include_str!("../../../providers/ip.d")),
-];
-
 impl Checker<'_> {
     /// Loads the D library files (parsed, not yet type-checked against the
     /// kernel: translators are checked when used).

@@ -1,7 +1,7 @@
 //! Probe descriptions: splitting `provider:module:function:name`, expanding
 //! macro arguments in them, and DTrace's glob matching (`* ? [...] \`).
 
-use crate::provider::Probe;
+use super::Probe;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ProbeDesc {

@@ -1,0 +1,338 @@
+//! The ELF images of user processes: the modules a process maps (or, for a
+//! -c command held before its exec, the files it will map) and their
+//! function symbols, read once per process and file. The pid provider
+//! places probes with them; ustack() frames are symbolized with them
+//! (consume/usyms.rs).
+//!
+//! Modules are the ELF files the process maps (`/proc/PID/maps`); for a
+//! -c command still held before its exec, the program and the libraries the
+//! dynamic loader would map (`ld.so --list`). Functions are the defined
+//! function symbols of `.symtab` and `.dynsym`, read with the `object`
+//! crate. An IFUNC symbol (glibc's `strlen`) is resolved to the
+//! implementation the loader picks, as this process's own loader picks it
+//! for the same file.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolFlags};
+
+/// A function symbol of a module.
+#[derive(Debug, Clone)]
+pub(crate) struct Function {
+    pub name: String,
+    /// Virtual address in the file's own layout (st_value).
+    pub vaddr: u64,
+    /// Bytes, 0 if unknown.
+    pub size: u64,
+    /// Whether a uprobe can be placed on its first instruction.
+    pub probeable: bool,
+    /// A weak symbol (STB_WEAK).
+    pub weak: bool,
+}
+
+/// The functions and load segments of one ELF file.
+#[derive(Debug)]
+pub(crate) struct ElfSymbols {
+    pub path: PathBuf,
+    /// Functions by name order of discovery; `by_addr` sorts them.
+    pub functions: Vec<Function>,
+    by_addr: Vec<usize>,
+    /// PT_LOAD segments: (vaddr, file offset, file size).
+    segments: Vec<(u64, u64, u64)>,
+    pub build_id: Option<Vec<u8>>,
+}
+
+const STT_FUNC: u8 = 2;
+const STT_GNU_IFUNC: u8 = 10;
+
+impl ElfSymbols {
+    pub(crate) fn load(path: &Path) -> Option<ElfSymbols> {
+        let data = std::fs::read(path).ok()?;
+        let file = object::File::parse(&*data).ok()?;
+        let segments: Vec<(u64, u64, u64)> =
+            file.segments().map(|s| (s.address(), s.file_range().0, s.file_range().1)).collect();
+        let mut functions = Vec::new();
+        let mut seen: HashMap<String, ()> = HashMap::new();
+        let mut ifuncs = Vec::new();
+        for sym in file.symbols().chain(file.dynamic_symbols()) {
+            let SymbolFlags::Elf { st_info, .. } = sym.flags() else { continue };
+            let kind = st_info & 0xf;
+            if !(kind == STT_FUNC || kind == STT_GNU_IFUNC) || sym.is_undefined() || sym.address() == 0 {
+                continue;
+            }
+            let Ok(name) = sym.name() else { continue };
+            if name.is_empty() || seen.insert(name.to_string(), ()).is_some() {
+                continue;
+            }
+            if kind == STT_GNU_IFUNC {
+                ifuncs.push(functions.len());
+            }
+            functions.push(Function {
+                name: name.to_string(),
+                vaddr: sym.address(),
+                size: sym.size(),
+                probeable: true,
+                weak: st_info >> 4 == 2,
+            });
+        }
+        let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+        let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id };
+        for i in ifuncs {
+            if let Some(vaddr) = resolve_ifunc(path, &elf.functions[i].name) {
+                elf.functions[i].vaddr = vaddr;
+                elf.functions[i].size = 0;
+            }
+        }
+        for i in 0..elf.functions.len() {
+            let start = elf.file_offset(elf.functions[i].vaddr).and_then(|o| data.get(o as usize..));
+            elf.functions[i].probeable = start.is_some_and(probeable);
+        }
+        // Of aliases (strchr, index; malloc, __libc_malloc), a frame is
+        // named by the global one with the fewest leading underscores:
+        // sorted last among equals, as symbolize() takes the last.
+        let mut by_addr: Vec<usize> = (0..elf.functions.len()).collect();
+        by_addr.sort_by_key(|&i| {
+            let f = &elf.functions[i];
+            let underscores = f.name.len() - f.name.trim_start_matches('_').len();
+            (f.vaddr, !f.weak, std::cmp::Reverse(underscores))
+        });
+        elf.by_addr = by_addr;
+        Some(elf)
+    }
+
+    /// The file offset of virtual address `vaddr` (what a uprobe attaches to).
+    pub(crate) fn file_offset(&self, vaddr: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .find(|(va, _, size)| vaddr >= *va && vaddr < va + size)
+            .map(|(va, off, _)| vaddr - va + off)
+    }
+
+    /// The virtual address of file offset `offset`.
+    pub(crate) fn vaddr_of_offset(&self, offset: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .find(|(_, off, size)| offset >= *off && offset < off + size)
+            .map(|(va, off, _)| offset - off + va)
+    }
+
+    /// The function `vaddr` is in and the distance into it: the function
+    /// at or before it, unless that one's size says it ends before.
+    pub(crate) fn symbolize(&self, vaddr: u64) -> Option<(&str, u64)> {
+        let i = self.by_addr.partition_point(|&i| self.functions[i].vaddr <= vaddr).checked_sub(1)?;
+        let f = &self.functions[self.by_addr[i]];
+        let off = vaddr - f.vaddr;
+        (f.size == 0 || off < f.size).then_some((f.name.as_str(), off))
+    }
+}
+
+/// Whether the kernel places a uprobe on the instruction at `code`: x86
+/// refuses segment-override and lock prefixes (arch/x86/kernel/uprobes.c,
+/// is_prefix_bad), which a function that starts with a locked operation
+/// (pthread_spin_lock) has. A refusal found only when attaching would make
+/// the kernel undo a whole multi-uprobe link.
+fn probeable(code: &[u8]) -> bool {
+    if !cfg!(target_arch = "x86_64") {
+        return true;
+    }
+    for &b in code.iter().take(15) {
+        match b {
+            0x26 | 0x2e | 0x36 | 0x3e | 0xf0 => return false,
+            0x66 | 0x67 | 0x64 | 0x65 | 0xf2 | 0xf3 => continue,
+            // int3 and hlt are never probed either.
+            0xcc | 0xf4 => return false,
+            _ => return true,
+        }
+    }
+    true
+}
+
+/// The address an IFUNC symbol resolves to, when this process maps the same
+/// file (glibc's libc.so.6): dlsym() runs the resolver, and the same file on
+/// the same CPU picks the same implementation in the target.
+fn resolve_ifunc(path: &Path, name: &str) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let cpath = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let cname = std::ffi::CString::new(name).ok()?;
+    // SAFETY: RTLD_NOLOAD only finds a library already loaded here; nothing
+    // is loaded and no constructor runs.
+    let handle = unsafe { libc::dlopen(cpath.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    if handle.is_null() {
+        return None;
+    }
+    // SAFETY: handle is a live handle; dlsym of an IFUNC calls its resolver,
+    // which has no side effects beyond selecting an implementation.
+    let addr = unsafe { libc::dlsym(handle, cname.as_ptr()) };
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: info is a valid out-parameter.
+    let ok = !addr.is_null() && unsafe { libc::dladdr(addr, &mut info) } != 0;
+    // SAFETY: balances the dlopen above.
+    unsafe { libc::dlclose(handle) };
+    if !ok || info.dli_fbase.is_null() {
+        return None;
+    }
+    // The implementation must be in the same file.
+    // SAFETY: dladdr sets dli_fname to a NUL-terminated string.
+    let file = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    let same = std::fs::canonicalize(Path::new(std::ffi::OsStr::from_bytes(file.to_bytes())))
+        .ok()
+        .zip(std::fs::canonicalize(path).ok())
+        .is_some_and(|(a, b)| a == b);
+    same.then(|| addr as u64 - info.dli_fbase as u64)
+}
+
+/// One module of a process.
+#[derive(Debug)]
+pub(crate) struct Module {
+    /// The name probemod shows: the file name.
+    pub name: String,
+    pub is_exe: bool,
+    pub elf: Rc<ElfSymbols>,
+}
+
+/// Processes' modules and the files they map, each read once.
+#[derive(Default)]
+pub(crate) struct Processes {
+    modules: HashMap<u32, Rc<Vec<Module>>>,
+    /// Programs of -c commands not yet exec'd: their pid shows dtrace.
+    exec_hints: HashMap<u32, PathBuf>,
+    files: HashMap<PathBuf, Rc<ElfSymbols>>,
+}
+
+impl Processes {
+    pub(crate) fn set_exec_hint(&mut self, pid: u32, program: PathBuf) {
+        self.exec_hints.insert(pid, program);
+    }
+
+    /// Every module file known for any process (for ustack()).
+    pub(crate) fn known_files(&self) -> Vec<Rc<ElfSymbols>> {
+        self.files.values().cloned().collect()
+    }
+
+    /// The modules of process `pid`, read once.
+    pub(crate) fn modules(&mut self, pid: u32) -> Rc<Vec<Module>> {
+        if let Some(m) = self.modules.get(&pid) {
+            return m.clone();
+        }
+        let (exe, paths) = match self.exec_hints.get(&pid) {
+            Some(program) => planned_modules(program),
+            None => mapped_modules(pid),
+        };
+        let mut modules = Vec::new();
+        for path in paths {
+            let elf = match self.files.get(&path) {
+                Some(e) => e.clone(),
+                None => match ElfSymbols::load(&path) {
+                    Some(e) => {
+                        let e = Rc::new(e);
+                        self.files.insert(path.clone(), e.clone());
+                        e
+                    }
+                    None => continue,
+                },
+            };
+            let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            modules.push(Module { name, is_exe: exe.as_ref() == Some(&path), elf });
+        }
+        let modules = Rc::new(modules);
+        self.modules.insert(pid, modules.clone());
+        modules
+    }
+}
+
+/// The ELF files process `pid` maps, executable first.
+fn mapped_modules(pid: u32) -> (Option<PathBuf>, Vec<PathBuf>) {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let mut paths: Vec<PathBuf> = exe.iter().cloned().collect();
+    for line in text.lines() {
+        // address perms offset dev inode path
+        let Some(path) = line.split_whitespace().nth(5) else { continue };
+        if !path.starts_with('/') {
+            continue;
+        }
+        let path = PathBuf::from(path);
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    (exe, paths)
+}
+
+/// The files a program will map when it runs: itself, its interpreter and
+/// the libraries its interpreter lists (`ld.so --list`, which loads them
+/// without running any of their code).
+fn planned_modules(program: &Path) -> (Option<PathBuf>, Vec<PathBuf>) {
+    let mut program = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+    // A script runs its interpreter (`#!/bin/sh`): that is the process.
+    if let Some(interpreter) = shebang(&program) {
+        program = std::fs::canonicalize(&interpreter).unwrap_or(interpreter);
+    }
+    let mut paths = vec![program.clone()];
+    let interp = std::fs::read(&program).ok().and_then(|data| {
+        let file = object::File::parse(&*data).ok()?;
+        let object::File::Elf64(elf) = &file else { return None };
+        use object::read::elf::ProgramHeader;
+        let endian = elf.endian();
+        elf.elf_program_headers().iter().find_map(|ph| {
+            if ph.p_type(endian) != object::elf::PT_INTERP {
+                return None;
+            }
+            let bytes = ph.data(endian, &*data).ok()?;
+            let text = std::str::from_utf8(bytes).ok()?.trim_end_matches('\0');
+            Some(PathBuf::from(text))
+        })
+    });
+    if let Some(interp) = interp {
+        if let Ok(out) = std::process::Command::new(&interp).arg("--list").arg(&program).output() {
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or
+                // "/lib64/ld-linux-x86-64.so.2 (0x...)"
+                let line = line.trim();
+                let path = match line.split_once(" => ") {
+                    Some((_, rest)) => rest.split(" (").next().unwrap_or(""),
+                    None => line.split(" (").next().unwrap_or(""),
+                };
+                if path.starts_with('/') {
+                    let path = PathBuf::from(path);
+                    if !paths.contains(&path) {
+                        paths.push(path);
+                    }
+                }
+            }
+        }
+        if !paths.contains(&interp) {
+            paths.push(interp);
+        }
+    }
+    (Some(program), paths)
+}
+
+/// The interpreter a `#!` line names.
+fn shebang(path: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n')?];
+    let word = std::str::from_utf8(line).ok()?.split_whitespace().next()?;
+    Some(PathBuf::from(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_this_programs_symbols() {
+        let exe = std::env::current_exe().unwrap();
+        let elf = ElfSymbols::load(&exe).expect("the test binary is ELF");
+        assert!(elf.functions.iter().any(|f| f.name == "main"));
+        let main = elf.functions.iter().find(|f| f.name == "main").unwrap();
+        assert_eq!(elf.symbolize(main.vaddr + 1).map(|(n, o)| (n.to_string(), o)), Some(("main".to_string(), 1)));
+        let off = elf.file_offset(main.vaddr).unwrap();
+        assert_eq!(elf.vaddr_of_offset(off), Some(main.vaddr));
+    }
+}

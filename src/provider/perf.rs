@@ -1,0 +1,70 @@
+//! perf events for entry programs: tracepoint events and CPU clocks, which
+//! the syscall and profile providers attach their programs to.
+
+use std::os::fd::{FromRawFd, OwnedFd};
+
+use anyhow::{Context, Result};
+
+/// _IO('$', 0) from linux/perf_event.h.
+pub(crate) const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+
+/// A perf event for tracepoint `id` (all CPUs: a BPF program attached to a
+/// tracepoint event runs wherever the tracepoint fires).
+pub(crate) fn open_tracepoint(id: u64) -> Result<OwnedFd> {
+    // SAFETY: perf_event_attr is plain data; all zeros is a valid value.
+    let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = libbpf_sys::PERF_TYPE_TRACEPOINT;
+    attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
+    attr.config = id;
+    perf_event_open(&attr, 0).with_context(|| format!("opening tracepoint {id}"))
+}
+
+/// A software cpu-clock perf event on one CPU, sampling every `period_ns`,
+/// created disabled: it starts with PERF_EVENT_IOC_ENABLE.
+pub(crate) fn open_cpu_clock(cpu: i32, period_ns: u64) -> Result<OwnedFd> {
+    // SAFETY: perf_event_attr is plain data; all zeros is a valid value.
+    let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = libbpf_sys::PERF_TYPE_SOFTWARE;
+    attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
+    attr.config = libbpf_sys::PERF_COUNT_SW_CPU_CLOCK as u64;
+    attr.__bindgen_anon_1.sample_period = period_ns;
+    attr.set_disabled(1);
+    perf_event_open(&attr, cpu).with_context(|| format!("opening a cpu-clock event on CPU {cpu}"))
+}
+
+/// perf_event_open(2) for every process, on `cpu`.
+fn perf_event_open(attr: &libbpf_sys::perf_event_attr, cpu: i32) -> std::io::Result<OwnedFd> {
+    // SAFETY: attr is initialized; perf_event_open has no other memory effects.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr as *const _,
+            -1i32,
+            cpu,
+            -1i32,
+            8u64, /* PERF_FLAG_FD_CLOEXEC */
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: perf_event_open returned a new descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// The online CPUs.
+pub(crate) fn online_cpus() -> Vec<i32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_else(|_| "0".into());
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',') {
+        let mut bounds = part.split('-').filter_map(|n| n.parse::<i32>().ok());
+        if let Some(lo) = bounds.next() {
+            let hi = bounds.next().unwrap_or(lo);
+            cpus.extend(lo..=hi);
+        }
+    }
+    if cpus.is_empty() {
+        cpus.push(0);
+    }
+    cpus
+}
