@@ -14,9 +14,9 @@ mod subr;
 
 use super::insn::*;
 use crate::consume::aggfmt::{llquantize_plan, LlquantizePlan};
-use crate::runtime::layout;
+use crate::defs::layout;
+use crate::defs::ops::BinOp;
 use crate::sema::ir::*;
-use crate::syntax::ast::BinOp;
 
 /// The map file descriptors and constants the generated code refers to.
 pub(crate) struct CodegenEnv {

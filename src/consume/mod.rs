@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::defs::layout::{self, read_u32, read_u64};
 use crate::provider::Registry;
-use crate::runtime::layout::{self, read_u32, read_u64};
 use crate::runtime::{Session, SpeculationTroubles};
 use crate::sema::ir::{ActionLayout, Program, RecordKind, ValueLayout};
 

@@ -6,7 +6,6 @@
 //! providers the script enables are opened, and nothing here reads BTF.
 //! Everything attached is owned by `Session`; dropping it detaches all.
 
-pub(crate) mod layout;
 pub(crate) mod skel;
 mod tracefs;
 
@@ -21,6 +20,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 
 use crate::codegen::emit::{self, CodegenEnv};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
+use crate::defs::layout;
 use crate::provider::{
     dtrace as dtrace_provider, io as io_provider, ip as ip_provider, proc as proc_provider, sched as sched_provider,
     syscall as syscall_provider, sysinfo as sysinfo_provider, Attach, Registry,

@@ -1,9 +1,7 @@
 //! The skeletons build.rs generates from `bpf/*.bpf.c`, one module each.
 #![allow(clippy::all, dead_code, non_camel_case_types, unused_imports, unused_qualifications)]
 
-pub(crate) mod dtrace {
-    include!(concat!(env!("OUT_DIR"), "/dtrace.skel.rs"));
-}
+pub(crate) use crate::defs::layout::core_skel as dtrace;
 pub(crate) mod syscall {
     include!(concat!(env!("OUT_DIR"), "/syscall.skel.rs"));
 }

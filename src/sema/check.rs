@@ -10,6 +10,7 @@ use super::ir::*;
 use super::ktypes::{KernelTypes, KernelVariable, MemberKind};
 use super::probes::{expand_macros, ProbeDesc};
 use crate::consume::printf::{self, ArgClass};
+use crate::defs::layout;
 use crate::diag::{CompileError, Result};
 use crate::provider::Registry;
 use crate::syntax::ast::{self, BinOp, ExprKind, Span, StmtKind, UnOp};
@@ -100,9 +101,6 @@ const MAX_COPY_BYTES: usize = 8192;
 /// The most alloca() memory one clause may use.
 const MAX_ALLOCA: usize = 4096;
 
-/// Size of the record header (`struct dt_rec_hdr`).
-pub(crate) const RECORD_HEADER: usize = 24;
-
 impl<'a> Checker<'a> {
     pub(crate) fn new(opts: CheckOptions<'a>, registry: &'a mut Registry) -> Checker<'a> {
         let strsize = opts.strsize;
@@ -191,7 +189,7 @@ impl<'a> Checker<'a> {
         self.region = REGION_ACTIONS;
         self.actions_in_clause = 0;
         self.layouts.clear();
-        self.record_offset = RECORD_HEADER;
+        self.record_offset = layout::HDR_SIZE;
         self.order = ActionOrder::default();
         let body = self.stmts(&clause.body)?;
         // An empty clause traces the probe firing, as DTrace's default action.

@@ -4,7 +4,8 @@
 //! expression has a `Type`, and D's rules have been applied (string
 //! comparison is `StrCmp`, not an integer compare). Nothing here knows BPF.
 
-use crate::syntax::ast::{BinOp, Span};
+use crate::defs::ops::BinOp;
+use crate::syntax::ast::Span;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Type {
