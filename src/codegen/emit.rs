@@ -13,7 +13,7 @@ mod spec;
 mod subr;
 
 use super::insn::*;
-use crate::consume::aggfmt::{llquantize_plan, LlquantizePlan};
+use crate::defs::agg::{llquantize_plan, LlquantizePlan};
 use crate::defs::layout;
 use crate::defs::ops::BinOp;
 use crate::sema::ir::*;
@@ -1107,7 +1107,7 @@ impl<'a> Emitter<'a> {
     /// r4 = quantize()'s bucket for r2: DTrace's power-of-two buckets, the
     /// zero bucket at 63, negative values below it.
     fn quantize_index(&mut self) {
-        let zero_bucket = crate::consume::aggfmt::QUANTIZE_ZERO_BUCKET as i32;
+        let zero_bucket = crate::defs::agg::QUANTIZE_ZERO_BUCKET as i32;
         let positive = self.new_label();
         let have = self.new_label();
         self.emit(mov_imm(R4, zero_bucket));

@@ -9,9 +9,10 @@ use std::cell::RefCell;
 
 use libbpf_rs::{MapCore, MapFlags};
 
-use super::aggfmt::{self, AggData, AggFunc, PrintaValue};
+use super::aggfmt::{self, AggData, PrintaValue};
 use super::ksyms::Symbols;
 use super::printf::{self, Value};
+use crate::defs::agg::AggFunc;
 use crate::flags::AggSortOptions;
 use crate::runtime::Session;
 use crate::sema::ir::{Aggregation, Program, Type};

@@ -7,5 +7,6 @@
 //! `codegen`, `runtime`, `consume` or `provider`, so each of them can use it
 //! without depending on another stage.
 
+pub(crate) mod agg;
 pub(crate) mod layout;
 pub(crate) mod ops;
