@@ -10,3 +10,4 @@
 pub(crate) mod agg;
 pub(crate) mod layout;
 pub(crate) mod ops;
+pub(crate) mod printf_format;

@@ -602,7 +602,7 @@ pub(crate) struct Program {
     pub clause_locals: Vec<Variable>,
     /// String constants, without their terminating NUL.
     pub strings: Vec<Vec<u8>>,
-    pub formats: Vec<crate::consume::printf::Format>,
+    pub formats: Vec<crate::defs::printf_format::Format>,
     pub aggregations: Vec<Aggregation>,
     pub assoc_arrays: Vec<AssocArray>,
     pub strsize: usize,
