@@ -652,7 +652,7 @@ pub(crate) fn start(program: &Program, registry: &Registry, opts: &RuntimeOption
         }
         autoload_only(open.open_object_mut(), &wanted);
         let io_ids = io_provider::id_base()..io_provider::id_base() + io_provider::PROBES.len() as u32;
-        let mut kernel = crate::sema::ktypes::KernelTypes::default();
+        let mut kernel = crate::sema::kernel_btf::KernelBtf::default();
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             ro.dt_need_ppid = program.uses_ppid;
             ro.dt_io_id_base = io_provider::id_base();
@@ -1002,7 +1002,7 @@ fn attach_pid(
     // load but never attach. DTRACE_NO_UPROBE_MULTI tests the other path
     // on newer kernels.
     let try_multi = std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none()
-        && matches!(crate::sema::ktypes::KernelTypes::default().record("bpf_uprobe_multi_link", false), Ok(Some(_)));
+        && matches!(crate::sema::kernel_btf::KernelBtf::default().record("bpf_uprobe_multi_link", false), Ok(Some(_)));
     let (skel, multi) = match if try_multi { open(true) } else { Err(anyhow!("multi-uprobe links not wanted")) } {
         Ok(skel) => (skel, true),
         // The entry programs read their probe from the attach cookie.

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::ir::*;
-use super::ktypes::{KernelTypes, KernelVariable, MemberKind};
+use super::kernel_btf::{KernelBtf, KernelVariable, MemberKind};
 use super::probes::{expand_macros, ProbeDesc};
 use crate::defs::layout;
 use crate::defs::printf_format::{self as printf, ArgClass};
@@ -52,7 +52,7 @@ pub(crate) struct Checker<'a> {
     /// Line of each aggregation's first use.
     agg_lines: Vec<usize>,
     /// The running kernel's types, read only when a script names one.
-    ktypes: KernelTypes,
+    kernel_btf: KernelBtf,
     /// Types, constants, inlines and translators declared in D.
     declared: decls::Declared,
     /// Translator inputs in scope while a translated member is checked.
@@ -117,7 +117,7 @@ impl<'a> Checker<'a> {
             matched: 0,
             text: String::new(),
             agg_lines: Vec::new(),
-            ktypes: KernelTypes::default(),
+            kernel_btf: KernelBtf::default(),
             declared: decls::Declared::default(),
             bindings: Vec::new(),
             clause_alloca: 0,
@@ -281,7 +281,7 @@ impl<'a> Checker<'a> {
     /// A struct or union of the running kernel, by name.
     fn kernel_record(&mut self, name: &str, union: bool, span: &Span) -> Result<std::rc::Rc<Record>> {
         let kind = if union { "union" } else { "struct" };
-        match self.ktypes.record(name, union) {
+        match self.kernel_btf.record(name, union) {
             Ok(Some(r)) => Ok(r),
             Ok(None) => Err(CompileError::new(
                 "D_TYPE_ERR",
@@ -311,7 +311,7 @@ impl<'a> Checker<'a> {
             _ => return Err(member_operand_error(arrow, &base.ty, span)),
         };
         let record = self.completed(record);
-        let found = self.ktypes.member(&record, name).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
+        let found = self.kernel_btf.member(&record, name).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
         let Some(member) = found else {
             let kind = if record.union { "union" } else { "struct" };
             return Err(CompileError::new(
@@ -339,7 +339,7 @@ impl<'a> Checker<'a> {
             Some(m) => format!("{m}`{name}"),
             None => format!("`{name}"),
         };
-        match self.ktypes.variable(module, name) {
+        match self.kernel_btf.variable(module, name) {
             KernelVariable::At(addr) => {
                 let addr =
                     TExpr { kind: TKind::Int(addr), ty: Type::Pointer(Box::new(Type::Void)), span: span.clone() };
@@ -372,7 +372,8 @@ impl<'a> Checker<'a> {
             },
             Type::Struct(record) => {
                 let record = &self.completed(record.clone());
-                let fields = self.ktypes.fields(record).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
+                let fields =
+                    self.kernel_btf.fields(record).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
                 let mut members = Vec::new();
                 for f in fields {
                     let Some(ty) = f.ty else { continue };
@@ -1365,8 +1366,10 @@ impl<'a> Checker<'a> {
                         format!("offsetof operand must be a struct or union type: {}", ty.name()),
                     ));
                 };
-                let found =
-                    self.ktypes.member(record, member).map_err(|why| CompileError::new("D_TYPE_ERR", &span, why))?;
+                let found = self
+                    .kernel_btf
+                    .member(record, member)
+                    .map_err(|why| CompileError::new("D_TYPE_ERR", &span, why))?;
                 match found {
                     Some(m) if !matches!(m.kind, MemberKind::Bitfield { .. }) => {
                         typed(TKind::Int(m.offset as u64), Type::Int { size: 8, signed: false, name: "size_t" })
@@ -1980,14 +1983,14 @@ impl<'a> Checker<'a> {
                     return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "pid_t", &pid.ty.name()));
                 }
                 let task = self.kernel_record("task_struct", false, span)?;
-                let offset = |k: &mut KernelTypes, m: &str| -> Result<usize> {
+                let offset = |k: &mut KernelBtf, m: &str| -> Result<usize> {
                     match k.member(&task, m) {
                         Ok(Some(r)) => Ok(r.offset),
                         _ => Err(CompileError::new("D_TYPE_ERR", span, format!("the kernel's task_struct has no {m}"))),
                     }
                 };
-                let parent_offset = offset(&mut self.ktypes, "real_parent")?;
-                let tgid_offset = offset(&mut self.ktypes, "tgid")?;
+                let parent_offset = offset(&mut self.kernel_btf, "real_parent")?;
+                let tgid_offset = offset(&mut self.kernel_btf, "tgid")?;
                 Ok(TExpr {
                     kind: TKind::Progenyof { pid: Box::new(pid), parent_offset, tgid_offset },
                     ty: Type::INT,

@@ -357,7 +357,7 @@ impl Checker<'_> {
             Type::Int { size, .. } => *size as usize,
             Type::Array(of, _) => self.type_align(of),
             Type::Struct(r) => {
-                let fields = self.ktypes.fields(r).unwrap_or_default();
+                let fields = self.kernel_btf.fields(r).unwrap_or_default();
                 fields.iter().filter_map(|f| f.ty.as_ref()).map(|t| self.type_align(t)).max().unwrap_or(1)
             }
             Type::String | Type::Void => 1,
