@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::expr::{builtin, const_int};
+use super::types::{named_type, type_size};
 use super::*;
 use crate::provider::ProbeArg;
 
