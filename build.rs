@@ -21,10 +21,8 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=bpf");
     println!("cargo:rerun-if-changed={}", vmlinux.join("vmlinux.h").display());
-    let mut sources: Vec<PathBuf> = std::fs::read_dir("bpf")
-        .expect("bpf/ exists")
-        .map(|entry| entry.expect("bpf/ is readable").path())
-        .collect();
+    let mut sources: Vec<PathBuf> =
+        std::fs::read_dir("bpf").expect("bpf/ exists").map(|entry| entry.expect("bpf/ is readable").path()).collect();
     sources.sort();
     for path in &sources {
         println!("cargo:rerun-if-changed={}", path.display());

@@ -5,10 +5,10 @@
 //! (beyond reading its BTF), so `dtrace -e` reports every error a script
 //! can have before it is enabled.
 
+use crate::codegen::{self, Generated};
 use crate::diag::CompileError;
 use crate::flags::{Options, ProgramSource};
 use crate::provider::Registry;
-use crate::codegen::{self, Generated};
 use crate::sema::check::{is_type_name, CheckOptions, Checker};
 use crate::sema::ir::Program;
 use crate::syntax::{self, ast};
@@ -114,8 +114,13 @@ pub(crate) fn compile(
     let target = codegen::Target {
         error_probe_id: registry.id_of("dtrace", "ERROR"),
         fires_for_another_thread: {
-            let other: Vec<u32> =
-                program.clauses.iter().flat_map(|c| &c.probes).copied().filter(|id| registry.fires_for_another_thread(*id)).collect();
+            let other: Vec<u32> = program
+                .clauses
+                .iter()
+                .flat_map(|c| &c.probes)
+                .copied()
+                .filter(|id| registry.fires_for_another_thread(*id))
+                .collect();
             Box::new(move |id| other.contains(&id))
         },
         specsize: options.specsize,
@@ -123,7 +128,13 @@ pub(crate) fn compile(
     let generated = codegen::generate(&program, &target).map_err(|e| {
         // Code generation sees the whole program: the error is the script's.
         let last = parsed.last().expect("at least one source");
-        format_error(&last.kind, &last.text, &CompileError { tag: "D_DIF_ERR", message: e.0, span: None }, "", options.errtags)
+        format_error(
+            &last.kind,
+            &last.text,
+            &CompileError { tag: "D_DIF_ERR", message: e.0, span: None },
+            "",
+            options.errtags,
+        )
     })?;
     Ok(Compiled { program, generated, matches })
 }

@@ -264,7 +264,7 @@ impl Options {
             "nspec" => {
                 let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
                 // A speculation's tag keeps its ID below SPEC_TAG_STEP.
-                let limit = u64::from(crate::runtime::layout::SPEC_TAG_STEP);
+                let limit = u64::from(crate::defs::layout::SPEC_TAG_STEP);
                 self.nspec = u32::try_from(v).ok().filter(|_| v < limit).ok_or_else(bad)?;
             }
             "ustackframes" => {

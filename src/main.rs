@@ -5,6 +5,7 @@
 mod codegen;
 mod compile;
 mod consume;
+mod defs;
 mod diag;
 mod flags;
 mod process;

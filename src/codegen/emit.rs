@@ -14,10 +14,10 @@ mod subr;
 
 use super::insn::*;
 use super::maps::MapRef;
-use crate::consume::aggfmt::{llquantize_plan, LlquantizePlan};
-use crate::runtime::layout;
+use crate::defs::agg::{llquantize_plan, LlquantizePlan};
+use crate::defs::layout;
+use crate::defs::ops::BinOp;
 use crate::sema::ir::*;
-use crate::syntax::ast::BinOp;
 
 /// The settings the generated code depends on besides the program. Maps
 /// are named by role (`MapRef`) and patched in when the program is loaded.
@@ -1075,7 +1075,7 @@ impl<'a> Emitter<'a> {
     /// r4 = quantize()'s bucket for r2: DTrace's power-of-two buckets, the
     /// zero bucket at 63, negative values below it.
     fn quantize_index(&mut self) {
-        let zero_bucket = crate::consume::aggfmt::QUANTIZE_ZERO_BUCKET as i32;
+        let zero_bucket = crate::defs::agg::QUANTIZE_ZERO_BUCKET as i32;
         let positive = self.new_label();
         let have = self.new_label();
         self.emit(mov_imm(R4, zero_bucket));

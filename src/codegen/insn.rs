@@ -339,7 +339,7 @@ mod tests {
         assert_eq!(stx(Size::W, FP, -4, R2), Insn { code: 0x63, regs: 0x2a, off: -4, imm: 0 });
         assert_eq!(call(Helper::MapLookupElem), Insn { code: 0x85, regs: 0, off: 0, imm: 1 });
         assert_eq!(jmp_imm(Cond::Eq, R0, 0, 3), Insn { code: 0x15, regs: 0, off: 3, imm: 0 });
-        assert_eq!(ld_map_fd(R1, 7)[0], Insn { code: 0x18, regs: 0x11, off: 0, imm: 7 });
+        assert_eq!(ld_map_fd(R1, MapRef::Ctx)[0], Insn { code: 0x18, regs: 0x11, off: 0, imm: MapRef::Ctx.symbol() });
         assert_eq!(atomic_add64(R0, 0, R1).code, 0xdb);
         assert_eq!(atomic_cmpxchg64(R1, 0, R2), Insn { code: 0xdb, regs: 0x21, off: 0, imm: 0xf1 });
         assert_eq!(std::mem::size_of::<Insn>(), 8);
@@ -348,7 +348,7 @@ mod tests {
     #[test]
     fn disassembly_reads_like_the_verifier_log() {
         let mut program = vec![ldx(Size::DW, R1, R7, 8), stx(Size::W, FP, -4, R2), alu_imm(Alu::Add, R0, 3)];
-        program.extend(ld_map_fd(R1, 7));
+        program.extend(ld_map_fd(R1, MapRef::Globals));
         program.extend([jmp_imm(Cond::Eq, R0, 0, 2), call(Helper::MapLookupElem), to_big_endian(R3, 16), exit()]);
         assert_eq!(
             disassemble(&program),
@@ -356,7 +356,7 @@ mod tests {
                 "    0: r1 = *(u64 *)(r7 + 8)",
                 "    1: *(u32 *)(r10 - 4) = r2",
                 "    2: r0 += 3",
-                "    3: r1 = map[fd 7]",
+                "    3: r1 = map[Globals]",
                 "    5: if r0 == 0 goto +2",
                 "    6: call 1",
                 "    7: r3 = be16 r3",

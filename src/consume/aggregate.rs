@@ -9,9 +9,11 @@ use std::cell::RefCell;
 
 use libbpf_rs::{MapCore, MapFlags};
 
-use super::aggfmt::{self, AggData, AggFunc, PrintaValue};
+use super::aggfmt::{self, AggData, PrintaValue};
 use super::ksyms::Symbols;
 use super::printf::{self, Value};
+use crate::defs::agg::AggFunc;
+use crate::defs::printf_format::Format;
 use crate::flags::AggSortOptions;
 use crate::runtime::Session;
 use crate::sema::ir::{Aggregation, Program, Type};
@@ -138,7 +140,7 @@ impl<'a> Aggregations<'a> {
     }
 
     /// printa("format", @a, ...): the format once per row.
-    pub(crate) fn print_formatted(&mut self, format: &printf::Format, aggs: &[usize], out: &mut Vec<u8>) {
+    pub(crate) fn print_formatted(&mut self, format: &Format, aggs: &[usize], out: &mut Vec<u8>) {
         let rows = self.joined(aggs);
         let first = &self.program.aggregations[aggs[0]];
         for (key, datas) in &rows {

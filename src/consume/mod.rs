@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::defs::layout::{self, read_u32, read_u64};
 use crate::provider::Registry;
-use crate::runtime::layout::{self, read_u32, read_u64};
 use crate::runtime::{Session, SpeculationTroubles};
 use crate::sema::ir::{ActionLayout, Program, RecordKind, ValueLayout};
 
@@ -451,14 +451,7 @@ mod tests {
 
     #[test]
     fn flow_column_indents_as_dt_flowindent() {
-        let probe = |id, provider, function: &str, name: &str| crate::provider::Probe {
-            id,
-            provider,
-            module: String::new(),
-            function: function.into(),
-            name: name.into(),
-            attach: crate::provider::Attach::Dtrace { slot: 0 },
-        };
+        let probe = crate::provider::Probe::unregistered;
         let (outer, inner) = (probe(10, "fbt", "outer", "entry"), probe(11, "fbt", "inner", "entry"));
         let (inner_ret, outer_ret) = (probe(12, "fbt", "inner", "return"), probe(13, "fbt", "outer", "return"));
         let mut flow = Flow::default();

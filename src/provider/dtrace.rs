@@ -7,7 +7,7 @@
 use anyhow::{Context, Result};
 use libbpf_rs::skel::OpenSkel;
 
-use super::{Attributes, Enabled, EnableContext, Enabling, ProbeTable, Provider, RAW_TP};
+use super::{Attributes, EnableContext, Enabled, Enabling, ProbeTable, Provider, RAW_TP};
 
 super::entry_programs!("dtrace");
 

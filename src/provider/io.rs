@@ -8,7 +8,7 @@
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel};
 
-use super::{Attributes, Enabled, EnableContext, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
 
 super::entry_programs!("io");
 
@@ -93,8 +93,7 @@ impl Provider for Io {
             ro.dt_need_ppid = cx.needs.ppid;
             ro.dt_io_id_base = self.id_base;
             // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
-            let mut kernel = crate::sema::ktypes::KernelTypes::default();
-            ro.dt_io_rq_arg = u32::from(kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
+            ro.dt_io_rq_arg = u32::from(cx.kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
             let uses = |arg: usize| cx.needs.typed_args_used.iter().any(|(id, n)| ids.contains(id) && *n == arg);
             ro.dt_io_want_buf = uses(BUFINFO_ARG);
             ro.dt_io_want_dev = uses(DEVINFO_ARG);

@@ -13,8 +13,8 @@
 pub(crate) mod desc;
 pub(crate) mod dtrace;
 pub(crate) mod io;
-pub(crate) mod perf;
 pub(crate) mod ip;
+pub(crate) mod perf;
 pub(crate) mod pid;
 pub(crate) mod proc;
 pub(crate) mod profile;
@@ -156,6 +156,12 @@ pub(crate) struct Probe {
 }
 
 impl Probe {
+    /// A probe outside any registry, for tests of what prints probes.
+    #[cfg(test)]
+    pub(crate) fn unregistered(id: u32, provider: &'static str, function: &str, name: &str) -> Probe {
+        Probe { id, provider, module: String::new(), function: function.into(), name: name.into(), owner: 0, key: 0 }
+    }
+
     pub(crate) fn full_name(&self) -> String {
         format!("{}:{}:{}:{}", self.provider, self.module, self.function, self.name)
     }
@@ -382,11 +388,21 @@ pub(crate) struct ScriptNeeds<'a> {
     pub typed_args_used: &'a std::collections::BTreeSet<(u32, usize)>,
 }
 
+/// What providers ask of the running kernel's BTF (read lazily: only a
+/// question asked costs anything). Implemented by `sema::kernel_btf`.
+pub(crate) trait KernelFacts {
+    /// How many arguments raw tracepoint `name`'s prototype has.
+    fn tracepoint_arg_count(&mut self, name: &str) -> Option<usize>;
+    /// Whether the kernel has `struct name`.
+    fn has_struct(&mut self, name: &str) -> bool;
+}
+
 /// What a provider's `enable` works with: the script's needs, the maps
 /// every entry program shares, the generated clause programs, and where
 /// links and warnings go.
 pub(crate) struct EnableContext<'a> {
     pub needs: ScriptNeeds<'a>,
+    pub kernel: &'a mut dyn KernelFacts,
     /// The core object's probe context and state maps.
     pub shared_ctx: BorrowedFd<'a>,
     pub shared_state: BorrowedFd<'a>,
@@ -418,7 +434,13 @@ impl EnableContext<'_> {
 
     /// Puts the program generated for `clauses` in slot `slot` of
     /// `prog_array`.
-    pub(crate) fn fill(&mut self, prog_array: &dyn MapCore, slot: u32, clauses: &[usize], ty: ClauseProgType) -> Result<()> {
+    pub(crate) fn fill(
+        &mut self,
+        prog_array: &dyn MapCore,
+        slot: u32,
+        clauses: &[usize],
+        ty: ClauseProgType,
+    ) -> Result<()> {
         let fd = (self.clause_program)(clauses, ty)?;
         prog_array.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
         Ok(())
@@ -426,7 +448,12 @@ impl EnableContext<'_> {
 
     /// Fills a slot provider's program array: each enabled probe's clauses
     /// go in its slot (its key).
-    pub(crate) fn fill_slots(&mut self, prog_array: &dyn MapCore, enabled: &[Enabled], ty: ClauseProgType) -> Result<()> {
+    pub(crate) fn fill_slots(
+        &mut self,
+        prog_array: &dyn MapCore,
+        enabled: &[Enabled],
+        ty: ClauseProgType,
+    ) -> Result<()> {
         for e in enabled {
             self.fill(prog_array, e.probe.key as u32, e.clauses, ty)?;
         }

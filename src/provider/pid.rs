@@ -16,7 +16,7 @@ use libbpf_rs::MapCore;
 
 use super::desc::{glob_match, ProbeDesc};
 use super::{
-    Attributes, Enabled, EnableContext, Enabling, Loaded, ProbeTable, ProvideContext, Provider, KPROBE,
+    Attributes, EnableContext, Enabled, Enabling, Loaded, ProbeTable, ProvideContext, Provider, KPROBE,
     KPROBE_UPROBE_MULTI,
 };
 
@@ -78,12 +78,15 @@ impl Provider for Pid {
         // `struct bpf_uprobe_multi_link`: before, a uprobe.multi program may
         // load but never attach. DTRACE_NO_UPROBE_MULTI tests the other path
         // on newer kernels.
-        let try_multi = std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none()
-            && matches!(crate::sema::ktypes::KernelTypes::default().record("bpf_uprobe_multi_link", false), Ok(Some(_)));
-        let (skel, multi) = match if try_multi { open(cx, true) } else { Err(anyhow!("multi-uprobe links not wanted")) } {
+        let try_multi =
+            std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none() && cx.kernel.has_struct("bpf_uprobe_multi_link");
+        let (skel, multi) = match if try_multi { open(cx, true) } else { Err(anyhow!("multi-uprobe links not wanted")) }
+        {
             Ok(skel) => (skel, true),
             // The entry programs read their probe from the attach cookie.
-            Err(_) => (open(cx, false).context("the pid provider needs BPF attach cookies (Linux 5.15 or later)")?, false),
+            Err(_) => {
+                (open(cx, false).context("the pid provider needs BPF attach cookies (Linux 5.15 or later)")?, false)
+            }
         };
         // One slot per distinct clause list; the attach cookie carries the
         // probe ID and the slot, so thousands of probes share a few programs.
@@ -108,7 +111,8 @@ impl Provider for Pid {
             cx.fill(&skel.maps.dt_pid_progs, slot as u32, clauses, if multi { KPROBE_UPROBE_MULTI } else { KPROBE })?;
         }
         let refused = if multi { attach_multi(&skel, &probes, cx)? } else { attach_single(&skel, &probes, cx)? };
-        let name = |id: u32| enabled.iter().find(|e| e.probe.id == id).map_or_else(String::new, |e| e.probe.full_name());
+        let name =
+            |id: u32| enabled.iter().find(|e| e.probe.id == id).map_or_else(String::new, |e| e.probe.full_name());
         match refused.as_slice() {
             [] => {}
             [id] => cx.warnings.push(format!("{} will not fire: the kernel cannot place a uprobe there", name(*id))),
@@ -129,7 +133,11 @@ fn cookie(id: u32, slot: u32) -> u64 {
 
 /// Attaches every probe with one multi-uprobe link per file and direction
 /// (Linux 6.6); returns the IDs of probes the kernel refused.
-fn attach_multi(skel: &skel::PidSkel<'static>, probes: &[(u32, &Uprobe, u32)], cx: &mut EnableContext) -> Result<Vec<u32>> {
+fn attach_multi(
+    skel: &skel::PidSkel<'static>,
+    probes: &[(u32, &Uprobe, u32)],
+    cx: &mut EnableContext,
+) -> Result<Vec<u32>> {
     let mut refused = Vec::new();
     let mut groups: BTreeMap<(u32, &std::path::Path, bool), Vec<&(u32, &Uprobe, u32)>> = BTreeMap::new();
     for p in probes {
@@ -172,7 +180,11 @@ fn attach_multi(skel: &skel::PidSkel<'static>, probes: &[(u32, &Uprobe, u32)], c
 }
 
 /// Attaches one uprobe per probe, where the kernel has no multi-uprobe links.
-fn attach_single(skel: &skel::PidSkel<'static>, probes: &[(u32, &Uprobe, u32)], cx: &mut EnableContext) -> Result<Vec<u32>> {
+fn attach_single(
+    skel: &skel::PidSkel<'static>,
+    probes: &[(u32, &Uprobe, u32)],
+    cx: &mut EnableContext,
+) -> Result<Vec<u32>> {
     // One perf event per uprobe: ~40 ms to attach and ~170 ms to detach
     // each (measured on 6.18), so a glob over libc would take minutes.
     if probes.len() > MAX_SINGLE_UPROBES {
@@ -185,9 +197,9 @@ fn attach_single(skel: &skel::PidSkel<'static>, probes: &[(u32, &Uprobe, u32)], 
     for (id, u, slot) in probes {
         let prog = if u.ret { &skel.progs.dt_pid_return1 } else { &skel.progs.dt_pid_entry1 };
         let opts = libbpf_rs::UprobeOpts { cookie: cookie(*id, *slot), retprobe: u.ret, ..Default::default() };
-        let link = prog
-            .attach_uprobe_with_opts(u.pid as i32, &u.path, u.offset as usize, opts)
-            .with_context(|| format!("attaching a uprobe to {}+0x{:x} for pid {}", u.path.display(), u.offset, u.pid))?;
+        let link = prog.attach_uprobe_with_opts(u.pid as i32, &u.path, u.offset as usize, opts).with_context(|| {
+            format!("attaching a uprobe to {}+0x{:x} for pid {}", u.path.display(), u.offset, u.pid)
+        })?;
         cx.links.push(link);
     }
     Ok(Vec::new())

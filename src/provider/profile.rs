@@ -9,7 +9,7 @@ use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::desc::ProbeDesc;
-use super::{Attributes, Enabled, EnableContext, Enabling, ProbeTable, ProvideContext, Provider, PERF_EVENT};
+use super::{Attributes, EnableContext, Enabled, Enabling, ProbeTable, ProvideContext, Provider, PERF_EVENT};
 
 super::entry_programs!("profile");
 

@@ -9,7 +9,7 @@ use super::proc::{LWPSINFO_0, PSINFO_1};
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel};
 
-use super::{Attributes, Enabled, EnableContext, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
 
 super::entry_programs!("sched");
 

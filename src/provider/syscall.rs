@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, IntoRawFd};
 use anyhow::{anyhow, Context, Result};
 use libbpf_rs::skel::OpenSkel;
 
-use super::{Enabled, EnableContext, Enabling, Loaded, ProbeTable, Provider, RAW_TP, TRACEPOINT};
+use super::{EnableContext, Enabled, Enabling, Loaded, ProbeTable, Provider, RAW_TP, TRACEPOINT};
 
 super::entry_programs!("syscall");
 

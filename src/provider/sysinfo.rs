@@ -7,7 +7,7 @@
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel};
 
-use super::{Enabled, EnableContext, Enabling, Loaded, ProbeTable, Provider, RAW_TP};
+use super::{EnableContext, Enabled, Enabling, Loaded, ProbeTable, Provider, RAW_TP};
 
 super::entry_programs!("sysinfo");
 

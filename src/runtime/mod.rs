@@ -6,11 +6,9 @@
 //! provider: `provider::Registry` says which provider serves each probe.
 //!
 //! Start-up work is proportional to the script: only the providers the
-//! script enables load anything, and nothing here reads BTF. Everything
+//! script enables load anything, and BTF is read only where a provider
+//! asks (`provider::KernelFacts`). Everything
 //! loaded and attached is owned by `Session`; dropping it detaches all.
-
-pub(crate) mod layout;
-pub(crate) mod skel;
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -23,6 +21,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::codegen::maps::{patch_maps, MapRef};
 use crate::codegen::Generated;
+use crate::defs::layout::{self, core_skel};
 use crate::provider::{ClauseProgType, EnableContext, Enabling, Registry, ScriptNeeds};
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
@@ -40,7 +39,7 @@ pub(crate) struct RuntimeOptions {
 
 /// Everything loaded and attached for one run.
 pub(crate) struct Session {
-    core: skel::core::CoreSkel<'static>,
+    core: core_skel::CoreSkel<'static>,
     /// Each enabled provider's part, in registry order.
     providers: Vec<Box<dyn Enabling>>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
@@ -82,7 +81,7 @@ pub(crate) fn start(
 
     // Core object: the maps every entry program shares.
     let storage = Box::leak(Box::new(std::mem::MaybeUninit::uninit()));
-    let mut open_core = skel::core::CoreSkelBuilder::default().open(storage).context("opening the core object")?;
+    let mut open_core = core_skel::CoreSkelBuilder::default().open(storage).context("opening the core object")?;
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
     open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
     if !program.uses_vtimestamp {
@@ -279,7 +278,9 @@ pub(crate) fn start(
         Ok(raw)
     };
 
+    let mut kernel = crate::sema::kernel_btf::KernelBtf::default();
     let mut cx = EnableContext {
+        kernel: &mut kernel,
         needs: ScriptNeeds {
             ppid: program.uses_ppid,
             args: program.uses_args,

@@ -4,7 +4,8 @@
 //! expression has a `Type`, and D's rules have been applied (string
 //! comparison is `StrCmp`, not an integer compare). Nothing here knows BPF.
 
-use crate::syntax::ast::{BinOp, Span};
+use crate::defs::ops::BinOp;
+use crate::syntax::ast::Span;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Type {
@@ -480,7 +481,7 @@ pub(crate) struct Clause {
     pub speculates: bool,
 }
 
-pub(crate) use crate::consume::aggfmt::AggFunc;
+pub(crate) use crate::defs::agg::AggFunc;
 
 /// An aggregation (`@name`): a per-CPU hash map in the kernel from key tuple
 /// to the function's running state, merged by the consumer.
@@ -534,7 +535,7 @@ impl Aggregation {
 impl AggFunc {
     /// 64-bit words of the state this function keeps per CPU.
     pub(crate) fn state_words(&self) -> usize {
-        use crate::consume::aggfmt;
+        use crate::defs::agg;
         match self {
             AggFunc::Count | AggFunc::Sum => 1,
             // [number of values, extremum]: the count tells an unset CPU from a zero.
@@ -542,10 +543,10 @@ impl AggFunc {
             AggFunc::Avg => 2,
             // [count, sum, sum of squares (128 bits, low word first)]
             AggFunc::Stddev => 4,
-            AggFunc::Quantize => aggfmt::QUANTIZE_BUCKETS,
-            AggFunc::Lquantize { base, limit, step } => aggfmt::lquantize_bucket_count(*base, *limit, *step),
+            AggFunc::Quantize => agg::QUANTIZE_BUCKETS,
+            AggFunc::Lquantize { base, limit, step } => agg::lquantize_bucket_count(*base, *limit, *step),
             AggFunc::Llquantize { factor, low, high, nsteps } => {
-                aggfmt::llquantize_bucket_count(*factor, *low, *high, *nsteps)
+                agg::llquantize_bucket_count(*factor, *low, *high, *nsteps)
             }
         }
     }
@@ -601,7 +602,7 @@ pub(crate) struct Program {
     pub clause_locals: Vec<Variable>,
     /// String constants, without their terminating NUL.
     pub strings: Vec<Vec<u8>>,
-    pub formats: Vec<crate::consume::printf::Format>,
+    pub formats: Vec<crate::defs::printf_format::Format>,
     pub aggregations: Vec<Aggregation>,
     pub assoc_arrays: Vec<AssocArray>,
     pub strsize: usize,

@@ -1,4 +1,4 @@
 //! Semantic analysis: probe matching, name resolution and type checking.
 pub(crate) mod check;
 pub(crate) mod ir;
-pub(crate) mod ktypes;
+pub(crate) mod kernel_btf;

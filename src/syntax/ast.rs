@@ -7,6 +7,8 @@
 /// Byte range in the source text.
 pub type Span = std::ops::Range<usize>;
 
+pub use crate::defs::ops::{BinOp, UnOp};
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
     pub items: Vec<Item>,
@@ -135,44 +137,6 @@ pub enum ExprKind {
     Stringof(Box<Expr>),
     /// `xlate < type > ( expr )`
     Xlate(TypeName, Box<Expr>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnOp {
-    Neg,
-    Plus,
-    Not,
-    BitNot,
-    Deref,
-    AddrOf,
-    PreInc,
-    PreDec,
-    PostInc,
-    PostDec,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinOp {
-    Mul,
-    Div,
-    Mod,
-    Add,
-    Sub,
-    Shl,
-    Shr,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-    BitAnd,
-    BitXor,
-    BitOr,
-    LogAnd,
-    LogXor,
-    LogOr,
-    Comma,
 }
 
 /// A type as written in a cast, sizeof, declaration or translator.

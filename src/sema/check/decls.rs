@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::expr::{builtin, const_int};
+use super::types::{named_type, type_size};
 use super::*;
 use crate::provider::ProbeArg;
 
@@ -349,7 +351,7 @@ impl Checker<'_> {
             Type::Int { size, .. } => *size as usize,
             Type::Array(of, _) => self.type_align(of),
             Type::Struct(r) => {
-                let fields = self.ktypes.fields(r).unwrap_or_default();
+                let fields = self.kernel_btf.fields(r).unwrap_or_default();
                 fields.iter().filter_map(|f| f.ty.as_ref()).map(|t| self.type_align(t)).max().unwrap_or(1)
             }
             Type::String | Type::Void => 1,

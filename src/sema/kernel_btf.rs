@@ -36,7 +36,7 @@ pub(crate) struct MemberRef {
 }
 
 #[derive(Default)]
-pub(crate) struct KernelTypes {
+pub(crate) struct KernelBtf {
     btf: Option<Btf>,
     /// Records already looked up: each name lookup scans BTF's names.
     records: HashMap<(String, bool), Rc<Record>>,
@@ -46,7 +46,7 @@ pub(crate) struct KernelTypes {
     _copy: Option<std::fs::File>,
 }
 
-impl KernelTypes {
+impl KernelBtf {
     fn btf(&mut self) -> Result<&Btf, String> {
         if self.btf.is_none() {
             let btf = match Btf::from_file_with_backend(VMLINUX_BTF, Backend::Mmap) {
@@ -135,7 +135,7 @@ pub(crate) struct Field {
     pub typedef: Option<String>,
 }
 
-impl KernelTypes {
+impl KernelBtf {
     /// Every member of `record`, in order.
     pub(crate) fn fields(&mut self, record: &Record) -> Result<Vec<Field>, String> {
         let s = match &record.body {
@@ -182,7 +182,7 @@ pub(crate) enum KernelVariable {
     Unknown,
 }
 
-impl KernelTypes {
+impl KernelBtf {
     /// Looks `name` up among the kernel's data symbols (or any symbol of
     /// `module`). One pass over /proc/kallsyms, only for scripts that use
     /// the backquote.
@@ -224,7 +224,7 @@ impl KernelTypes {
     }
 }
 
-impl KernelTypes {
+impl KernelBtf {
     /// The number of arguments of raw tracepoint `name` on the running
     /// kernel, from the prototype BTF gives it (`btf_trace_<name>`, whose
     /// first parameter is the tracepoint's private data).
@@ -388,7 +388,7 @@ mod tests {
         if !std::path::Path::new(VMLINUX_BTF).exists() {
             return; // nothing to check against on a kernel without BTF
         }
-        let mut k = KernelTypes::default();
+        let mut k = KernelBtf::default();
         let task = k.record("task_struct", false).expect("btf").expect("task_struct");
         let comm = k.member(&task, "comm").expect("btf").expect("comm");
         assert_eq!(comm.kind, MemberKind::CharArray { len: 16 });
@@ -405,7 +405,7 @@ mod tests {
         if !std::path::Path::new(VMLINUX_BTF).exists() {
             return;
         }
-        let mut k = KernelTypes::default();
+        let mut k = KernelBtf::default();
         assert_eq!(k.tracepoint_arg_count("block_rq_complete"), Some(3));
         assert_eq!(k.tracepoint_arg_count("sched_switch").map(|n| n >= 3), Some(true));
         assert_eq!(k.tracepoint_arg_count("no_such_tracepoint"), None);
@@ -417,8 +417,19 @@ mod tests {
             return;
         }
         let (btf, _file) = map_a_copy().expect("copy");
-        let mut k = KernelTypes { btf: Some(btf), ..Default::default() };
+        let mut k = KernelBtf { btf: Some(btf), ..Default::default() };
         let task = k.record("task_struct", false).expect("btf").expect("task_struct");
         assert_eq!(k.member(&task, "comm").expect("btf").map(|m| m.kind), Some(MemberKind::CharArray { len: 16 }));
+    }
+}
+
+/// The kernel facts providers ask for when they enable probes.
+impl crate::provider::KernelFacts for KernelBtf {
+    fn tracepoint_arg_count(&mut self, name: &str) -> Option<usize> {
+        KernelBtf::tracepoint_arg_count(self, name)
+    }
+
+    fn has_struct(&mut self, name: &str) -> bool {
+        matches!(self.record(name, false), Ok(Some(_)))
     }
 }

@@ -1,0 +1,695 @@
+//! Statements, actions and subroutines: the statement list of a clause,
+//! each action's arguments and the records it lays out (trace(), printf()
+//! and its format checks, tracemem(), exit(), the destructive actions,
+//! speculation), and the subroutines' signatures and calls (alloca()
+//! included).
+
+use super::aggregations::{aggregation_target, is_aggregating_function, positive_const};
+use super::expr::{char_array, const_int, folded};
+use super::types::{type_size, value_layout};
+use super::*;
+use crate::defs::printf_format::{self as printf, ArgClass};
+use crate::syntax::ast::ExprKind;
+
+impl Checker<'_> {
+    /// Reserves alloca(size) bytes in the clause's alloca region. Sizes are
+    /// constants, so the region's size (and the verifier's bounds) are
+    /// known when the program is built.
+    pub(super) fn alloca(&mut self, size: &TExpr, span: &Span) -> Result<Subr> {
+        let Some(bytes) = folded(size) else {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                span,
+                "alloca( ) sizes that are not constant expressions are not supported yet",
+            ));
+        };
+        let offset = self.clause_alloca;
+        let end = offset + (bytes as usize).next_multiple_of(8);
+        if bytes as usize > MAX_ALLOCA || end > MAX_ALLOCA {
+            return Err(CompileError::new(
+                "D_ALLOCA_SIZE",
+                span,
+                format!("alloca( ) of more than {MAX_ALLOCA} bytes in one clause is not supported"),
+            ));
+        }
+        self.clause_alloca = end;
+        self.program.alloca_bytes = self.program.alloca_bytes.max(end);
+        Ok(Subr::Alloca { offset, size: bytes as usize })
+    }
+
+    pub(super) fn stmts(&mut self, stmts: &[ast::Stmt]) -> Result<Vec<TStmt>> {
+        let mut out = Vec::new();
+        for s in stmts {
+            self.stmt(s, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<TStmt>) -> Result<()> {
+        match &s.kind {
+            StmtKind::Empty => {}
+            StmtKind::Block(list) => {
+                for s in list {
+                    self.stmt(s, out)?;
+                }
+            }
+            StmtKind::Decl(decl) => self.declaration(decl)?,
+            StmtKind::If { cond, then, otherwise } => {
+                let c = self.scalar_expr(cond, "D_IF_SCALAR", "if-statement condition must be of scalar type")?;
+                let then = self.stmts(then)?;
+                let otherwise = match otherwise {
+                    Some(o) => self.stmts(o)?,
+                    None => Vec::new(),
+                };
+                out.push(TStmt::If { cond: c, then, otherwise });
+            }
+            StmtKind::Expr(e) => {
+                if let ExprKind::Assign(op, target, value) = &e.kind {
+                    if let Some((name, keys)) = aggregation_target(target) {
+                        self.check_order(ActionClass::Aggregation, &e.span)?;
+                        out.push(self.aggregate(*op, name, keys, value, &e.span)?);
+                        return Ok(());
+                    }
+                }
+                if let Some((name, _)) = aggregation_target(e) {
+                    return Err(CompileError::new(
+                        "D_AGG_NULL",
+                        &e.span,
+                        format!("expression has null effect: @{name}"),
+                    ));
+                }
+                if let ExprKind::Call { name, name_span, args } = &e.kind {
+                    if let Some(stmt) = self.action(name, name_span, args, &e.span)? {
+                        out.push(stmt);
+                        return Ok(());
+                    }
+                }
+                let e = self.expr(e)?;
+                out.push(TStmt::Expr(e));
+            }
+        }
+        Ok(())
+    }
+
+    /// printf() and system(): a constant format checked against its values;
+    /// returns the format's index in `Program::formats` and the values.
+    pub(super) fn formatted_action(
+        &mut self,
+        name: &str,
+        name_span: &Span,
+        args: &[ast::Expr],
+        span: &Span,
+    ) -> Result<(usize, Vec<TExpr>)> {
+        if args.is_empty() {
+            return Err(CompileError::new(
+                "D_PRINTF_ARG_PROTO",
+                name_span,
+                format!("{name}( ) prototype mismatch: 0 args passed, at least 1 expected"),
+            ));
+        }
+        let ExprKind::Str(fmt) = &args[0].kind else {
+            return Err(CompileError::new(
+                "D_PRINTF_ARG_FMT",
+                &args[0].span,
+                format!("{name}( ) argument #1 must be a string constant"),
+            ));
+        };
+        let format =
+            printf::parse_format(fmt).map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, e.to_string()))?;
+        let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
+        check_printf_args(name, &format, &values, span)?;
+        self.program.formats.push(format);
+        Ok((self.program.formats.len() - 1, values))
+    }
+
+    /// Notes a destructive action: tracing then needs -w (checked when
+    /// enabling, as DTrace does). panic() and breakpoint() stop the whole
+    /// machine and have no Linux BPF counterpart; chill() would spin in the
+    /// kernel, which BPF cannot do safely.
+    pub(super) fn destructive(&mut self, name: &str, name_span: &Span) -> Result<()> {
+        if let "panic" | "breakpoint" | "chill" = name {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                name_span,
+                format!("{name}( ) is not supported on Linux: BPF programs cannot do it safely"),
+            ));
+        }
+        self.program.destructive = true;
+        Ok(())
+    }
+
+    /// raise(sig), stop(), copyoutstr(): destructive actions that record nothing.
+    pub(super) fn destructive_action(
+        &mut self,
+        name: &str,
+        name_span: &Span,
+        args: &[ast::Expr],
+    ) -> Result<Option<TStmt>> {
+        let op = match name {
+            "raise" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                DestructiveOp::Signal(self.int_arg(name, &args[0])?)
+            }
+            "stop" => {
+                self.arity(name, name_span, args, 0, 0)?;
+                DestructiveOp::Signal(TExpr {
+                    kind: TKind::Int(libc::SIGSTOP as u64),
+                    ty: Type::Int { size: 4, signed: true, name: "int" },
+                    span: name_span.clone(),
+                })
+            }
+            "copyoutstr" => {
+                self.arity(name, name_span, args, 3, 3)?;
+                let text = self.expr(&args[0])?;
+                if text.ty != Type::String {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "string", &text.ty.name()));
+                }
+                let addr = self.expr(&args[1])?;
+                if !addr.ty.is_int() && !matches!(addr.ty, Type::Pointer(_)) {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[1].span, name, 2, "uintptr_t", &addr.ty.name()));
+                }
+                let max = self.expr(&args[2])?;
+                if !max.ty.is_int() {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[2].span, name, 3, "size_t", &max.ty.name()));
+                }
+                DestructiveOp::CopyOutStr { text, addr, max }
+            }
+            "copyout" => {
+                self.arity(name, name_span, args, 3, 3)?;
+                let mut checked = Vec::new();
+                for (i, (arg, want)) in args.iter().zip(["void *", "uintptr_t", "size_t"]).enumerate() {
+                    let e = self.expr(arg)?;
+                    let fits = e.ty.is_int() || (i < 2 && matches!(e.ty, Type::Pointer(_)));
+                    if !fits {
+                        return Err(incompatible_arg("D_PROTO_ARG", &arg.span, name, i + 1, want, &e.ty.name()));
+                    }
+                    checked.push(e);
+                }
+                let size = checked.pop();
+                let addr = checked.pop();
+                let buf = checked.pop();
+                let (Some(buf), Some(addr), Some(size)) = (buf, addr, size) else { return Ok(None) };
+                DestructiveOp::CopyOut { buf, addr, size }
+            }
+            // destructive() refuses these.
+            "panic" | "breakpoint" | "chill" => return self.destructive(name, name_span).map(|()| None),
+            _ => return Ok(None),
+        };
+        self.destructive(name, name_span)?;
+        Ok(Some(TStmt::Destructive(op)))
+    }
+
+    /// Actions (trace, printf, exit) are statements, not expressions.
+    pub(super) fn action(
+        &mut self,
+        name: &str,
+        name_span: &Span,
+        args: &[ast::Expr],
+        span: &Span,
+    ) -> Result<Option<TStmt>> {
+        if let Some(stmt) = self.destructive_action(name, name_span, args)? {
+            return Ok(Some(stmt));
+        }
+        let spec_op = match name {
+            "speculate" => Some(SpecOp::Speculate),
+            "commit" => Some(SpecOp::Commit),
+            "discard" => Some(SpecOp::Discard),
+            _ => None,
+        };
+        if let Some(op) = spec_op {
+            self.arity(name, name_span, args, 1, 1)?;
+            let id = self.int_arg(name, &args[0])?;
+            self.check_order(ActionClass::Spec(op), span)?;
+            return Ok(Some(TStmt::Speculation { op, id }));
+        }
+        let kind = match name {
+            "trace" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                if aggregation_target(&args[0]).is_some() {
+                    return Err(CompileError::new(
+                        "D_TRACE_AGG",
+                        &args[0].span,
+                        "trace( ) may not be applied to an aggregation",
+                    ));
+                }
+                let e = self.expr(&args[0])?;
+                if e.ty == Type::Void {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "trace", 1, "@", "void"));
+                }
+                if let Type::Struct(_) | Type::Array(..) = e.ty {
+                    copy_fits("a trace( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
+                }
+                (RecordKind::Trace, ActionKind::Record(vec![e]))
+            }
+            "print" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                let e = char_array(self.expr(&args[0])?);
+                let node = self.print_node(&e.ty, &args[0].span)?;
+                if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
+                    copy_fits("a print( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
+                }
+                (RecordKind::Print(node), ActionKind::Record(vec![e]))
+            }
+            "printf" => {
+                let (format, values) = self.formatted_action(name, name_span, args, span)?;
+                (RecordKind::Printf(format), ActionKind::Record(values))
+            }
+            // system() formats as printf() does; the consumer runs the result.
+            "system" => {
+                self.destructive(name, name_span)?;
+                let (format, values) = self.formatted_action(name, name_span, args, span)?;
+                (RecordKind::System(format), ActionKind::Record(values))
+            }
+            "printa" => self.printa(name_span, args, span)?,
+            "tracemem" => self.tracemem(name_span, args)?,
+            "stack" => {
+                self.arity(name, name_span, args, 0, 0)?;
+                self.program.uses_stack = true;
+                let id = TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() };
+                (RecordKind::Stack, ActionKind::Record(vec![id]))
+            }
+            "ustack" => {
+                let id = self.ustack(name, name_span, args, span)?;
+                (RecordKind::Stack, ActionKind::Record(vec![id]))
+            }
+            "trunc" => {
+                if args.is_empty() || args.len() > 2 {
+                    let bound = if args.is_empty() { "at least 1" } else { "no more than 2" };
+                    return Err(CompileError::new(
+                        "D_TRUNC_PROTO",
+                        name_span,
+                        format!("trunc( ) prototype mismatch: {} args passed, {bound} expected", args.len()),
+                    ));
+                }
+                let agg = self.aggregation_arg(name, "D_TRUNC", &args[0], 1)?;
+                let values = match args.get(1) {
+                    Some(n) => vec![self.scalar_arg(name, "D_TRUNC_SCALAR", n)?],
+                    None => Vec::new(),
+                };
+                (RecordKind::Trunc(agg), ActionKind::Record(values))
+            }
+            "clear" | "denormalize" => {
+                let tag = if name == "clear" { "D_CLEAR" } else { "D_NORMALIZE" };
+                if args.len() != 1 {
+                    return Err(CompileError::new(
+                        if name == "clear" { "D_CLEAR_PROTO" } else { "D_NORMALIZE_PROTO" },
+                        name_span,
+                        format!("{name}( ) prototype mismatch: {} args passed, 1 expected", args.len()),
+                    ));
+                }
+                let agg = self.aggregation_arg(name, tag, &args[0], 1)?;
+                let kind = if name == "clear" { RecordKind::Clear(agg) } else { RecordKind::Denormalize(agg) };
+                (kind, ActionKind::Record(Vec::new()))
+            }
+            "normalize" => {
+                if args.len() != 2 {
+                    return Err(CompileError::new(
+                        "D_NORMALIZE_PROTO",
+                        name_span,
+                        format!("normalize( ) prototype mismatch: {} args passed, 2 expected", args.len()),
+                    ));
+                }
+                let agg = self.aggregation_arg(name, "D_NORMALIZE", &args[0], 1)?;
+                let factor = self.scalar_arg(name, "D_NORMALIZE_SCALAR", &args[1])?;
+                (RecordKind::Normalize(agg), ActionKind::Record(vec![factor]))
+            }
+            "setopt" => {
+                self.arity(name, name_span, args, 1, 2)?;
+                let mut strings = Vec::new();
+                for (i, a) in args.iter().enumerate() {
+                    let ExprKind::Str(text) = &a.kind else {
+                        let ty = self.expr(a)?.ty.name();
+                        return Err(incompatible_arg("D_PROTO_ARG", &a.span, "setopt", i + 1, "string", &ty));
+                    };
+                    strings.push(String::from_utf8_lossy(text).into_owned());
+                }
+                let value = strings.get(1).cloned();
+                (RecordKind::Setopt { name: strings.swap_remove(0), value }, ActionKind::Record(Vec::new()))
+            }
+            "exit" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                (RecordKind::Exit, ActionKind::Exit(self.int_arg(name, &args[0])?))
+            }
+            _ => return Ok(None),
+        };
+        let (record_kind, kind) = kind;
+        let class = if record_kind == RecordKind::Exit { ActionClass::Exit } else { ActionClass::Data };
+        self.check_order(class, span)?;
+        let action = self.actions_in_clause;
+        if action >= 64 {
+            return Err(CompileError::new("D_ACT_MAX", span, "too many actions in one clause (the limit is 64)"));
+        }
+        self.actions_in_clause += 1;
+        let values = match (&kind, &record_kind) {
+            // tracemem's address stands for the memory it copies.
+            (ActionKind::Record(args), RecordKind::Tracemem { size }) => std::iter::once(ValueLayout::Memory(*size))
+                .chain(args[1..].iter().map(|a| value_layout(&a.ty)))
+                .collect(),
+            // print() and trace() record a struct's or an array's bytes, not its address.
+            (ActionKind::Record(args), RecordKind::Print(_) | RecordKind::Trace) => args
+                .iter()
+                .map(|a| match a.ty {
+                    Type::Struct(_) | Type::Array(..) => ValueLayout::Memory(type_size(&a.ty, self.opts.strsize)),
+                    _ => value_layout(&a.ty),
+                })
+                .collect(),
+            (ActionKind::Record(args), _) => args.iter().map(|a| value_layout(&a.ty)).collect(),
+            (ActionKind::Exit(_), _) => vec![ValueLayout::Int { size: 4, signed: true }],
+        };
+        let offset = self.record_offset;
+        self.record_offset += values.iter().map(|v| v.bytes(self.opts.strsize)).sum::<usize>();
+        self.layouts.push(ActionLayout { kind: record_kind, offset, values });
+        Ok(Some(TStmt::Action { action, kind }))
+    }
+
+    /// An `int` argument (exit, speculate, commit, discard).
+    pub(super) fn int_arg(&mut self, func: &str, arg: &ast::Expr) -> Result<TExpr> {
+        let e = self.expr(arg)?;
+        if !e.ty.is_int() {
+            return Err(incompatible_arg("D_PROTO_ARG", &arg.span, func, 1, "int", &e.ty.name()));
+        }
+        Ok(e)
+    }
+
+    /// tracemem(addr, size[, dsize]): `size` (a constant) bytes of kernel
+    /// memory; dsize, when given, says how many of them to print.
+    pub(super) fn tracemem(&mut self, name_span: &Span, args: &[ast::Expr]) -> Result<(RecordKind, ActionKind)> {
+        self.arity("tracemem", name_span, args, 2, usize::MAX)?;
+        if let Some(extra) = args.get(3) {
+            return Err(CompileError::new(
+                "D_TRACEMEM_ARGS",
+                &extra.span,
+                "tracemem ( ) prototype mismatch: expected at most 3 args",
+            ));
+        }
+        let addr = self.expr(&args[0])?;
+        if !addr.ty.is_scalar() {
+            let ty = addr.ty.name();
+            return Err(incompatible_arg("D_TRACEMEM_ADDR", &args[0].span, "tracemem", 1, "pointer or integer", &ty));
+        }
+        let size = positive_const(
+            &args[1],
+            "D_TRACEMEM_SIZE",
+            "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
+        )?;
+        let mut values = vec![addr];
+        if let Some(dsize) = args.get(2) {
+            let message = "tracemem ( ) dynamic size (argument #3) must be of scalar type";
+            values.push(self.scalar_expr(dsize, "D_TRACEMEM_DYNSIZE", message)?);
+        }
+        Ok((RecordKind::Tracemem { size: size as usize }, ActionKind::Record(values)))
+    }
+
+    /// `ustack([nframes[, strsize]])`: the user stack; strsize (for
+    /// Java frames in DTrace) is accepted and unused.
+    pub(super) fn ustack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        self.arity(name, name_span, args, 0, 2)?;
+        let frames = match args.first() {
+            None => 0,
+            Some(arg) => match const_int(arg) {
+                Some(n) if (1..=255).contains(&n) => n as u8,
+                _ => {
+                    return Err(CompileError::new(
+                        "D_USTACK_FRAMES",
+                        &arg.span,
+                        "ustack( ) argument #1 must be a non-zero positive integer constant",
+                    ))
+                }
+            },
+        };
+        if let Some(arg) = args.get(1) {
+            if const_int(arg).is_none_or(|n| n < 0) {
+                return Err(CompileError::new(
+                    "D_USTACK_STRSIZE",
+                    &arg.span,
+                    "ustack( ) argument #2 must be a positive integer constant",
+                ));
+            }
+        }
+        self.program.uses_ustack = true;
+        Ok(TExpr { kind: TKind::UStackId(frames), ty: Type::Stack, span: span.clone() })
+    }
+
+    pub(super) fn arity(&self, name: &str, span: &Span, args: &[ast::Expr], min: usize, max: usize) -> Result<()> {
+        if args.len() < min || args.len() > max {
+            let expected = if min == max {
+                format!("{min}")
+            } else if args.len() < min {
+                format!("at least {min}")
+            } else {
+                format!("at most {max}")
+            };
+            return Err(CompileError::new(
+                "D_PROTO_LEN",
+                span,
+                format!(
+                    "{name}( ) prototype mismatch: {} arg{} passed, {expected} expected",
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn subroutine(
+        &mut self,
+        name: &str,
+        name_span: &Span,
+        args: &[ast::Expr],
+        span: &Span,
+    ) -> Result<TExpr> {
+        match name {
+            "stack" => {
+                self.arity(name, name_span, args, 0, 0)?;
+                self.program.uses_stack = true;
+                Ok(TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() })
+            }
+            "ustack" => self.ustack(name, name_span, args, span),
+            "progenyof" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                let pid = self.expr(&args[0])?;
+                if !pid.ty.is_int() {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "pid_t", &pid.ty.name()));
+                }
+                let task = self.kernel_record("task_struct", false, span)?;
+                let offset = |k: &mut KernelBtf, m: &str| -> Result<usize> {
+                    match k.member(&task, m) {
+                        Ok(Some(r)) => Ok(r.offset),
+                        _ => Err(CompileError::new("D_TYPE_ERR", span, format!("the kernel's task_struct has no {m}"))),
+                    }
+                };
+                let parent_offset = offset(&mut self.kernel_btf, "real_parent")?;
+                let tgid_offset = offset(&mut self.kernel_btf, "tgid")?;
+                Ok(TExpr {
+                    kind: TKind::Progenyof { pid: Box::new(pid), parent_offset, tgid_offset },
+                    ty: Type::INT,
+                    span: span.clone(),
+                })
+            }
+            "copyinstr" => {
+                self.arity(name, name_span, args, 1, 2)?;
+                let addr = self.expr(&args[0])?;
+                if !addr.ty.is_int() {
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "uintptr_t", &addr.ty.name()));
+                }
+                Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
+            }
+            "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt"
+            | "tracemem" | "speculate" | "commit" | "discard" | "system" | "raise" | "stop" | "copyout"
+            | "copyoutstr" | "chill" | "panic" | "breakpoint" => Err(CompileError::new(
+                "D_PROTO_ARG",
+                name_span,
+                format!("{name}( ) may not be used as an expression; it is an action"),
+            )),
+            _ if is_aggregating_function(name) => Err(CompileError::new(
+                "D_CG_EXPR",
+                name_span,
+                format!(
+                    "aggregating function {name}( ) may not be called from a D expression (D program context required)"
+                ),
+            )),
+            _ => match subroutine_signature(name) {
+                Some(signature) => self.call_subroutine(name, name_span, args, signature, span),
+                None => {
+                    Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action")))
+                }
+            },
+        }
+    }
+
+    /// A call of a subroutine with a signature in [`subroutine_signature`].
+    pub(super) fn call_subroutine(
+        &mut self,
+        name: &str,
+        name_span: &Span,
+        args: &[ast::Expr],
+        (subr, params, result): (Subr, &'static [&'static str], Type),
+        span: &Span,
+    ) -> Result<TExpr> {
+        let required = params.iter().filter(|p| !p.ends_with('?')).count();
+        self.arity(name, name_span, args, required, params.len())?;
+        let mut values = Vec::new();
+        for (i, (a, param)) in args.iter().zip(params).enumerate() {
+            let e = self.expr(a)?;
+            // A char array passed for a pointer is its address, as in C.
+            let e = if param.ends_with('*') { char_array(e) } else { e };
+            let param = param.trim_end_matches('?');
+            let want_string = param.starts_with("string");
+            let ok = match param {
+                "string" => e.ty == Type::String,
+                // strtok(NULL, delim) goes on from the previous call's position.
+                "string or NULL" => e.ty == Type::String || is_null_constant(&e),
+                _ if param.ends_with('*') => e.ty.is_scalar() || matches!(e.ty, Type::Array(..)),
+                _ => e.ty.is_int(),
+            };
+            if !ok {
+                let prototype = if want_string { "const char *" } else { param };
+                return Err(incompatible_arg("D_PROTO_ARG", &a.span, name, i + 1, prototype, &e.ty.name()));
+            }
+            values.push(e);
+        }
+        if matches!(subr, Subr::Basename | Subr::Dirname) {
+            // Their result for a name without a directory part.
+            self.intern(b".");
+        }
+        if subr == Subr::Strtok {
+            self.program.uses_strtok = true;
+        }
+        let subr = match subr {
+            Subr::Alloca { .. } => self.alloca(&values[0], &args[0].span)?,
+            other => other,
+        };
+        Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
+    }
+}
+
+/// The most alloca() memory one clause may use.
+pub(super) const MAX_ALLOCA: usize = 4096;
+
+/// NULL or a literal 0, where a subroutine takes a pointer.
+pub(super) fn is_null_constant(e: &TExpr) -> bool {
+    matches!(e.kind, TKind::Int(0)) && e.ty.is_scalar()
+}
+
+/// A subroutine's kind, parameters (`?` marks an optional one; "string or
+/// NULL" also takes NULL or 0) and result type.
+pub(super) fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'static str], Type)> {
+    let size_t = Type::Int { size: 8, signed: false, name: "size_t" };
+    let u16 = Type::Int { size: 2, signed: false, name: "uint16_t" };
+    let u32 = Type::Int { size: 4, signed: false, name: "uint32_t" };
+    Some(match name {
+        "strlen" => (Subr::Strlen, &["string"], size_t),
+        "strjoin" => (Subr::Strjoin, &["string", "string"], Type::String),
+        "substr" => (Subr::Substr, &["string", "int", "int?"], Type::String),
+        "toupper" => (Subr::Toupper, &["string"], Type::String),
+        "tolower" => (Subr::Tolower, &["string"], Type::String),
+        "basename" => (Subr::Basename, &["string"], Type::String),
+        "dirname" => (Subr::Dirname, &["string"], Type::String),
+        "strchr" => (Subr::Strchr, &["string", "char"], Type::String),
+        "strrchr" => (Subr::Strrchr, &["string", "char"], Type::String),
+        "strstr" => (Subr::Strstr, &["string", "string"], Type::String),
+        "index" => (Subr::Index, &["string", "string", "int?"], Type::INT),
+        "rindex" => (Subr::Rindex, &["string", "string", "int?"], Type::INT),
+        "strtok" => (Subr::Strtok, &["string or NULL", "string"], Type::String),
+        "cleanpath" => (Subr::Cleanpath, &["string"], Type::String),
+        "lltostr" => (Subr::Lltostr, &["int64_t"], Type::String),
+        "htons" | "ntohs" => (Subr::ByteSwap(16), &["uint16_t"], u16),
+        "htonl" | "ntohl" => (Subr::ByteSwap(32), &["uint32_t"], u32),
+        "htonll" | "ntohll" => (Subr::ByteSwap(64), &["uint64_t"], Type::UINT64),
+        "rand" => (Subr::Rand, &[], Type::INT),
+        "getmajor" => (Subr::Getmajor, &["dev_t"], Type::Int { size: 4, signed: false, name: "major_t" }),
+        "inet_ntoa" => (Subr::InetNtoa, &["ipaddr_t *"], Type::String),
+        "inet_ntoa6" => (Subr::InetNtoa6, &["in6_addr_t *"], Type::String),
+        "inet_ntop" => (Subr::InetNtop, &["int", "void *"], Type::String),
+        "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
+        "__dtrace_psargs" => (Subr::Psargs, &["uintptr_t", "uintptr_t"], Type::String),
+        // The offset and size of alloca's memory are filled in by `Checker::alloca`.
+        "alloca" => (Subr::Alloca { offset: 0, size: 0 }, &["size_t"], Type::Pointer(Box::new(Type::Void))),
+        "bcopy" => (Subr::Bcopy, &["void *", "void *", "size_t"], Type::Void),
+        "copyinto" => (Subr::Copyinto, &["uintptr_t", "size_t", "void *"], Type::Void),
+        "speculation" => (Subr::Speculation, &[], Type::INT),
+        "getminor" => (Subr::Getminor, &["dev_t"], Type::Int { size: 4, signed: false, name: "minor_t" }),
+        _ => return None,
+    })
+}
+
+/// DTrace's message for an argument whose type the function does not take.
+pub(super) fn incompatible_arg(
+    tag: &'static str,
+    span: &Span,
+    func: &str,
+    position: usize,
+    prototype: &str,
+    argument: &str,
+) -> CompileError {
+    CompileError::new(
+        tag,
+        span,
+        format!("{func}( ) argument #{position} is incompatible with prototype:\n\tprototype: {prototype}\n\t argument: {argument}"),
+    )
+}
+
+/// What a printf conversion sees of a D type.
+pub(super) fn arg_class(ty: &Type) -> ArgClass {
+    match ty {
+        Type::String => ArgClass::String,
+        Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
+        Type::Pointer(_) => ArgClass::Pointer,
+        Type::Void | Type::Struct(_) | Type::Array(..) | Type::Stack => ArgClass::Other,
+    }
+}
+
+pub(super) fn check_printf_args(action: &str, format: &printf::Format, values: &[TExpr], span: &Span) -> Result<()> {
+    if format.is_empty() {
+        return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message(action)));
+    }
+    let mut next = 0;
+    for conv in format.conversions() {
+        if conv.takes_aggregation_value() {
+            return Err(CompileError::new(
+                "D_PRINTF_AGG_CONV",
+                span,
+                printf::Conversion::aggregation_only_message(action),
+            ));
+        }
+        let stars = conv.star_args();
+        for k in 0..conv.args_consumed() {
+            // `*` width/precision arguments come first and must be integers.
+            let is_star = k < stars;
+            let precision = is_star && !(k == 0 && matches!(conv.width, printf::Count::FromArg));
+            let Some(arg) = values.get(next) else {
+                let message = if is_star {
+                    conv.missing_star_message(action, precision)
+                } else {
+                    conv.missing_value_message(action)
+                };
+                return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, message));
+            };
+            let class = arg_class(&arg.ty);
+            if is_star && !printf::Conversion::star_accepts(&class) {
+                return Err(CompileError::new(
+                    "D_PRINTF_ARG_TYPE",
+                    &arg.span,
+                    conv.incompatible_star_message(action, next + 2, precision, &arg.ty.name()),
+                ));
+            }
+            if !is_star && !conv.accepts(&class) {
+                return Err(CompileError::new(
+                    "D_PRINTF_ARG_TYPE",
+                    &arg.span,
+                    conv.incompatible_message(action, Some(next + 2), &arg.ty.name()),
+                ));
+            }
+            next += 1;
+        }
+    }
+    if next < values.len() {
+        return Err(CompileError::new(
+            "D_PRINTF_ARG_EXTRA",
+            &values[next].span,
+            printf::Format::extra_args_message(action, next),
+        ));
+    }
+    Ok(())
+}

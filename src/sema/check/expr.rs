@@ -1,0 +1,996 @@
+//! Expression typing: literals, identifiers and built-in variables, unary
+//! and binary operators (with pointer arithmetic), member access on D and
+//! kernel types (bit-fields included), indexing of pointers and associative
+//! arrays, assignment targets, and the constant folding that aggregating
+//! functions and alloca() need.
+
+use super::types::{arith_result, int_constant_type, pointee, promote, type_size};
+use super::*;
+use crate::sema::kernel_btf::MemberKind;
+use crate::syntax::ast::{BinOp, ExprKind, UnOp};
+
+impl Checker<'_> {
+    /// `base->name` (arrow) or `base.name`: the member's value, read from the
+    /// kernel at the struct's address plus the member's offset.
+    pub(super) fn member_access(&mut self, base: &ast::Expr, name: &str, arrow: bool, span: &Span) -> Result<TExpr> {
+        let base = self.expr_any(base)?;
+        if let TKind::Xlate { translator, input } = base.kind {
+            if arrow != matches!(base.ty, Type::Pointer(_)) {
+                return Err(member_operand_error(arrow, &base.ty, span));
+            }
+            return self.translated_member(translator, *input, name, span);
+        }
+        let record = match (&base.ty, arrow) {
+            (Type::Pointer(to), true) => match &**to {
+                Type::Struct(r) => r.clone(),
+                _ => return Err(member_operand_error(arrow, &base.ty, span)),
+            },
+            (Type::Struct(r), false) => r.clone(),
+            _ => return Err(member_operand_error(arrow, &base.ty, span)),
+        };
+        let record = self.completed(record);
+        let found = self.kernel_btf.member(&record, name).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
+        let Some(member) = found else {
+            let kind = if record.union { "union" } else { "struct" };
+            return Err(CompileError::new(
+                "D_MEMBER_NAME",
+                span,
+                format!("{name} is not a member of {kind} {}", record.name),
+            ));
+        };
+        let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
+        let addr_ty = Type::Pointer(Box::new(Type::Void));
+        let addr = typed(TKind::Offset(Box::new(base), member.offset as u64), addr_ty);
+        match member.kind {
+            MemberKind::CharArray { len } => Ok(typed(TKind::LoadStr(Box::new(addr), len), Type::String)),
+            MemberKind::Value(ty) => value_at(addr, ty, span),
+            MemberKind::Bitfield { ty, shift, bits } => Ok(bitfield(addr, ty, shift, bits, span)),
+        }
+    }
+
+    /// Whether `base[...]` indexes an associative array rather than a
+    /// pointer or array: a global or self-> name that is not a scalar
+    /// variable (assignment declares associative arrays on first use).
+    pub(super) fn names_assoc_array(&self, base: &ast::Expr) -> bool {
+        let (scope, name) = match &base.kind {
+            ExprKind::Ident(name) if !is_predefined(name) => (Scope::Global, name),
+            ExprKind::SelfVar(name) => (Scope::Thread, name),
+            _ => return false,
+        };
+        self.lookup_var(scope, name).is_none_or(|(_, ty)| pointee(&ty).is_none())
+    }
+
+    /// `base[index]` where base is a pointer or an array: the element.
+    pub(super) fn pointer_index(&mut self, base: TExpr, keys: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        if keys.len() != 1 {
+            return Err(CompileError::new(
+                "D_OP_INDEX",
+                span,
+                format!("operator [ ] applied to type {} requires exactly one index", base.ty.name()),
+            ));
+        }
+        let index = self.expr(&keys[0])?;
+        let elem = self.pointer_add(BinOp::Add, base, index, span)?;
+        self.deref(elem, span)
+    }
+
+    /// `*p`: the value p points at.
+    pub(super) fn deref(&mut self, e: TExpr, span: &Span) -> Result<TExpr> {
+        match &e.ty {
+            Type::Pointer(to) | Type::Array(to, _) => {
+                let to = self.resolved((**to).clone());
+                value_at(TExpr { ty: Type::Pointer(Box::new(Type::Void)), ..e }, to, span)
+            }
+            other => Err(CompileError::new(
+                "D_DEREF_NONPTR",
+                span,
+                format!("operator * requires an operand of pointer type: \"{}\"", other.name()),
+            )),
+        }
+    }
+
+    /// Pointer arithmetic as in C: `p + n` and `p - n` move by n elements,
+    /// `p - q` counts the elements between. Arrays decay to pointers.
+    pub(super) fn pointer_add(&mut self, op: BinOp, l: TExpr, r: TExpr, span: &Span) -> Result<TExpr> {
+        let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
+        let (ptr, int) = match (pointee(&l.ty), pointee(&r.ty)) {
+            (Some(a), Some(b)) if op == BinOp::Sub => {
+                let (a, b) = (self.resolved(a), self.resolved(b));
+                if a != b {
+                    return Err(CompileError::new(
+                        "D_OP_INCOMPAT",
+                        span,
+                        format!("operands have incompatible types: \"{}\" - \"{}\"", l.ty.name(), r.ty.name()),
+                    ));
+                }
+                let size = type_size(&a, self.opts.strsize).max(1) as u64;
+                let diff = typed(
+                    TKind::Binary { op, signed: true, lhs: Box::new(l), rhs: Box::new(r) },
+                    Type::Int { size: 8, signed: true, name: "ptrdiff_t" },
+                );
+                let count = TKind::Binary {
+                    op: BinOp::Div,
+                    signed: true,
+                    lhs: Box::new(diff.clone()),
+                    rhs: Box::new(typed(TKind::Int(size), Type::INT64)),
+                };
+                return Ok(typed(count, diff.ty));
+            }
+            (Some(_), None) if r.ty.is_int() => (l, r),
+            (None, Some(_)) if l.ty.is_int() && op == BinOp::Add => (r, l),
+            _ => {
+                return Err(CompileError::new(
+                    "D_OP_INCOMPAT",
+                    span,
+                    format!(
+                        "operands have incompatible types: \"{}\" {} \"{}\"",
+                        l.ty.name(),
+                        binop_text(op),
+                        r.ty.name()
+                    ),
+                ))
+            }
+        };
+        let elem = self.resolved(pointee(&ptr.ty).expect("checked above"));
+        // void * moves by bytes, as GCC and DTrace allow.
+        let size = match elem {
+            Type::Void => 1,
+            ref t => type_size(t, self.opts.strsize) as u64,
+        };
+        let int = typed(TKind::Cast(Box::new(int)), Type::INT64);
+        let scaled = if size == 1 {
+            int
+        } else {
+            let size = typed(TKind::Int(size), Type::INT64);
+            typed(TKind::Binary { op: BinOp::Mul, signed: true, lhs: Box::new(int), rhs: Box::new(size) }, Type::INT64)
+        };
+        let ty = Type::Pointer(Box::new(elem));
+        Ok(typed(TKind::Binary { op, signed: false, lhs: Box::new(ptr), rhs: Box::new(scaled) }, ty))
+    }
+
+    /// An expression that must be an integer or a pointer.
+    pub(super) fn scalar_expr(&mut self, e: &ast::Expr, tag: &'static str, message: &str) -> Result<TExpr> {
+        let typed = self.expr(e)?;
+        if !typed.ty.is_scalar() {
+            return Err(CompileError::new(tag, &e.span, message));
+        }
+        Ok(typed)
+    }
+
+    pub(super) fn expr(&mut self, e: &ast::Expr) -> Result<TExpr> {
+        let value = self.expr_any(e)?;
+        if let TKind::Xlate { .. } = value.kind {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                &e.span,
+                format!("a translated {} can only be used with -> or . yet", value.ty.name()),
+            ));
+        }
+        Ok(value)
+    }
+
+    /// An expression, including a translated struct (`xlate`, `curpsinfo`),
+    /// which only member access may use.
+    pub(super) fn expr_any(&mut self, e: &ast::Expr) -> Result<TExpr> {
+        let span = e.span.clone();
+        let typed = |kind, ty| TExpr { kind, ty, span: e.span.clone() };
+        Ok(match &e.kind {
+            ExprKind::Int { value, suffix, decimal } => {
+                typed(TKind::Int(*value), int_constant_type(*value, *suffix, *decimal))
+            }
+            ExprKind::Char(c) => typed(TKind::Int(*c as u64), Type::INT),
+            ExprKind::Str(bytes) => {
+                if bytes.len() >= self.opts.strsize {
+                    return Err(CompileError::new("D_STR_LEN", &span, "string literal is longer than strsize"));
+                }
+                let index = self.intern(bytes);
+                typed(TKind::Str(index), Type::String)
+            }
+            ExprKind::Float(_) => {
+                return Err(CompileError::new("D_FLOAT", &span, "floating-point constants are not permitted"))
+            }
+            ExprKind::Ident(name) if name == "curthread" => {
+                let task = self.kernel_record("task_struct", false, &span)?;
+                typed(TKind::Builtin(Builtin::Curthread), Type::Pointer(Box::new(Type::Struct(task))))
+            }
+            ExprKind::Arrow(base, member) => return self.member_access(base, member, true, &span),
+            ExprKind::Member(base, member) => return self.member_access(base, member, false, &span),
+            ExprKind::Ident(name) if self.bindings.iter().any(|(param, _)| param == name) => {
+                let (_, input) = self.bindings.iter().rev().find(|(param, _)| param == name).expect("just found");
+                TExpr { span, ..input.clone() }
+            }
+            ExprKind::Ident(name) if builtin(name).is_none() && self.declares_value(name) => {
+                return self.declared_value(name, &span)
+            }
+            ExprKind::Xlate(target, operand) => return self.xlate(target, operand, &span),
+            ExprKind::Backquote { module, name } => return self.kernel_variable(module.as_deref(), name, &span),
+            ExprKind::Offsetof(tn, member) => {
+                let ty = self.type_name(tn)?;
+                let Type::Struct(record) = &ty else {
+                    return Err(CompileError::new(
+                        "D_OFFSETOF_TYPE",
+                        &span,
+                        format!("offsetof operand must be a struct or union type: {}", ty.name()),
+                    ));
+                };
+                let found = self
+                    .kernel_btf
+                    .member(record, member)
+                    .map_err(|why| CompileError::new("D_TYPE_ERR", &span, why))?;
+                match found {
+                    Some(m) if !matches!(m.kind, MemberKind::Bitfield { .. }) => {
+                        typed(TKind::Int(m.offset as u64), Type::Int { size: 8, signed: false, name: "size_t" })
+                    }
+                    Some(_) => {
+                        return Err(CompileError::new(
+                            "D_OFFSETOF_BITFIELD",
+                            &span,
+                            format!("cannot take offset of a bit-field: {member}"),
+                        ))
+                    }
+                    None => {
+                        return Err(CompileError::new(
+                            "D_UNKNOWN",
+                            &span,
+                            format!("{} is not a member of {}", member, ty.name()),
+                        ))
+                    }
+                }
+            }
+            ExprKind::Ident(name) => match builtin(name) {
+                Some((b, ty)) => {
+                    match b {
+                        Builtin::Ppid => self.program.uses_ppid = true,
+                        Builtin::Stackdepth => self.program.uses_stackdepth = true,
+                        Builtin::Vtimestamp => self.program.uses_vtimestamp = true,
+                        Builtin::Arg(_) => self.program.uses_args = true,
+                        Builtin::ProbeProv | Builtin::ProbeMod | Builtin::ProbeFunc | Builtin::ProbeName => {
+                            self.program.uses_probe_names = true
+                        }
+                        _ => {}
+                    }
+                    typed(TKind::Builtin(b), ty)
+                }
+                None => match (self.lookup_var(Scope::Global, name), builtin_constant(name)) {
+                    (Some((var, ty)), _) => typed(TKind::Var(var), ty),
+                    // D's NULL: a void pointer 0.
+                    (None, _) if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
+                    (None, Some(value)) => typed(TKind::Int(value), Type::INT),
+                    (None, None) => {
+                        return Err(CompileError::new(
+                            "D_IDENT_UNDEF",
+                            &span,
+                            format!("failed to resolve {name}: Unknown variable name"),
+                        ))
+                    }
+                },
+            },
+            ExprKind::SelfVar(name) => match self.lookup_var(Scope::Thread, name) {
+                Some((var, ty)) => typed(TKind::Var(var), ty),
+                // As in DTrace, a self-> variable must be assigned (earlier in
+                // the program) before it is read; at run time it reads 0
+                // until this thread assigns it.
+                None => return Err(undeclared(&format!("self->{name}"), &span)),
+            },
+            ExprKind::ThisVar(name) => match self.lookup_var(Scope::Clause, name) {
+                Some((var, ty)) => typed(TKind::Var(var), ty),
+                None => return Err(undeclared(&format!("this->{name}"), &span)),
+            },
+            ExprKind::MacroArg(n) => self.macro_arg(*n, &span)?,
+            ExprKind::MacroStr(n) => match self.opts.macro_args.get(*n as usize) {
+                Some(s) => return self.expr(&ast::Expr { kind: ExprKind::Str(s.as_bytes().to_vec()), span }),
+                None => {
+                    return Err(CompileError::new(
+                        "D_MACRO_UNDEF",
+                        &span,
+                        format!("macro argument $${n} is not defined"),
+                    ))
+                }
+            },
+            ExprKind::MacroVar(name) => {
+                let value = match name.as_str() {
+                    "pid" => Some(std::process::id()),
+                    "ppid" => Some(std::os::unix::process::parent_id()),
+                    "uid" => Some(unsafe_free_getuid()),
+                    "target" => self.opts.target_pid,
+                    _ => None,
+                };
+                match value {
+                    Some(v) => typed(TKind::Int(v as u64), Type::INT),
+                    None => {
+                        return Err(CompileError::new(
+                            "D_MACRO_UNDEF",
+                            &span,
+                            format!("failed to resolve ${name}: Unknown variable name"),
+                        ))
+                    }
+                }
+            }
+            ExprKind::Unary(op, inner) => self.unary(*op, inner, &span)?,
+            ExprKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs, &span)?,
+            ExprKind::Ternary(c, a, b) => {
+                let c = self.expr(c)?;
+                if !c.ty.is_scalar() {
+                    return Err(CompileError::new(
+                        "D_OP_SCALAR",
+                        &span,
+                        "operator ?: must be applied to a scalar condition",
+                    ));
+                }
+                let a = self.expr(a)?;
+                let b = self.expr(b)?;
+                let ty = match (&a.ty, &b.ty) {
+                    (Type::String, Type::String) => Type::String,
+                    (x, y) if x.is_int() && y.is_int() => arith_result(x, y),
+                    _ => {
+                        return Err(CompileError::new(
+                            "D_OP_INCOMPAT",
+                            &span,
+                            "operator ?: operands must have compatible types",
+                        ))
+                    }
+                };
+                typed(TKind::Ternary(Box::new(c), Box::new(a), Box::new(b)), ty)
+            }
+            ExprKind::Assign(op, target, value) => self.assign(*op, target, value, &span)?,
+            ExprKind::Call { name, name_span, args } => self.subroutine(name, name_span, args, &span)?,
+            ExprKind::Cast(tn, inner) => {
+                let ty = self.type_name(tn)?;
+                let inner = self.expr(inner)?;
+                match (&ty, &inner.ty) {
+                    (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
+                    // Pointers and integers convert freely, as in C (both are 8 bytes here).
+                    (Type::Pointer(_), t) | (Type::Int { .. }, t @ Type::Pointer(_)) if t.is_scalar() => {
+                        typed(TKind::Cast(Box::new(inner)), ty)
+                    }
+                    (Type::String, Type::String) => inner,
+                    _ => {
+                        return Err(CompileError::new(
+                            "D_CAST_INVAL",
+                            &span,
+                            format!("invalid cast expression: \"{}\" to \"{}\"", inner.ty.name(), ty.name()),
+                        ))
+                    }
+                }
+            }
+            ExprKind::SizeofType(tn) => {
+                let ty = self.type_name(tn)?;
+                let ty = self.resolved(ty);
+                typed(
+                    TKind::Int(type_size(&ty, self.opts.strsize) as u64),
+                    Type::Int { size: 8, signed: false, name: "size_t" },
+                )
+            }
+            ExprKind::SizeofExpr(inner) => {
+                let inner = char_array(self.expr(inner)?);
+                typed(
+                    TKind::Int(type_size(&inner.ty, self.opts.strsize) as u64),
+                    Type::Int { size: 8, signed: false, name: "size_t" },
+                )
+            }
+            // A string as it is; an integer or a pointer as the address of a
+            // string in kernel memory, as DTrace treats them.
+            ExprKind::Stringof(inner) => {
+                let inner = self.expr(inner)?;
+                match &inner.ty {
+                    Type::String => inner,
+                    Type::Int { .. } | Type::Pointer(_) => {
+                        let len = self.opts.strsize;
+                        typed(TKind::LoadStr(Box::new(inner), len), Type::String)
+                    }
+                    Type::Array(elem, len) if **elem == Type::CHAR || matches!(**elem, Type::Int { size: 1, .. }) => {
+                        let len = *len;
+                        typed(TKind::LoadStr(Box::new(inner), len), Type::String)
+                    }
+                    other => {
+                        return Err(CompileError::new(
+                            "D_STRINGOF_TYPE",
+                            &span,
+                            format!("cannot apply stringof to a value of type {}", other.name()),
+                        ))
+                    }
+                }
+            }
+            ExprKind::Aggregation(name) => {
+                return Err(CompileError::new(
+                    "D_AGG_SCALAR",
+                    &span,
+                    format!("aggregation @{name} may not be used in an expression"),
+                ))
+            }
+            ExprKind::Index(base, _) if matches!(base.kind, ExprKind::Aggregation(_)) => {
+                return Err(CompileError::new(
+                    "D_AGG_SCALAR",
+                    &span,
+                    "an aggregation's value may not be used in an expression",
+                ))
+            }
+            ExprKind::Index(base, keys) if matches!(&base.kind, ExprKind::Ident(n) if n == "args") => {
+                return self.probe_arg(keys, &span)
+            }
+            ExprKind::Index(base, keys) if !self.names_assoc_array(base) => {
+                let base = char_array(self.expr(base)?);
+                if pointee(&base.ty).is_none() {
+                    return Err(CompileError::new(
+                        "D_OP_INDEX",
+                        &span,
+                        format!("operator [ ] cannot be applied to type {}", base.ty.name()),
+                    ));
+                }
+                return self.pointer_index(base, keys, &span);
+            }
+            ExprKind::Index(base, keys) => {
+                let (place, ty) = self.element(base, keys, None, &span)?;
+                let Place::Element { array, keys } = place else { unreachable!("element() returns elements") };
+                typed(TKind::Element { array, keys }, ty)
+            }
+        })
+    }
+
+    pub(super) fn macro_arg(&mut self, n: u32, span: &Span) -> Result<TExpr> {
+        let Some(text) = self.opts.macro_args.get(n as usize) else {
+            return Err(CompileError::new("D_MACRO_UNDEF", span, format!("macro argument ${n} is not defined")));
+        };
+        // An argument that looks like an integer is an integer; else a string (DTrace
+        // would treat it as an identifier; a string is what scripts mean in practice).
+        let parsed = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            u64::from_str_radix(hex, 16).ok()
+        } else if text.starts_with('-') {
+            text.parse::<i64>().ok().map(|v| v as u64)
+        } else {
+            text.parse::<u64>().ok()
+        };
+        match parsed {
+            Some(v) => {
+                let ty = if (v as i64) >= i32::MIN as i64 && (v as i64) <= i32::MAX as i64 {
+                    Type::INT
+                } else {
+                    Type::INT64
+                };
+                Ok(TExpr { kind: TKind::Int(v), ty, span: span.clone() })
+            }
+            None => self.expr(&ast::Expr { kind: ExprKind::Str(text.as_bytes().to_vec()), span: span.clone() }),
+        }
+    }
+
+    pub(super) fn unary(&mut self, op: UnOp, inner: &ast::Expr, span: &Span) -> Result<TExpr> {
+        match op {
+            UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
+                let (place, ty) = self.lvalue(inner, Type::INT)?;
+                if !ty.is_int() {
+                    return Err(CompileError::new(
+                        "D_OP_SCALAR",
+                        span,
+                        format!("operator {} requires operand of scalar type", unop_text(op)),
+                    ));
+                }
+                let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) { 1 } else { -1 };
+                let post = matches!(op, UnOp::PostInc | UnOp::PostDec);
+                Ok(TExpr { kind: TKind::IncDec { place, delta, post }, ty, span: span.clone() })
+            }
+            UnOp::Plus => {
+                let e = self.expr(inner)?;
+                self.require_int(&e, unop_text(op), span)?;
+                Ok(e)
+            }
+            UnOp::Neg | UnOp::BitNot | UnOp::Not => {
+                let e = self.expr(inner)?;
+                let accepted = if op == UnOp::Not { e.ty.is_scalar() } else { e.ty.is_int() };
+                if !accepted {
+                    // DTrace names the kind of operand each operator needs.
+                    let (tag, kind) = match op {
+                        UnOp::Neg => ("D_OP_ARITH", "arithmetic"),
+                        UnOp::BitNot => ("D_OP_INT", "integral"),
+                        _ => ("D_OP_SCALAR", "scalar"),
+                    };
+                    return Err(CompileError::new(
+                        tag,
+                        span,
+                        format!("operator {} requires an operand of {kind} type", unop_text(op)),
+                    ));
+                }
+                let ty = if op == UnOp::Not { Type::INT } else { promote(&e.ty) };
+                let kind = match op {
+                    UnOp::Neg => TKind::Neg(Box::new(e)),
+                    UnOp::BitNot => TKind::BitNot(Box::new(e)),
+                    _ => TKind::Not(Box::new(e)),
+                };
+                Ok(TExpr { kind, ty, span: span.clone() })
+            }
+            UnOp::Deref => {
+                let e = char_array(self.expr(inner)?);
+                self.deref(e, span)
+            }
+            // &p->m, &a[i], &*p: the address the value would be read from.
+            UnOp::AddrOf => {
+                let e = match &inner.kind {
+                    ExprKind::Arrow(..)
+                    | ExprKind::Member(..)
+                    | ExprKind::Index(..)
+                    | ExprKind::Unary(UnOp::Deref, _)
+                    | ExprKind::Backquote { .. } => self.expr(inner)?,
+                    _ => {
+                        return Err(CompileError::new(
+                            "D_ADDROF_LVAL",
+                            span,
+                            "unacceptable operand for unary & operator",
+                        ))
+                    }
+                };
+                let (addr, to) = match e.kind {
+                    TKind::Load(addr) => (*addr, e.ty),
+                    TKind::LoadStr(addr, len) => (*addr, Type::Array(Box::new(Type::CHAR), len)),
+                    _ if matches!(e.ty, Type::Struct(_) | Type::Array(..)) => {
+                        (TExpr { ty: Type::Void, ..e.clone() }, e.ty)
+                    }
+                    _ => {
+                        return Err(CompileError::new(
+                            "D_ADDROF_LVAL",
+                            span,
+                            "unacceptable operand for unary & operator",
+                        ))
+                    }
+                };
+                Ok(TExpr { ty: Type::Pointer(Box::new(to)), ..addr })
+            }
+        }
+    }
+
+    pub(super) fn require_int(&self, e: &TExpr, op: &str, span: &Span) -> Result<()> {
+        if e.ty.is_int() {
+            Ok(())
+        } else {
+            Err(CompileError::new("D_OP_INT", span, format!("operator {op} requires an operand of integral type")))
+        }
+    }
+
+    pub(super) fn binary(&mut self, op: BinOp, lhs: &ast::Expr, rhs: &ast::Expr, span: &Span) -> Result<TExpr> {
+        let l = self.expr(lhs)?;
+        let r = self.expr(rhs)?;
+        let text = binop_text(op);
+        let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
+        if op == BinOp::Comma {
+            let ty = r.ty.clone();
+            return Ok(typed(TKind::Binary { op, signed: false, lhs: Box::new(l), rhs: Box::new(r) }, ty));
+        }
+        if matches!(op, BinOp::LogAnd | BinOp::LogOr | BinOp::LogXor) {
+            if !l.ty.is_scalar() || !r.ty.is_scalar() {
+                return Err(CompileError::new(
+                    "D_OP_SCALAR",
+                    span,
+                    format!("operator {text} requires operands of scalar type"),
+                ));
+            }
+            return Ok(typed(TKind::Logical { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
+        }
+        let relational = matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne);
+        let arithmetic = matches!(op, BinOp::Add | BinOp::Sub);
+        let (l, r) = if arithmetic { (char_array(l), char_array(r)) } else { (l, r) };
+        if arithmetic && (pointee(&l.ty).is_some() || pointee(&r.ty).is_some()) {
+            return self.pointer_add(op, l, r, span);
+        }
+        if l.ty == Type::String || r.ty == Type::String {
+            if relational && l.ty == r.ty {
+                return Ok(typed(TKind::StrCmp { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
+            }
+            match op {
+                BinOp::Mul | BinOp::Div => {
+                    return Err(CompileError::new(
+                        "D_OP_ARITH",
+                        span,
+                        format!("operator {text} requires operands of arithmetic type"),
+                    ))
+                }
+                BinOp::Mod | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                    return Err(CompileError::new(
+                        "D_OP_INT",
+                        span,
+                        format!("operator {text} requires operands of integral type"),
+                    ))
+                }
+                _ => {}
+            }
+            return Err(CompileError::new(
+                "D_OP_INCOMPAT",
+                span,
+                format!("operands have incompatible types: \"{}\" {text} \"{}\"", l.ty.name(), r.ty.name()),
+            ));
+        }
+        // Pointers compare with pointers and with integers (NULL, 0), unsigned.
+        if relational && l.ty.is_scalar() && r.ty.is_scalar() && !(l.ty.is_int() && r.ty.is_int()) {
+            return Ok(typed(TKind::Binary { op, signed: false, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
+        }
+
+        if !l.ty.is_int() || !r.ty.is_int() {
+            return Err(CompileError::new(
+                "D_OP_INT",
+                span,
+                format!("operator {text} requires operands of integral type"),
+            ));
+        }
+        if matches!(op, BinOp::Div | BinOp::Mod) && matches!(r.kind, TKind::Int(0)) {
+            return Err(CompileError::new("D_DIV_ZERO", span, "expression contains division by zero"));
+        }
+        let common = arith_result(&l.ty, &r.ty);
+        let signed = matches!(common, Type::Int { signed: true, .. });
+        let (signed, ty) = match op {
+            // Shifts take the type of the promoted left operand.
+            BinOp::Shl | BinOp::Shr => {
+                let t = promote(&l.ty);
+                (matches!(t, Type::Int { signed: true, .. }), t)
+            }
+            _ if relational => (signed, Type::INT),
+            _ => (signed, common),
+        };
+        Ok(typed(TKind::Binary { op, signed, lhs: Box::new(l), rhs: Box::new(r) }, ty))
+    }
+
+    /// Resolves an assignable expression; unknown globals, thread-locals and
+    /// associative arrays are created with `default_ty` (D declares them by
+    /// first assignment).
+    pub(super) fn lvalue(&mut self, target: &ast::Expr, default_ty: Type) -> Result<(Place, Type)> {
+        let (scope, name) = match &target.kind {
+            // NULL is a constant, not a variable.
+            ExprKind::Ident(name) if name == "NULL" => {
+                return Err(CompileError::new(
+                    "D_OP_LVAL",
+                    &target.span,
+                    "operator = requires modifiable lvalue as an operand",
+                ))
+            }
+            ExprKind::Ident(name) => {
+                if is_predefined(name) {
+                    return Err(CompileError::new(
+                        "D_OP_WRITE",
+                        &target.span,
+                        format!("operator = cannot be applied to a built-in variable: {name}"),
+                    ));
+                }
+                (Scope::Global, name)
+            }
+            ExprKind::SelfVar(name) => (Scope::Thread, name),
+            ExprKind::ThisVar(name) => (Scope::Clause, name),
+            ExprKind::Index(base, keys) => return self.element(base, keys, Some(default_ty), &target.span),
+            _ => {
+                return Err(CompileError::new(
+                    "D_OP_LVAL",
+                    &target.span,
+                    "operator = requires modifiable lvalue as an operand",
+                ))
+            }
+        };
+        if let Some((var, ty)) = self.lookup_var(scope, name) {
+            return Ok((Place::Var(var), ty));
+        }
+        let var = self.new_var(scope, name, default_ty.clone());
+        Ok((Place::Var(var), default_ty))
+    }
+
+    /// `name[keys]` or `self->name[keys]`. With `create`, an unknown array is
+    /// declared with that value type; without, it must exist.
+    pub(super) fn element(
+        &mut self,
+        base: &ast::Expr,
+        keys: &[ast::Expr],
+        create: Option<Type>,
+        span: &Span,
+    ) -> Result<(Place, Type)> {
+        let (thread_local, name) = match &base.kind {
+            ExprKind::Ident(name) if !is_predefined(name) => (false, name.clone()),
+            ExprKind::SelfVar(name) => (true, name.clone()),
+            _ => {
+                return Err(CompileError::new(
+                    "D_UNSUPPORTED",
+                    &base.span,
+                    "only global and self-> associative arrays can be indexed yet",
+                ))
+            }
+        };
+        let shown = if thread_local { format!("self->{name}") } else { name.clone() };
+        let scope = if thread_local { Scope::Thread } else { Scope::Global };
+        if self.lookup_var(scope, &name).is_some() {
+            return Err(CompileError::new(
+                "D_OP_INDEX",
+                span,
+                format!("operator [ ] cannot be applied to {shown}: it is not an associative array"),
+            ));
+        }
+        let keys: Vec<TExpr> = keys.iter().map(|k| self.expr(k)).collect::<Result<_>>()?;
+        let mut columns = Vec::new();
+        if thread_local {
+            columns.push(KeyColumn { ty: Type::Int { size: 4, signed: true, name: "id_t" }, bytes: 8 });
+        }
+        for k in &keys {
+            if !matches!(k.ty, Type::String | Type::Int { .. } | Type::Pointer(_) | Type::Stack) {
+                return Err(CompileError::new(
+                    "D_KEY_TYPE",
+                    &k.span,
+                    format!("{shown}[ ] keys of type {} are not supported", k.ty.name()),
+                ));
+            }
+            columns.push(self.key_column(k));
+        }
+        let found = self.program.assoc_arrays.iter().position(|a| a.name == name && a.thread_local == thread_local);
+        let index = match (found, create) {
+            (Some(i), _) => {
+                let array = &mut self.program.assoc_arrays[i];
+                let skip = usize::from(thread_local);
+                let expected = array.keys.len() - skip;
+                if expected != keys.len() {
+                    return Err(CompileError::new(
+                        "D_PROTO_LEN",
+                        span,
+                        format!(
+                            "{shown}[ ] prototype mismatch: {} key{} passed, {expected} expected",
+                            keys.len(),
+                            if keys.len() == 1 { "" } else { "s" }
+                        ),
+                    ));
+                }
+                for (k, (have, new)) in array.keys.iter_mut().zip(&columns).enumerate().skip(skip) {
+                    if (have.ty == Type::String) != (new.ty == Type::String) {
+                        return Err(CompileError::new(
+                            "D_PROTO_ARG",
+                            &keys[k - skip].span,
+                            format!(
+                                "{shown}[ ] key #{} is incompatible with prototype:\n\tprototype: {}\n\t      key: {}",
+                                k - skip + 1,
+                                have.ty.name(),
+                                new.ty.name()
+                            ),
+                        ));
+                    }
+                    have.bytes = have.bytes.max(new.bytes);
+                }
+                i
+            }
+            (None, Some(value)) => {
+                if !(value.is_scalar() || value == Type::String) {
+                    return Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        span,
+                        format!("associative arrays of {} are not supported yet", value.name()),
+                    ));
+                }
+                self.program.assoc_arrays.push(AssocArray { name, thread_local, keys: columns, value });
+                self.program.assoc_arrays.len() - 1
+            }
+            (None, None) => return Err(undeclared(&shown, span)),
+        };
+        let ty = self.program.assoc_arrays[index].value.clone();
+        Ok((Place::Element { array: index, keys }, ty))
+    }
+
+    pub(super) fn assign(
+        &mut self,
+        op: Option<BinOp>,
+        target: &ast::Expr,
+        value: &ast::Expr,
+        span: &Span,
+    ) -> Result<TExpr> {
+        let value = self.expr(value)?;
+        if value.ty == Type::Void {
+            return Err(CompileError::new(
+                "D_OP_VOID",
+                span,
+                "operator = cannot be applied to an operand of type void",
+            ));
+        }
+        let (place, ty) = self.lvalue(target, value.ty.clone())?;
+        // `str = NULL` frees the variable, as DTrace frees dynamic variables set to 0.
+        let is_null = matches!(value.kind, TKind::Int(0)) && matches!(value.ty, Type::Pointer(_));
+        if ty == Type::String && is_null && op.is_none() {
+            return Ok(TExpr { kind: TKind::ClearVar(place), ty, span: span.clone() });
+        }
+        let compatible = match (&ty, &value.ty) {
+            (Type::String, Type::String) => op.is_none(),
+            (Type::Struct(a), Type::Struct(b)) => {
+                copy_fits("a variable", &ty, self.opts.strsize, span)?;
+                op.is_none()
+                    && self.completed(a.clone()) == self.completed(b.clone())
+                    && !matches!(place, Place::Element { .. })
+            }
+            (Type::Pointer(_), Type::Pointer(_)) => op.is_none(),
+            (a, b) => a.is_int() && b.is_int(),
+        };
+        if !compatible {
+            let text = op.map_or("=".to_string(), |o| format!("{}=", binop_text(o)));
+            return Err(CompileError::new(
+                "D_OP_INCOMPAT",
+                span,
+                format!("operands have incompatible types: \"{}\" {text} \"{}\"", ty.name(), value.ty.name()),
+            ));
+        }
+        let signed = matches!(arith_result(&ty, &value.ty), Type::Int { signed: true, .. }) || ty == Type::String;
+        Ok(TExpr { kind: TKind::Assign { place, op, signed, value: Box::new(value) }, ty, span: span.clone() })
+    }
+}
+
+/// Names D defines, which a script cannot assign or index: the built-in
+/// variables, curthread, NULL and the integer constants.
+pub(super) fn is_predefined(name: &str) -> bool {
+    builtin(name).is_some() || name == "curthread" || name == "NULL" || builtin_constant(name).is_some()
+}
+
+/// Integer constants D defines for scripts (Linux's address families).
+pub(super) fn builtin_constant(name: &str) -> Option<u64> {
+    match name {
+        "AF_INET" => Some(2),
+        "AF_INET6" => Some(10),
+        _ => None,
+    }
+}
+
+/// The value of an integer constant expression (literals, negation, and
+/// simple arithmetic on them), as aggregating-function parameters need.
+/// The value of a typed integer expression made of constants (`sizeof (x) * 2`).
+pub(super) fn folded(e: &TExpr) -> Option<u64> {
+    match &e.kind {
+        TKind::Int(v) => Some(*v),
+        TKind::Cast(inner) => folded(inner),
+        TKind::Binary { op, lhs, rhs, .. } => {
+            let (l, r) = (folded(lhs)?, folded(rhs)?);
+            match op {
+                BinOp::Add => l.checked_add(r),
+                BinOp::Sub => l.checked_sub(r),
+                BinOp::Mul => l.checked_mul(r),
+                BinOp::Div => l.checked_div(r),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn const_int(e: &ast::Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int { value, .. } => Some(*value as i64),
+        ExprKind::Char(c) => Some(*c),
+        ExprKind::Unary(UnOp::Neg, inner) => const_int(inner).map(i64::wrapping_neg),
+        ExprKind::Unary(UnOp::Plus, inner) => const_int(inner),
+        ExprKind::Binary(op, l, r) => {
+            let (l, r) = (const_int(l)?, const_int(r)?);
+            match op {
+                BinOp::Add => Some(l.wrapping_add(r)),
+                BinOp::Sub => Some(l.wrapping_sub(r)),
+                BinOp::Mul => Some(l.wrapping_mul(r)),
+                BinOp::Div => l.checked_div(r),
+                BinOp::Shl => Some(l.wrapping_shl(r as u32)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn member_operand_error(arrow: bool, ty: &Type, span: &Span) -> CompileError {
+    let (op, wants) = if arrow { ("->", "a pointer to a struct or union") } else { (".", "a struct or union") };
+    CompileError::new(
+        "D_OP_SOU",
+        span,
+        format!("operator {op} cannot be applied to type \"{}\": it needs {wants}", ty.name()),
+    )
+}
+
+pub(super) fn undeclared(name: &str, span: &Span) -> CompileError {
+    CompileError::new("D_VAR_UNDEF", span, format!("{name} has not yet been declared or assigned"))
+}
+
+/// A char array member read as a string, seen as the array again (for
+/// indexing and pointer arithmetic); anything else unchanged.
+pub(super) fn char_array(e: TExpr) -> TExpr {
+    match e.kind {
+        TKind::LoadStr(addr, len) => TExpr { ty: Type::Array(Box::new(Type::CHAR), len), ..*addr },
+        _ => e,
+    }
+}
+
+/// The value of type `ty` stored at `addr`: integers and pointers are read
+/// from memory; a struct or an array is its address.
+pub(super) fn value_at(addr: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
+    match ty {
+        Type::Int { .. } | Type::Pointer(_) => Ok(TExpr { kind: TKind::Load(Box::new(addr)), ty, span: span.clone() }),
+        // The address itself, whatever computed it (Offset keeps the
+        // computation's own type for the code generator).
+        Type::Struct(_) | Type::Array(..) => {
+            Ok(TExpr { kind: TKind::Offset(Box::new(addr), 0), ty, span: span.clone() })
+        }
+        _ => Err(CompileError::new("D_DEREF_VOID", span, "cannot dereference pointer to type void")),
+    }
+}
+
+/// A bit-field's value: the bytes that hold it, shifted down and masked
+/// (signed fields sign-extended by shifting up and back down).
+pub(super) fn bitfield(addr: TExpr, ty: Type, shift: u32, bits: u32, span: &Span) -> TExpr {
+    let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
+    // The storage unit is the field's type, at its aligned offset: reading
+    // it stays inside the struct.
+    let unit = match ty {
+        Type::Int { size, .. } => size,
+        _ => 8,
+    };
+    let storage = typed(TKind::Load(Box::new(addr)), Type::Int { size: unit, signed: false, name: "uint64_t" });
+    let signed = matches!(ty, Type::Int { signed: true, .. });
+    let binary = |op, lhs, by: u32| {
+        let rhs = typed(TKind::Int(by as u64), Type::INT);
+        typed(
+            TKind::Binary { op, signed, lhs: Box::new(lhs), rhs: Box::new(rhs) },
+            Type::Int { size: 8, signed, name: "int64_t" },
+        )
+    };
+    let up = binary(BinOp::Shl, storage, 64 - shift - bits);
+    let value = binary(BinOp::Shr, up, 64 - bits);
+    typed(TKind::Cast(Box::new(value)), ty)
+}
+
+pub(super) fn builtin(name: &str) -> Option<(Builtin, Type)> {
+    let int = |name| Type::Int { size: 4, signed: true, name };
+    let uint = |name| Type::Int { size: 4, signed: false, name };
+    Some(match name {
+        "arg0" | "arg1" | "arg2" | "arg3" | "arg4" | "arg5" | "arg6" | "arg7" | "arg8" | "arg9" => {
+            (Builtin::Arg(name.as_bytes()[3] - b'0'), Type::INT64)
+        }
+        "pid" => (Builtin::Pid, int("pid_t")),
+        "tid" => (Builtin::Tid, int("id_t")),
+        "ppid" => (Builtin::Ppid, int("pid_t")),
+        "uid" => (Builtin::Uid, uint("uid_t")),
+        "gid" => (Builtin::Gid, uint("gid_t")),
+        "execname" => (Builtin::Execname, Type::String),
+        "timestamp" => (Builtin::Timestamp, Type::UINT64),
+        "walltimestamp" => (Builtin::Walltimestamp, Type::INT64),
+        "cpu" => (Builtin::Cpu, int("processorid_t")),
+        "probeprov" => (Builtin::ProbeProv, Type::String),
+        "probemod" => (Builtin::ProbeMod, Type::String),
+        "probefunc" => (Builtin::ProbeFunc, Type::String),
+        "probename" => (Builtin::ProbeName, Type::String),
+        "errno" => (Builtin::Errno, Type::INT),
+        "id" => (Builtin::Id, Type::UINT),
+        "epid" => (Builtin::Epid, Type::UINT),
+        "vtimestamp" => (Builtin::Vtimestamp, Type::UINT64),
+        "stackdepth" => (Builtin::Stackdepth, Type::Int { size: 4, signed: false, name: "uint32_t" }),
+        _ => return None,
+    })
+}
+
+pub(super) fn unsafe_free_getuid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+pub(super) fn unop_text(op: UnOp) -> &'static str {
+    match op {
+        UnOp::Neg => "-",
+        UnOp::Plus => "+",
+        UnOp::Not => "!",
+        UnOp::BitNot => "~",
+        UnOp::Deref => "*",
+        UnOp::AddrOf => "&",
+        UnOp::PreInc | UnOp::PostInc => "++",
+        UnOp::PreDec | UnOp::PostDec => "--",
+    }
+}
+
+pub(crate) fn binop_text(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Shl => "<<",
+        BinOp::Shr => ">>",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::BitAnd => "&",
+        BinOp::BitXor => "^",
+        BinOp::BitOr => "|",
+        BinOp::LogAnd => "&&",
+        BinOp::LogXor => "^^",
+        BinOp::LogOr => "||",
+        BinOp::Comma => ",",
+    }
+}

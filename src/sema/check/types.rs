@@ -1,0 +1,284 @@
+//! D's types as the checker builds them: type names and specifiers (D's
+//! own, typedefs, and the running kernel's structs, unions and variables),
+//! the sizes and record layouts of values (`sizeof`, `var_bytes`, what a
+//! record holds and what print() walks), C's integer promotions and usual
+//! arithmetic conversions, and the predefined type names the parser asks
+//! about.
+
+use super::expr::value_at;
+use super::*;
+use crate::sema::kernel_btf::KernelVariable;
+
+impl Checker<'_> {
+    pub(super) fn type_spec(&mut self, spec: &ast::TypeSpec, span: &Span) -> Result<Type> {
+        let ty = match spec {
+            ast::TypeSpec::Builtin { words, .. } => {
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                int_type_from_words(&words)
+            }
+            ast::TypeSpec::Named { name, .. } => match kernel_typedef(name) {
+                Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
+                None => self.typedef_named(name),
+            },
+            ast::TypeSpec::Struct(record) => return self.record_type(record, false, span),
+            ast::TypeSpec::Union(record) => return self.record_type(record, true, span),
+            ast::TypeSpec::Enum(e) => return self.enum_type(e),
+        };
+        ty.ok_or_else(|| CompileError::new("D_UNSUPPORTED", span, "this type is not supported yet"))
+    }
+
+    /// A type name as in casts and sizeof: specifiers and an abstract declarator.
+    pub(super) fn type_name(&mut self, tn: &ast::TypeName) -> Result<Type> {
+        let base = self.type_spec(&tn.spec, &tn.span)?;
+        self.declarator_type(base, &tn.ops, &tn.span)
+    }
+
+    /// A struct or union of the running kernel, by name.
+    pub(super) fn kernel_record(&mut self, name: &str, union: bool, span: &Span) -> Result<std::rc::Rc<Record>> {
+        let kind = if union { "union" } else { "struct" };
+        match self.kernel_btf.record(name, union) {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(CompileError::new(
+                "D_TYPE_ERR",
+                span,
+                format!("failed to resolve type {kind} {name}: Unknown type name"),
+            )),
+            Err(why) => Err(CompileError::new("D_TYPE_ERR", span, why)),
+        }
+    }
+
+    /// `` `name ``: a kernel variable at its /proc/kallsyms address. The
+    /// kernel's BTF gives no types for (non-per-CPU) variables, so its value
+    /// reads as a `long`; other types via a cast of its address:
+    /// `*(int *)&`nr_threads`.
+    pub(super) fn kernel_variable(&mut self, module: Option<&str>, name: &str, span: &Span) -> Result<TExpr> {
+        let shown = match module {
+            Some(m) => format!("{m}`{name}"),
+            None => format!("`{name}"),
+        };
+        match self.kernel_btf.variable(module, name) {
+            KernelVariable::At(addr) => {
+                let addr =
+                    TExpr { kind: TKind::Int(addr), ty: Type::Pointer(Box::new(Type::Void)), span: span.clone() };
+                value_at(addr, Type::Int { size: 8, signed: true, name: "long" }, span)
+            }
+            KernelVariable::PerCpu => Err(CompileError::new(
+                "D_UNSUPPORTED",
+                span,
+                format!("{shown} is a per-CPU variable; those are not supported yet"),
+            )),
+            KernelVariable::Unknown => {
+                Err(CompileError::new("D_SYM_BADREF", span, format!("failed to resolve {shown}: Unknown symbol name")))
+            }
+        }
+    }
+
+    /// How print() shows a value of type `ty`: the type's shape, with every
+    /// member of a struct (nested structs included, pointers not followed).
+    pub(super) fn print_node(&mut self, ty: &Type, span: &Span) -> Result<PrintNode> {
+        let kind = match ty {
+            Type::Int { size, signed, name } => {
+                PrintKind::Int { size: *size as usize, char: *size == 1 && *signed && name.ends_with("char") }
+            }
+            Type::Pointer(_) => PrintKind::Pointer,
+            Type::String => PrintKind::String,
+            Type::Array(elem, len) => PrintKind::Array {
+                elem: Box::new(self.print_node(elem, span)?),
+                len: *len,
+                elem_size: type_size(elem, self.opts.strsize),
+            },
+            Type::Struct(record) => {
+                let record = &self.completed(record.clone());
+                let fields =
+                    self.kernel_btf.fields(record).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
+                let mut members = Vec::new();
+                for f in fields {
+                    let Some(ty) = f.ty else { continue };
+                    let mut node = self.print_node(&ty, span)?;
+                    if let Some(typedef) = f.typedef {
+                        node.name = typedef;
+                    }
+                    members.push(PrintMember { name: f.name, bit_offset: f.bit_offset, bits: f.bits, node });
+                }
+                PrintKind::Record(members)
+            }
+            Type::Void | Type::Stack => {
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    span,
+                    format!(
+                        "print( ) argument #1 is incompatible with prototype:\n\tprototype: @\n\t argument: {}",
+                        ty.name()
+                    ),
+                ))
+            }
+        };
+        Ok(PrintNode { name: ty.name(), kind })
+    }
+}
+
+/// The largest struct or array print() records or a variable holds.
+pub(super) const MAX_COPY_BYTES: usize = 8192;
+
+pub(super) fn value_layout(ty: &Type) -> ValueLayout {
+    match ty {
+        Type::String => ValueLayout::Str,
+        Type::Int { size, signed, .. } => ValueLayout::Int { size: *size, signed: *signed },
+        Type::Pointer(_) | Type::Struct(_) | Type::Array(..) => ValueLayout::Int { size: 8, signed: false },
+        Type::Stack => ValueLayout::Stack,
+        Type::Void => ValueLayout::Int { size: 8, signed: true },
+    }
+}
+
+/// sizeof: the type's size in C terms (a string is strsize bytes).
+pub(super) fn type_size(ty: &Type, strsize: usize) -> usize {
+    match ty {
+        Type::Int { size, .. } => *size as usize,
+        Type::String => strsize,
+        Type::Pointer(_) | Type::Stack => 8,
+        Type::Struct(r) => r.size,
+        Type::Array(of, len) => type_size(of, strsize) * len,
+        Type::Void => 1,
+    }
+}
+
+/// A struct or array copied whole (into a record or a variable) must fit
+/// MAX_COPY_BYTES; `into` says where it goes.
+pub(super) fn copy_fits(into: &str, ty: &Type, strsize: usize, span: &Span) -> Result<()> {
+    let size = type_size(ty, strsize);
+    if size > MAX_COPY_BYTES {
+        return Err(CompileError::new(
+            "D_UNSUPPORTED",
+            span,
+            format!("copying more than {MAX_COPY_BYTES} bytes into {into} is not supported ({} has {size})", ty.name()),
+        ));
+    }
+    Ok(())
+}
+
+/// What a pointer or an array (decaying to a pointer) points at.
+pub(super) fn pointee(ty: &Type) -> Option<Type> {
+    match ty {
+        Type::Pointer(to) | Type::Array(to, _) => Some((**to).clone()),
+        _ => None,
+    }
+}
+
+/// Bytes a variable of this type occupies (8-byte aligned).
+pub(crate) fn var_bytes(ty: &Type, strsize: usize) -> usize {
+    ty.by_reference_size(strsize).map_or(8, |n| n.next_multiple_of(8))
+}
+
+/// C's type of an integer constant: the first of int, long (and their
+/// unsigned forms for hex/octal or a `u` suffix) that holds the value.
+pub(super) fn int_constant_type(value: u64, suffix: ast::IntSuffix, decimal: bool) -> Type {
+    let fits_int = value <= i32::MAX as u64;
+    let fits_uint = value <= u32::MAX as u64;
+    let fits_long = value <= i64::MAX as u64;
+    match (suffix.unsigned, suffix.long) {
+        (false, 0) if fits_int => Type::INT,
+        (false, 0) if !decimal && fits_uint => Type::UINT,
+        (true, 0) if fits_uint => Type::UINT,
+        (false, _) if fits_long => Type::Int { size: 8, signed: true, name: "long" },
+        _ => Type::Int { size: 8, signed: false, name: "unsigned long" },
+    }
+}
+
+/// Integer promotion: anything narrower than int becomes int.
+pub(super) fn promote(ty: &Type) -> Type {
+    match ty {
+        Type::Int { size, .. } if *size < 4 => Type::INT,
+        other => other.clone(),
+    }
+}
+
+/// C's usual arithmetic conversions.
+pub(super) fn arith_result(a: &Type, b: &Type) -> Type {
+    let (a, b) = (promote(a), promote(b));
+    match (&a, &b) {
+        (Type::Int { size: sa, signed: ga, .. }, Type::Int { size: sb, signed: gb, .. }) => {
+            if sa > sb {
+                a.clone()
+            } else if sb > sa {
+                b.clone()
+            } else if !ga {
+                a.clone()
+            } else if !gb {
+                b.clone()
+            } else {
+                a.clone()
+            }
+        }
+        _ => a,
+    }
+}
+
+/// D's built-in integer types spelled with C keywords.
+pub(super) fn int_type_from_words(words: &[&str]) -> Option<Type> {
+    let unsigned = words.contains(&"unsigned");
+    let longs = words.iter().filter(|w| **w == "long").count();
+    let (size, name_s, name_u) = if words.contains(&"char") {
+        (1, "char", "unsigned char")
+    } else if words.contains(&"short") {
+        (2, "short", "unsigned short")
+    } else if longs >= 2 {
+        (8, "long long", "unsigned long long")
+    } else if longs == 1 {
+        (8, "long", "unsigned long")
+    } else if words.contains(&"void") {
+        return Some(Type::Void);
+    } else {
+        (4, "int", "unsigned int")
+    };
+    Some(Type::Int { size, signed: !unsigned, name: if unsigned { name_u } else { name_s } })
+}
+
+/// Whether D knows `name` as a type name (for the parser).
+pub(crate) fn is_type_name(name: &str) -> bool {
+    named_type(name).is_some() || kernel_typedef(name).is_some()
+}
+
+/// D's predefined typedefs of kernel structs: the struct's name in the
+/// running kernel's BTF.
+pub(super) fn kernel_typedef(name: &str) -> Option<&'static str> {
+    match name {
+        "in6_addr_t" => Some("in6_addr"),
+        _ => None,
+    }
+}
+
+/// D's predefined typedefs for integers, and `string`.
+pub(crate) fn named_type(name: &str) -> Option<Type> {
+    let t = |size, signed, name| Some(Type::Int { size, signed, name });
+    match name {
+        "string" => Some(Type::String),
+        "int8_t" => t(1, true, "int8_t"),
+        "int16_t" => t(2, true, "int16_t"),
+        "int32_t" => t(4, true, "int32_t"),
+        "int64_t" => t(8, true, "int64_t"),
+        "uint8_t" => t(1, false, "uint8_t"),
+        "uint16_t" => t(2, false, "uint16_t"),
+        "uint32_t" => t(4, false, "uint32_t"),
+        "uint64_t" => t(8, false, "uint64_t"),
+        "intptr_t" => t(8, true, "intptr_t"),
+        "uintptr_t" => t(8, false, "uintptr_t"),
+        "size_t" => t(8, false, "size_t"),
+        "ssize_t" => t(8, true, "ssize_t"),
+        "off_t" => t(8, true, "off_t"),
+        "pid_t" => t(4, true, "pid_t"),
+        "id_t" => t(4, true, "id_t"),
+        "uid_t" => t(4, false, "uid_t"),
+        "gid_t" => t(4, false, "gid_t"),
+        "uint_t" => t(4, false, "uint_t"),
+        "uchar_t" => t(1, false, "uchar_t"),
+        "ushort_t" => t(2, false, "ushort_t"),
+        "ulong_t" => t(8, false, "ulong_t"),
+        "u_longlong_t" => t(8, false, "u_longlong_t"),
+        "longlong_t" => t(8, true, "longlong_t"),
+        "processorid_t" => t(4, true, "processorid_t"),
+        "hrtime_t" => t(8, true, "hrtime_t"),
+        "ipaddr_t" => t(4, false, "ipaddr_t"),
+        "dev_t" => t(8, false, "dev_t"),
+        _ => None,
+    }
+}
