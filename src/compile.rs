@@ -143,6 +143,13 @@ pub(crate) fn compile(
 /// tests of the front end.
 #[cfg(test)]
 pub(crate) fn compile_description(src: &str) -> Result<crate::sema::ir::Program, String> {
+    compile_for_test(src).map(|c| c.program)
+}
+
+/// `src` compiled as `dtrace -n src` would, with default options, through
+/// code generation: for tests of the code generator.
+#[cfg(test)]
+pub(crate) fn compile_for_test(src: &str) -> Result<Compiled, String> {
     let mut options = crate::flags::Options::default();
     let mut registry = crate::provider::Registry::new();
     let sources = [crate::flags::ProgramSource::Description(src.to_string())];
@@ -153,14 +160,13 @@ pub(crate) fn compile_description(src: &str) -> Result<crate::sema::ir::Program,
         &mut registry,
         Context { zero_matches_ok: false, target_pid: None },
     )
-    .map(|c| c.program)
 }
 
 /// The D library files every script sees whatever its providers:
 /// psinfo_t and lwpsinfo_t, which curpsinfo and curlwpsinfo are.
-const CORE_LIBRARY: &[(&str, &str)] = &[("procfs.d", include_str!("../providers/procfs.d"))];
+const CORE_LIBRARY: &[(&str, &str)] = &[("procfs.d", include_str!("../d-library/procfs.d"))];
 
-/// The D library files every script sees (`providers/*.d`, built in): the
+/// The D library files every script sees (`d-library/*.d`, built in): the
 /// core ones and each provider's.
 pub(crate) fn parse_library(registry: &Registry) -> Result<Vec<(String, ast::Program)>, String> {
     CORE_LIBRARY

@@ -2,6 +2,8 @@
 //! outcome to DTrace's exit status (0 success, 1 error, 2 usage, or the
 //! status a script passed to exit()).
 
+#[cfg(test)]
+mod architecture_tests;
 mod codegen;
 mod compile;
 mod consume;

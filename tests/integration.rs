@@ -407,7 +407,7 @@ mod syscall_provider {
         std::thread::sleep(std::time::Duration::from_millis(200));
         let out = t.stop();
         let table =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/providers/syscalls/x86_64.tbl")).unwrap();
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/provider/syscalls/x86_64.tbl")).unwrap();
         let n = if cfg!(target_arch = "x86_64") { table.lines().count() } else { 0 };
         if n > 0 {
             assert!(

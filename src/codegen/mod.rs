@@ -113,3 +113,152 @@ pub(crate) fn show_program(clauses: &[usize], insns: &[Insn]) -> String {
     }
     text
 }
+
+/// Unit tests of the code generator: instruction sequences of
+/// representative clauses, checked without a kernel (no verifier).
+#[cfg(test)]
+mod tests {
+    use super::insn::{Helper, Insn};
+    use super::maps::MapRef;
+    use super::Generated;
+    use crate::defs::layout;
+
+    fn generated(src: &str) -> Generated {
+        crate::compile::compile_for_test(src).unwrap_or_else(|e| panic!("{src}: {e}")).generated
+    }
+
+    /// The one program of a script whose clauses all run on the same probes.
+    fn program(src: &str) -> Vec<Insn> {
+        let g = generated(src);
+        assert_eq!(g.programs.len(), 1, "{src}");
+        g.programs.into_values().next().unwrap()
+    }
+
+    const JMP: u8 = 0x05;
+    const JMP32: u8 = 0x06;
+    const CALL: u8 = 0x80;
+    const EXIT: u8 = 0x90;
+
+    /// The helpers a program calls, in order.
+    fn calls(insns: &[Insn]) -> Vec<i32> {
+        insns.iter().filter(|i| i.code == JMP | CALL).map(|i| i.imm).collect()
+    }
+
+    /// Indices of the instructions that are the second half of an ld_imm64.
+    fn second_halves(insns: &[Insn]) -> Vec<usize> {
+        let mut halves = Vec::new();
+        let mut pc = 0;
+        while pc < insns.len() {
+            if insns[pc].is_ld_imm64() {
+                halves.push(pc + 1);
+                pc += 2;
+            } else {
+                pc += 1;
+            }
+        }
+        halves
+    }
+
+    /// What the verifier checks first of any program: it ends in exit,
+    /// every ld_imm64 is whole, every jump lands on an instruction inside
+    /// the program and not inside an ld_imm64.
+    fn assert_well_formed(src: &str, insns: &[Insn]) {
+        assert_eq!(insns.last().map(|i| i.code), Some(JMP | EXIT), "{src}: does not end in exit");
+        let halves = second_halves(insns);
+        assert!(halves.iter().all(|&h| h < insns.len()), "{src}: a cut ld_imm64");
+        for (pc, i) in insns.iter().enumerate() {
+            let class = i.code & 0x07;
+            let op = i.code & 0xf0;
+            if halves.contains(&pc) || !(class == JMP || class == JMP32) || op == CALL || op == EXIT {
+                continue;
+            }
+            let target = pc as i64 + 1 + i64::from(i.off);
+            assert!((0..insns.len() as i64).contains(&target), "{src}: jump at {pc} leaves the program");
+            assert!(!halves.contains(&(target as usize)), "{src}: jump at {pc} lands inside an ld_imm64");
+        }
+    }
+
+    /// Whether the program loads the address of `map`'s value at `offset`.
+    fn loads_value_of(insns: &[Insn], map: MapRef, offset: usize) -> bool {
+        insns.windows(2).any(|w| w[0].loads_map() && w[0].imm == map.symbol() && w[1].imm == offset as i32)
+    }
+
+    #[test]
+    fn codegen_every_representative_clause_is_well_formed() {
+        let scripts = [
+            "BEGIN { trace(1); }",
+            "syscall::read:entry /pid == 1234/ { @[execname] = count(); }",
+            "syscall::read:entry { self->ts = timestamp; } syscall::read:return /self->ts/ { @ = quantize(timestamp - self->ts); self->ts = 0; }",
+            r#"syscall::openat:entry { printf("%s %d %s\n", execname, pid, copyinstr(arg1)); }"#,
+            "syscall::write:entry { @bytes[probefunc] = sum(arg2); @avg = avg(arg2); @l = lquantize(arg2, 0, 100, 10); }",
+            r#"BEGIN { x = strjoin("a", "b"); if (x == "ab") { trace(strlen(x)); } else { trace(0); } }"#,
+            "BEGIN { s = speculation(); speculate(s); trace(1); } END { commit(1); }",
+            "BEGIN { a[1, \"x\"] = 2; trace(a[1, \"x\"]); } ERROR { trace(arg4); }",
+            "BEGIN { trace(*(int *)0); }",
+            "profile-97 { @[stack()] = count(); }",
+        ];
+        for src in scripts {
+            for insns in generated(src).programs.values() {
+                assert_well_formed(src, insns);
+            }
+        }
+    }
+
+    #[test]
+    fn codegen_probes_with_the_same_clauses_share_one_program() {
+        let g = generated("syscall::read:entry, syscall::write:entry { @ = count(); }");
+        assert_eq!(g.clauses_of.len(), 2);
+        assert_eq!(g.programs.len(), 1);
+        // BEGIN runs clauses 1 and 2, END only clause 2: two programs.
+        let g = generated("BEGIN { trace(1); } BEGIN, END { trace(2); }");
+        let lists: Vec<&Vec<usize>> = g.programs.keys().collect();
+        assert_eq!(lists, [&vec![0, 1], &vec![1]]);
+    }
+
+    #[test]
+    fn codegen_a_predicate_and_an_aggregation_send_nothing_to_user_space() {
+        let insns = program("syscall::getppid:entry /pid == 1234/ { @[execname] = count(); }");
+        let helpers = calls(&insns);
+        assert!(helpers.contains(&(Helper::GetCurrentPidTgid as i32)));
+        assert!(!helpers.contains(&(Helper::RingbufReserve as i32)), "an aggregation must stay in the kernel");
+        assert!(insns.iter().any(|i| i.loads_map() && i.imm == MapRef::Aggregation(0).symbol()));
+        // The predicate's comparison comes before the aggregation's map.
+        let compare = insns.iter().position(|i| i.imm == 1234).expect("the predicate's constant");
+        let lookup = insns.iter().position(|i| i.loads_map() && i.imm == MapRef::Aggregation(0).symbol()).unwrap();
+        assert!(compare < lookup);
+    }
+
+    #[test]
+    fn codegen_printf_writes_a_ring_buffer_record() {
+        let insns = program(r#"syscall::getppid:entry { printf("%d\n", pid); }"#);
+        let helpers = calls(&insns);
+        let reserve = helpers.iter().position(|h| *h == Helper::RingbufReserve as i32).expect("reserve");
+        let submit = helpers.iter().position(|h| *h == Helper::RingbufSubmit as i32).expect("submit");
+        assert!(reserve < submit);
+        assert!(insns.iter().any(|i| i.loads_map() && i.imm == MapRef::Events.symbol()));
+    }
+
+    #[test]
+    fn codegen_exit_sets_the_draining_flag() {
+        let insns = program("BEGIN { exit(3); }");
+        assert!(loads_value_of(&insns, MapRef::State, layout::STATE_DRAINING));
+    }
+
+    #[test]
+    fn codegen_walltimestamp_adds_the_clock_offset_from_the_state_map() {
+        let insns = program("BEGIN { trace(walltimestamp); }");
+        assert!(calls(&insns).contains(&(Helper::KtimeGetNs as i32)));
+        assert!(loads_value_of(&insns, MapRef::State, layout::STATE_WALL_OFFSET));
+    }
+
+    #[test]
+    fn codegen_errors_are_compile_errors() {
+        let mut nested = "probefunc".to_string();
+        for _ in 0..60 {
+            nested = format!("strjoin(probefunc, {nested})");
+        }
+        let e = crate::compile::compile_for_test(&format!("BEGIN {{ trace({nested}); }}")).err().expect("an error");
+        assert!(e.ends_with("expression is too complex: out of BPF stack"), "{e}");
+        assert!(e.starts_with("invalid probe specifier"), "{e}");
+    }
+}

@@ -2,7 +2,7 @@
 //! and threads waiting for them, as Solaris' io provider describes them,
 //! on the block layer's tracepoints (bpf/io.bpf.c). The entry programs
 //! fill bufinfo_t, devinfo_t and fileinfo_t themselves (bpf/io.h) and pass
-//! their addresses; the D library (providers/io.d) declares the same
+//! their addresses; the D library (d-library/io.d) declares the same
 //! layouts, and a test below keeps the two in step.
 
 use anyhow::{Context, Result};
@@ -75,7 +75,7 @@ impl Provider for Io {
     }
 
     fn library(&self) -> &'static [(&'static str, &'static str)] {
-        &[("io.d", include_str!("../../providers/io.d"))]
+        &[("io.d", include_str!("../../d-library/io.d"))]
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
@@ -126,10 +126,10 @@ impl Provider for Io {
 mod tests {
     use super::*;
 
-    /// bufinfo_t, devinfo_t and fileinfo_t of providers/io.d have bpf/io.h's layouts.
+    /// bufinfo_t, devinfo_t and fileinfo_t of d-library/io.d have bpf/io.h's layouts.
     #[test]
     fn the_d_library_declares_the_layouts_the_entry_programs_fill() {
-        crate::provider::assert_same_layouts(
+        crate::provider::testing::assert_same_layouts(
             include_bytes!(concat!(env!("OUT_DIR"), "/io.bpf.o")),
             "io",
             &[("bufinfo_t", "dt_bufinfo"), ("devinfo_t", "dt_devinfo"), ("fileinfo_t", "dt_fileinfo")],
@@ -139,6 +139,10 @@ mod tests {
     #[test]
     fn slots_follow_the_entry_programs_order() {
         let probes: Vec<_> = PROBES.iter().map(|p| (p.name, p.program, p.tracepoint)).collect();
-        crate::provider::assert_slots_follow_the_entry_programs(include_str!("../../bpf/io.bpf.c"), "IO", &probes);
+        crate::provider::testing::assert_slots_follow_the_entry_programs(
+            include_str!("../../bpf/io.bpf.c"),
+            "IO",
+            &probes,
+        );
     }
 }

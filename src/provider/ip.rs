@@ -3,7 +3,7 @@
 //! them (bpf/ip.bpf.c says which kernel events they are). The entry program
 //! fills the stable structs of bpf/ip.h and passes their addresses as
 //! arg0..arg5; the typed arguments are those addresses with the D types of
-//! providers/ip.d, which declares the same structs (a unit test below holds
+//! d-library/ip.d, which declares the same structs (a unit test below holds
 //! the two to one layout).
 
 use anyhow::{Context, Result};
@@ -59,7 +59,7 @@ impl Provider for Ip {
     }
 
     fn library(&self) -> &'static [(&'static str, &'static str)] {
-        &[("ip.d", include_str!("../../providers/ip.d"))]
+        &[("ip.d", include_str!("../../d-library/ip.d"))]
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
@@ -89,10 +89,14 @@ mod tests {
     #[test]
     fn slots_follow_the_entry_programs_order() {
         let probes: Vec<_> = PROBES.iter().map(|p| (p.name, p.program, p.tracepoint)).collect();
-        crate::provider::assert_slots_follow_the_entry_programs(include_str!("../../bpf/ip.bpf.c"), "IP", &probes);
+        crate::provider::testing::assert_slots_follow_the_entry_programs(
+            include_str!("../../bpf/ip.bpf.c"),
+            "IP",
+            &probes,
+        );
     }
 
-    /// Each argument struct of providers/ip.d has bpf/ip.h's layout.
+    /// Each argument struct of d-library/ip.d has bpf/ip.h's layout.
     #[test]
     fn d_declarations_have_the_entry_programs_layout() {
         // Every pointer argument names one of these structs.
@@ -101,6 +105,10 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), ARGS.len());
         let pairs: Vec<(&str, &str)> = names.iter().map(|t| (*t, t.trim_end_matches("_t"))).collect();
-        crate::provider::assert_same_layouts(include_bytes!(concat!(env!("OUT_DIR"), "/ip.bpf.o")), "ip", &pairs);
+        crate::provider::testing::assert_same_layouts(
+            include_bytes!(concat!(env!("OUT_DIR"), "/ip.bpf.o")),
+            "ip",
+            &pairs,
+        );
     }
 }

@@ -513,76 +513,81 @@ fn enabled_slots(enabled: &[Enabled]) -> Vec<usize> {
     enabled.iter().map(|e| e.probe.key as usize).collect()
 }
 
-/// Asserts that an entry-program file numbers its probe slots as the
-/// provider's table orders them (`#define DT_<PREFIX>_<NAME> <slot>` and
-/// `DT_<PREFIX>_COUNT`) and has each probe's program on its raw tracepoint.
+/// What providers' tests share.
 #[cfg(test)]
-pub(crate) fn assert_slots_follow_the_entry_programs(
-    c: &str,
-    prefix: &str,
-    probes: &[(&str, &str, &str)], // (name, program, tracepoint)
-) {
-    for (slot, (name, program, tracepoint)) in probes.iter().enumerate() {
-        let define = format!("#define DT_{prefix}_{} {slot}\n", name.replace('-', "_").to_uppercase());
-        assert!(c.contains(&define), "{define}");
-        let entry = format!("SEC(\"raw_tp/{tracepoint}\")\nint {program}(");
-        assert!(c.contains(&entry), "{entry}");
-    }
-    assert!(c.contains(&format!("#define DT_{prefix}_COUNT {}\n", probes.len())));
-}
+pub(crate) mod testing {
+    use super::Registry;
 
-/// Asserts that each D struct of the D library has the layout of its C
-/// twin in a compiled entry-program object: the same members in the same
-/// order, at the same offsets, of the same sizes, and the same size. The C
-/// side is read from the object's BTF. `pairs` are (D typedef, C struct name).
-#[cfg(test)]
-pub(crate) fn assert_same_layouts(object: &[u8], object_name: &str, pairs: &[(&str, &str)]) {
-    use crate::sema::check::{CheckOptions, Checker};
-    use crate::sema::ir::{RecordBody, Type};
-    use libbpf_rs::btf::types::{self, MemberAttr};
-    use libbpf_rs::btf::{Btf, HasSize};
-    use libbpf_rs::AsRawLibbpf;
-
-    /// A D member's size, as C would have it.
-    fn d_size(ty: &Type) -> usize {
-        match ty {
-            Type::Int { size, .. } => usize::from(*size),
-            Type::Pointer(_) => 8,
-            Type::Array(of, len) => d_size(of) * len,
-            Type::Struct(r) => r.size,
-            other => panic!("unexpected member type {}", other.name()),
+    /// Asserts that an entry-program file numbers its probe slots as the
+    /// provider's table orders them (`#define DT_<PREFIX>_<NAME> <slot>` and
+    /// `DT_<PREFIX>_COUNT`) and has each probe's program on its raw tracepoint.
+    pub(crate) fn assert_slots_follow_the_entry_programs(
+        c: &str,
+        prefix: &str,
+        probes: &[(&str, &str, &str)], // (name, program, tracepoint)
+    ) {
+        for (slot, (name, program, tracepoint)) in probes.iter().enumerate() {
+            let define = format!("#define DT_{prefix}_{} {slot}\n", name.replace('-', "_").to_uppercase());
+            assert!(c.contains(&define), "{define}");
+            let entry = format!("SEC(\"raw_tp/{tracepoint}\")\nint {program}(");
+            assert!(c.contains(&entry), "{entry}");
         }
+        assert!(c.contains(&format!("#define DT_{prefix}_COUNT {}\n", probes.len())));
     }
 
-    let btf = Btf::from_raw(object_name, object).expect("BTF").expect("the object has BTF");
-    let mut registry = Registry::new();
-    let library = crate::compile::parse_library(&registry).expect("the D library parses");
-    let mut checker = Checker::new(
-        CheckOptions { macro_args: &[], zero_matches_ok: false, strsize: 256, target_pid: None },
-        &mut registry,
-    );
-    checker.load_library(&library).map_err(|e| e.message).expect("the D library loads");
-    for (typedef, name) in pairs {
-        let d =
-            checker.declared_struct(typedef).unwrap_or_else(|| panic!("{typedef} is not declared in the D library"));
-        let RecordBody::D(d_members) = &d.body else { panic!("{typedef} is not a D struct") };
-        let c = btf
-            .type_by_name::<types::Struct>(name)
-            .unwrap_or_else(|| panic!("struct {name} is not in {object_name}'s BTF"));
-        let c_members: Vec<(String, usize, usize)> = c
-            .iter()
-            .map(|m| {
-                let MemberAttr::Normal { offset } = m.attr else { panic!("bit-field in struct {name}") };
-                // SAFETY: the BTF object outlives the call; the type ID is one of its own.
-                let size = unsafe { libbpf_sys::btf__resolve_size(btf.as_libbpf_object().as_ptr(), m.ty.into()) };
-                let member = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                (member, offset as usize / 8, size as usize)
-            })
-            .collect();
-        let d_members: Vec<(String, usize, usize)> =
-            d_members.iter().map(|m| (m.name.clone(), m.offset, d_size(&m.ty))).collect();
-        assert_eq!(d_members, c_members, "{typedef} (D library) and struct {name} ({object_name}) differ");
-        assert_eq!(d.size, c.size(), "size of {typedef}");
+    /// Asserts that each D struct of the D library has the layout of its C
+    /// twin in a compiled entry-program object: the same members in the same
+    /// order, at the same offsets, of the same sizes, and the same size. The C
+    /// side is read from the object's BTF. `pairs` are (D typedef, C struct name).
+    pub(crate) fn assert_same_layouts(object: &[u8], object_name: &str, pairs: &[(&str, &str)]) {
+        use crate::sema::check::{CheckOptions, Checker};
+        use crate::sema::ir::{RecordBody, Type};
+        use libbpf_rs::btf::types::{self, MemberAttr};
+        use libbpf_rs::btf::{Btf, HasSize};
+        use libbpf_rs::AsRawLibbpf;
+
+        /// A D member's size, as C would have it.
+        fn d_size(ty: &Type) -> usize {
+            match ty {
+                Type::Int { size, .. } => usize::from(*size),
+                Type::Pointer(_) => 8,
+                Type::Array(of, len) => d_size(of) * len,
+                Type::Struct(r) => r.size,
+                other => panic!("unexpected member type {}", other.name()),
+            }
+        }
+
+        let btf = Btf::from_raw(object_name, object).expect("BTF").expect("the object has BTF");
+        let mut registry = Registry::new();
+        let library = crate::compile::parse_library(&registry).expect("the D library parses");
+        let mut checker = Checker::new(
+            CheckOptions { macro_args: &[], zero_matches_ok: false, strsize: 256, target_pid: None },
+            &mut registry,
+        );
+        checker.load_library(&library).map_err(|e| e.message).expect("the D library loads");
+        for (typedef, name) in pairs {
+            let d = checker
+                .declared_struct(typedef)
+                .unwrap_or_else(|| panic!("{typedef} is not declared in the D library"));
+            let RecordBody::D(d_members) = &d.body else { panic!("{typedef} is not a D struct") };
+            let c = btf
+                .type_by_name::<types::Struct>(name)
+                .unwrap_or_else(|| panic!("struct {name} is not in {object_name}'s BTF"));
+            let c_members: Vec<(String, usize, usize)> = c
+                .iter()
+                .map(|m| {
+                    let MemberAttr::Normal { offset } = m.attr else { panic!("bit-field in struct {name}") };
+                    // SAFETY: the BTF object outlives the call; the type ID is one of its own.
+                    let size = unsafe { libbpf_sys::btf__resolve_size(btf.as_libbpf_object().as_ptr(), m.ty.into()) };
+                    let member = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    (member, offset as usize / 8, size as usize)
+                })
+                .collect();
+            let d_members: Vec<(String, usize, usize)> =
+                d_members.iter().map(|m| (m.name.clone(), m.offset, d_size(&m.ty))).collect();
+            assert_eq!(d_members, c_members, "{typedef} (D library) and struct {name} ({object_name}) differ");
+            assert_eq!(d.size, c.size(), "size of {typedef}");
+        }
     }
 }
 

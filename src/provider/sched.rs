@@ -120,7 +120,7 @@ mod tests {
     #[test]
     fn slots_follow_the_entry_programs_order() {
         let probes: Vec<_> = PROBES.iter().map(|p| (p.name, p.program, p.tracepoint)).collect();
-        crate::provider::assert_slots_follow_the_entry_programs(
+        crate::provider::testing::assert_slots_follow_the_entry_programs(
             include_str!("../../bpf/sched.bpf.c"),
             "SCHED",
             &probes,

@@ -1,5 +1,5 @@
 //! The syscall provider: entry and return of every system call of the
-//! architecture, from the table in providers/syscalls/<arch>.tbl. Served by
+//! architecture, from the table in src/provider/syscalls/<arch>.tbl. Served by
 //! bpf/syscall.bpf.c: the raw tracepoints sys_enter/sys_exit, or for a few
 //! system calls their own tracepoints.
 
@@ -13,9 +13,9 @@ use super::{EnableContext, Enabled, Enabling, Loaded, ProbeTable, Provider, RAW_
 super::entry_programs!("syscall");
 
 #[cfg(target_arch = "x86_64")]
-const TABLE: &str = include_str!("../../providers/syscalls/x86_64.tbl");
+const TABLE: &str = include_str!("syscalls/x86_64.tbl");
 #[cfg(target_arch = "aarch64")]
-const TABLE: &str = include_str!("../../providers/syscalls/aarch64.tbl");
+const TABLE: &str = include_str!("syscalls/aarch64.tbl");
 
 /// Must equal DT_MAX_SYSCALLS in bpf/dtrace.h.
 pub(crate) const MAX_SYSCALLS: u32 = 1024;

@@ -43,7 +43,7 @@ pub(crate) struct Record {
 pub(crate) enum RecordBody {
     /// Members are looked up in BTF when a script names them.
     Kernel(btf_rs::Struct),
-    /// Declared in D (a script or a `providers/*.d` file), laid out as C would.
+    /// Declared in D (a script or a `d-library/*.d` file), laid out as C would.
     D(Vec<DMember>),
     /// A D struct named inside its own declaration (`struct a { struct a
     /// *next; }`): completed by name when a member is reached through it.

@@ -171,3 +171,41 @@ fn copyout_and_copyoutstr_write_or_say_why_not() {
         assert_eq!(out.stderr, "dtrace: could not enable tracing: Destructive actions not allowed\n");
     }
 }
+
+/// -e compiles through code generation without privileges: as an
+/// unprivileged user, a clause the code generator rejects is reported with
+/// exit status 1, and a program that compiles exits 0 without enabling.
+#[test]
+fn e_reports_code_generator_errors_without_privileges() {
+    // A copy any user may run, whatever the permissions of the build tree.
+    let dir = std::env::temp_dir().join(format!("dtrace-unprivileged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("dtrace");
+    std::fs::copy(util::DTRACE, &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(&exe)
+            .args(args)
+            .output()
+            .expect("setpriv runs");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let mut nested = "probefunc".to_string();
+    for _ in 0..60 {
+        nested = format!("strjoin(probefunc, {nested})");
+    }
+    let (status, stderr) = as_nobody(&["-e", "-n", &format!("BEGIN {{ trace({nested}); }}")]);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(stderr.contains("out of BPF stack"), "{stderr}");
+    let (status, stderr) = as_nobody(&["-e", "-n", "BEGIN { trace(strjoin(probefunc, probename)); }"]);
+    assert_eq!((status, stderr.as_str()), (Some(0), ""));
+    // Without -e the same user may not enable it.
+    let (status, stderr) = as_nobody(&["-n", "BEGIN { exit(0); }"]);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(stderr.contains("DTrace requires additional privileges"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,6 @@
 //! What D programs declare besides variables: structs, unions and enums,
 //! typedefs, `inline` constants and translators (with `xlate`), both from
-//! scripts and from the D library files in `providers/` that define
+//! scripts and from the D library files in `d-library/` that define
 //! `psinfo_t`, `curpsinfo` and the other stable types.
 //!
 //! Translators are checked where a script uses one of their members, with

@@ -104,7 +104,7 @@ fn kernel_arrays_index_and_bitfields_read_as_integers() {
 
 #[test]
 fn ip_probe_arguments_are_the_d_librarys_structs() {
-    // No kernel type is involved: the structs are providers/ip.d's.
+    // No kernel type is involved: the structs are d-library/ip.d's.
     let traced = |expr: &str| {
         let program =
             compile(&format!("ip:::send, ip:::receive {{ trace({expr}); }}")).unwrap_or_else(|e| panic!("{expr}: {e}"));

@@ -14,7 +14,7 @@
 # Needs: root (to enable the arm64 dpkg architecture for apt, temporarily),
 # apt-get, dpkg-deb, gcc (cpp).
 #
-# Usage: providers/syscalls/regen.sh [VERSION]
+# Usage: src/provider/syscalls/regen.sh [VERSION]
 #   VERSION pins linux-libc-dev's version (default: the candidate apt offers).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
