@@ -91,7 +91,7 @@ impl Provider for Pid {
         // One slot per distinct clause list; the attach cookie carries the
         // probe ID and the slot, so thousands of probes share a few programs.
         let mut lists: Vec<&[usize]> = Vec::new();
-        let mut probes: Vec<(u32, &Uprobe, u32)> = Vec::new();
+        let mut probes: Vec<Placed> = Vec::new();
         for e in enabled {
             let slot = match lists.iter().position(|c| *c == e.clauses) {
                 Some(i) => i,
@@ -100,7 +100,7 @@ impl Provider for Pid {
                     lists.len() - 1
                 }
             };
-            probes.push((e.probe.id, &self.uprobes[e.probe.key as usize], slot as u32));
+            probes.push(Placed { id: e.probe.id, uprobe: &self.uprobes[e.probe.key as usize], slot: slot as u32 });
         }
         // The program array's size is DT_MAX_PID_PROGS (bpf/dtrace.h).
         let capacity = skel.maps.dt_pid_progs.max_entries();
@@ -126,29 +126,35 @@ impl Provider for Pid {
     }
 }
 
-/// The attach cookie of a probe: its ID and its clause list's slot.
-fn cookie(id: u32, slot: u32) -> u64 {
-    (u64::from(id) << 32) | u64::from(slot)
+/// An enabled pid probe: its ID, where it attaches, and the slot of its
+/// clause list's program.
+struct Placed<'a> {
+    id: u32,
+    uprobe: &'a Uprobe,
+    slot: u32,
+}
+
+impl Placed<'_> {
+    /// The attach cookie: the probe's ID and its clause list's slot.
+    fn cookie(&self) -> u64 {
+        (u64::from(self.id) << 32) | u64::from(self.slot)
+    }
 }
 
 /// Attaches every probe with one multi-uprobe link per file and direction
 /// (Linux 6.6); returns the IDs of probes the kernel refused.
-fn attach_multi(
-    skel: &skel::PidSkel<'static>,
-    probes: &[(u32, &Uprobe, u32)],
-    cx: &mut EnableContext,
-) -> Result<Vec<u32>> {
+fn attach_multi(skel: &skel::PidSkel<'static>, probes: &[Placed], cx: &mut EnableContext) -> Result<Vec<u32>> {
     let mut refused = Vec::new();
-    let mut groups: BTreeMap<(u32, &std::path::Path, bool), Vec<&(u32, &Uprobe, u32)>> = BTreeMap::new();
+    let mut groups: BTreeMap<(u32, &std::path::Path, bool), Vec<&Placed>> = BTreeMap::new();
     for p in probes {
-        groups.entry((p.1.pid, p.1.path.as_path(), p.1.ret)).or_default().push(p);
+        groups.entry((p.uprobe.pid, p.uprobe.path.as_path(), p.uprobe.ret)).or_default().push(p);
     }
     for ((pid, path, ret), group) in groups {
         let prog = if ret { &skel.progs.dt_pid_return } else { &skel.progs.dt_pid_entry };
-        let attach = |part: &[&(u32, &Uprobe, u32)]| {
+        let attach = |part: &[&Placed]| {
             let opts = libbpf_rs::UprobeMultiOpts {
-                offsets: part.iter().map(|p| p.1.offset as usize).collect(),
-                cookies: part.iter().map(|p| cookie(p.0, p.2)).collect(),
+                offsets: part.iter().map(|p| p.uprobe.offset as usize).collect(),
+                cookies: part.iter().map(|p| p.cookie()).collect(),
                 retprobe: ret,
                 ..Default::default()
             };
@@ -157,7 +163,7 @@ fn attach_multi(
         // One link for the group; if the kernel refuses some offset
         // (an instruction uprobes cannot probe), halves until the
         // refused probes are found, and attaches the rest.
-        let mut pending: Vec<&[&(u32, &Uprobe, u32)]> = vec![&group];
+        let mut pending: Vec<&[&Placed]> = vec![&group];
         while let Some(part) = pending.pop() {
             match attach(part) {
                 Ok(link) => cx.links.push(link),
@@ -166,7 +172,7 @@ fn attach_multi(
                         return Err(anyhow!("{e}"))
                             .with_context(|| format!("attaching a uprobe to {} for pid {pid}", path.display()));
                     }
-                    refused.push(part[0].0);
+                    refused.push(part[0].id);
                 }
                 Err(_) => {
                     let (a, b) = part.split_at(part.len() / 2);
@@ -180,11 +186,7 @@ fn attach_multi(
 }
 
 /// Attaches one uprobe per probe, where the kernel has no multi-uprobe links.
-fn attach_single(
-    skel: &skel::PidSkel<'static>,
-    probes: &[(u32, &Uprobe, u32)],
-    cx: &mut EnableContext,
-) -> Result<Vec<u32>> {
+fn attach_single(skel: &skel::PidSkel<'static>, probes: &[Placed], cx: &mut EnableContext) -> Result<Vec<u32>> {
     // One perf event per uprobe: ~40 ms to attach and ~170 ms to detach
     // each (measured on 6.18), so a glob over libc would take minutes.
     if probes.len() > MAX_SINGLE_UPROBES {
@@ -194,9 +196,10 @@ fn attach_single(
             probes.len()
         );
     }
-    for (id, u, slot) in probes {
+    for p in probes {
+        let u = p.uprobe;
         let prog = if u.ret { &skel.progs.dt_pid_return1 } else { &skel.progs.dt_pid_entry1 };
-        let opts = libbpf_rs::UprobeOpts { cookie: cookie(*id, *slot), retprobe: u.ret, ..Default::default() };
+        let opts = libbpf_rs::UprobeOpts { cookie: p.cookie(), retprobe: u.ret, ..Default::default() };
         let link = prog.attach_uprobe_with_opts(u.pid as i32, &u.path, u.offset as usize, opts).with_context(|| {
             format!("attaching a uprobe to {}+0x{:x} for pid {}", u.path.display(), u.offset, u.pid)
         })?;

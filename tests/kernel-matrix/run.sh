@@ -18,7 +18,7 @@ cd "$ROOT"
 
 # --- 1. the release binary (build only when missing or older than the sources) -------------
 BIN=$ROOT/target/release/dtrace
-if [ ! -x "$BIN" ] || [ -n "$(find src bpf providers vmlinux build.rs Cargo.toml Cargo.lock -newer "$BIN" -print -quit)" ]; then
+if [ ! -x "$BIN" ] || [ -n "$(find src bpf d-library vmlinux build.rs Cargo.toml Cargo.lock -newer "$BIN" -print -quit)" ]; then
   echo "== cargo build --release"
   cargo build --release
 fi
