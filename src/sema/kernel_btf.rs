@@ -379,6 +379,17 @@ fn intern(name: String) -> &'static str {
     leaked
 }
 
+/// The kernel facts providers ask for when they enable probes.
+impl crate::provider::KernelFacts for KernelBtf {
+    fn tracepoint_arg_count(&mut self, name: &str) -> Option<usize> {
+        KernelBtf::tracepoint_arg_count(self, name)
+    }
+
+    fn has_struct(&mut self, name: &str) -> bool {
+        matches!(self.record(name, false), Ok(Some(_)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,16 +431,5 @@ mod tests {
         let mut k = KernelBtf { btf: Some(btf), ..Default::default() };
         let task = k.record("task_struct", false).expect("btf").expect("task_struct");
         assert_eq!(k.member(&task, "comm").expect("btf").map(|m| m.kind), Some(MemberKind::CharArray { len: 16 }));
-    }
-}
-
-/// The kernel facts providers ask for when they enable probes.
-impl crate::provider::KernelFacts for KernelBtf {
-    fn tracepoint_arg_count(&mut self, name: &str) -> Option<usize> {
-        KernelBtf::tracepoint_arg_count(self, name)
-    }
-
-    fn has_struct(&mut self, name: &str) -> bool {
-        matches!(self.record(name, false), Ok(Some(_)))
     }
 }
