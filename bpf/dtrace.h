@@ -5,7 +5,7 @@
  *
  * Rust never hard-codes an offset into these structs: build.rs makes
  * skeletons from the entry programs, the skeletons carry these types (via the
- * dt_layout_* anchors below), and src/runtime/layout.rs reads offsets from
+ * dt_layout_* anchors below), and src/defs/layout.rs reads offsets from
  * them with offset_of!.
  */
 #ifndef DTRACE_BPF_H
@@ -133,7 +133,7 @@ struct {
 } dt_state SEC(".maps");
 
 /* Layout anchors: unused globals that make the skeleton generator emit Rust
- * types for the shared structs (see src/runtime/layout.rs). */
+ * types for the shared structs (see src/defs/layout.rs). */
 struct dt_probe_ctx dt_layout_ctx;
 struct dt_state dt_layout_state;
 struct dt_rec_hdr dt_layout_hdr;

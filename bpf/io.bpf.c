@@ -9,7 +9,7 @@
  * The entry programs fill the stable arguments themselves (io.h: bufinfo,
  * devinfo, fileinfo) in a per-CPU buffer and pass their addresses as
  * arg0-arg2, which the D library types as bufinfo_t *, devinfo_t * and
- * fileinfo_t * (providers/io.d). The file is found from the request's first
+ * fileinfo_t * (d-library/io.d). The file is found from the request's first
  * bio: a page-cache page names its inode (mapping->host), an iomap direct
  * I/O names its struct file (bio->bi_private is the iomap_dio); the path
  * is built by walking dentries and mounts, and only when a script uses

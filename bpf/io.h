@@ -3,7 +3,7 @@
  * The io provider's stable arguments, as the entry programs in io.bpf.c
  * fill them: args[0] points at a struct dt_bufinfo, args[1] at a struct
  * dt_devinfo, args[2] at a struct dt_fileinfo. The D library declares the
- * same layouts as bufinfo_t, devinfo_t and fileinfo_t (providers/io.d);
+ * same layouts as bufinfo_t, devinfo_t and fileinfo_t (d-library/io.d);
  * a unit test (src/provider/io.rs) checks that every member has the same
  * offset and type size on both sides.
  */

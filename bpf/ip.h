@@ -2,7 +2,7 @@
 /*
  * The ip provider's argument structs, as Solaris' ip provider documents
  * them (pktinfo_t, csinfo_t, ipinfo_t, ifinfo_t, ipv4info_t, ipv6info_t).
- * bpf/ip.bpf.c fills them; providers/ip.d declares the same structs for D
+ * bpf/ip.bpf.c fills them; d-library/ip.d declares the same structs for D
  * scripts. Solaris' `string` members are fixed-size char arrays here and
  * there, which D reads as strings. The unit test in src/provider/ip.rs
  * compares every member's name, offset and size and each struct's size in
