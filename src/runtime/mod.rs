@@ -58,9 +58,179 @@ pub(crate) struct Session {
 /// The maps of the generated code, by role.
 struct CodeMaps {
     fds: BTreeMap<MapRef, i32>,
+    /// The maps created for this script (the core object owns the others).
+    owned: Vec<MapHandle>,
+    aggregations: Vec<MapHandle>,
+    stacks: Option<MapHandle>,
+    ustacks: Option<MapHandle>,
 }
 
 impl CodeMaps {
+    /// Creates the maps `program` uses, sized for it and the options, and
+    /// names the core object's shared maps by their roles too.
+    fn create(
+        program: &Program,
+        generated: &Generated,
+        registry: &Registry,
+        opts: &RuntimeOptions,
+        core: &core_skel::CoreSkel<'static>,
+    ) -> Result<CodeMaps> {
+        let mut fds: BTreeMap<MapRef, i32> = BTreeMap::new();
+        let mut maps: Vec<(MapRef, MapHandle)> = Vec::new();
+        let keep = |role: MapRef, map: MapHandle, maps: &mut Vec<(MapRef, MapHandle)>| maps.push((role, map));
+        let globals_size: usize =
+            program.globals.iter().map(|v| var_bytes(&v.ty, program.strsize)).sum::<usize>().max(8);
+        keep(MapRef::Globals, array_map("dt_globals", globals_size)?, &mut maps);
+        let strings = array_map("dt_strings", program.strsize * program.strings.len())?;
+        let mut string_bytes = vec![0u8; program.strsize * program.strings.len()];
+        for (i, s) in program.strings.iter().enumerate() {
+            string_bytes[i * program.strsize..i * program.strsize + s.len()].copy_from_slice(s);
+        }
+        strings.update(&0u32.to_ne_bytes(), &string_bytes, MapFlags::ANY)?;
+        keep(MapRef::Strings, strings, &mut maps);
+        let scratch = MapHandle::create(
+            MapType::PercpuArray,
+            Some("dt_scratch"),
+            4,
+            generated.scratch_size as u32,
+            1,
+            &map_opts(),
+        )?;
+        keep(MapRef::Scratch, scratch, &mut maps);
+        let probenames = MapHandle::create(
+            MapType::Hash,
+            Some("dt_probenames"),
+            4,
+            (4 * program.strsize) as u32,
+            generated.clauses_of.len().max(1) as u32,
+            &map_opts(),
+        )?;
+        if program.uses_probe_names {
+            for &id in generated.clauses_of.keys() {
+                let Some(p) = registry.get(id) else { continue };
+                let mut value = vec![0u8; 4 * program.strsize];
+                for (k, field) in [p.provider, &p.module, &p.function, &p.name].iter().enumerate() {
+                    let n = field.len().min(program.strsize - 1);
+                    value[k * program.strsize..k * program.strsize + n].copy_from_slice(&field.as_bytes()[..n]);
+                }
+                probenames.update(&id.to_ne_bytes(), &value, MapFlags::ANY)?;
+            }
+        }
+        keep(MapRef::ProbeNames, probenames, &mut maps);
+        for (i, v) in program.thread_locals.iter().enumerate() {
+            let m = MapHandle::create(
+                MapType::Hash,
+                Some("dt_self"),
+                4,
+                var_bytes(&v.ty, program.strsize) as u32,
+                opts.dynvar_entries,
+                &map_opts(),
+            )?;
+            keep(MapRef::ThreadLocal(i), m, &mut maps);
+        }
+        // Aggregations: one per-CPU hash map each, sized by aggsize. The maps
+        // are preallocated: run-time allocation from tracing programs can fail
+        // transiently (and warns on kernels before 6.1). Preallocating costs
+        // start-up time (~10 ms per 16,384 keys), so without -x aggsize a map
+        // holds at most DEFAULT_AGG_KEYS keys; a full map is reported as drops.
+        let mut aggregations = Vec::new();
+        for (i, agg) in program.aggregations.iter().enumerate() {
+            let value_size = agg.map_value_words() * 8;
+            let per_key = (agg.key_size() + value_size) as u64;
+            let entries = match opts.aggsize {
+                Some(bytes) => (bytes / per_key).clamp(64, 1 << 20),
+                None => ((4 << 20) / per_key).clamp(64, DEFAULT_AGG_KEYS),
+            } as u32;
+            let (map_type, key_size, entries) = if agg.is_array() {
+                (MapType::PercpuArray, 4, 1)
+            } else {
+                (MapType::PercpuHash, agg.key_size() as u32, entries)
+            };
+            let map = MapHandle::create(map_type, Some("dt_agg"), key_size, value_size as u32, entries, &map_opts())
+                .with_context(|| format!("creating the map of aggregation @{}", agg.name))?;
+            fds.insert(MapRef::Aggregation(i), map.as_fd().as_raw_fd());
+            aggregations.push(map);
+        }
+        // Associative arrays: one hash map each, sized like thread-local variables.
+        for (i, a) in program.assoc_arrays.iter().enumerate() {
+            let map = MapHandle::create(
+                MapType::Hash,
+                Some("dt_assoc"),
+                a.key_size() as u32,
+                var_bytes(&a.value, program.strsize) as u32,
+                opts.dynvar_entries,
+                &map_opts(),
+            )
+            .with_context(|| format!("creating the map of associative array {}", a.name))?;
+            keep(MapRef::Assoc(i), map, &mut maps);
+        }
+        let max_value = program.aggregations.iter().map(|a| a.value_words() * 8).max().unwrap_or(8);
+        let agg_key = MapHandle::create(
+            MapType::PercpuArray,
+            Some("dt_aggkey"),
+            4,
+            (generated.key_buffer_size * crate::codegen::emit::MAX_KEY_DEPTH) as u32,
+            1,
+            &map_opts(),
+        )?;
+        keep(MapRef::AggKey, agg_key, &mut maps);
+        keep(MapRef::AggZero, array_map("dt_aggzero", max_value)?, &mut maps);
+        // Kernel stacks for stack(): frames of 8 bytes, up to MAX_STACK_FRAMES.
+        let stacks = if program.uses_stack {
+            let map = MapHandle::create(
+                MapType::StackTrace,
+                Some("dt_stacks"),
+                4,
+                (8 * MAX_STACK_FRAMES) as u32,
+                16384,
+                &map_opts(),
+            )?;
+            fds.insert(MapRef::Stacks, map.as_fd().as_raw_fd());
+            Some(map)
+        } else {
+            None
+        };
+        // User stacks for ustack(): each frame as the kernel resolves it when
+        // the stack is taken, a build ID and file offset (struct
+        // bpf_stack_build_id), so that frames of a process that has exited by
+        // the time they are printed can still be symbolized.
+        let ustacks = if program.uses_ustack {
+            let frames = opts.ustackframes.clamp(1, MAX_USTACK_FRAMES);
+            let mut create = map_opts();
+            create.map_flags = libbpf_sys::BPF_F_STACK_BUILD_ID;
+            let map = MapHandle::create(
+                MapType::StackTrace,
+                Some("dt_ustacks"),
+                4,
+                frames * USTACK_FRAME_BYTES,
+                USTACK_ENTRIES,
+                &create,
+            )
+            .context("creating the user stack map for ustack( )")?;
+            fds.insert(MapRef::UserStacks, map.as_fd().as_raw_fd());
+            Some(map)
+        } else {
+            None
+        };
+        let m = &core.maps;
+        for (role, map) in [
+            (MapRef::Ctx, m.dt_ctx.as_fd()),
+            (MapRef::Events, m.dt_events.as_fd()),
+            (MapRef::State, m.dt_state.as_fd()),
+            (MapRef::Drops, m.dt_drops.as_fd()),
+            (MapRef::AggDrops, m.dt_aggdrops.as_fd()),
+            (MapRef::Vtime, m.dt_vtime.as_fd()),
+            (MapRef::Specs, m.dt_specs.as_fd()),
+            (MapRef::SpecFree, m.dt_spec_free.as_fd()),
+            (MapRef::SpecEnding, m.dt_spec_ending.as_fd()),
+            (MapRef::SpecStats, m.dt_spec_stats.as_fd()),
+        ] {
+            fds.insert(role, map.as_raw_fd());
+        }
+        fds.extend(maps.iter().map(|(role, map)| (*role, map.as_fd().as_raw_fd())));
+        Ok(CodeMaps { fds, owned: maps.into_iter().map(|(_, map)| map).collect(), aggregations, stacks, ustacks })
+    }
+
     fn fd(&self, map: MapRef) -> Option<i32> {
         self.fds.get(&map).copied()
     }
@@ -100,154 +270,7 @@ pub(crate) fn start(
     state[layout::STATE_WALL_OFFSET..layout::STATE_WALL_OFFSET + 8].copy_from_slice(&wall_offset_ns().to_ne_bytes());
     core.maps.dt_state.update(&0u32.to_ne_bytes(), &state, MapFlags::ANY)?;
 
-    // Maps of the generated code.
-    let mut fds: BTreeMap<MapRef, i32> = BTreeMap::new();
-    let mut maps: Vec<(MapRef, MapHandle)> = Vec::new();
-    let keep = |role: MapRef, map: MapHandle, maps: &mut Vec<(MapRef, MapHandle)>| maps.push((role, map));
-    let globals_size: usize = program.globals.iter().map(|v| var_bytes(&v.ty, program.strsize)).sum::<usize>().max(8);
-    keep(MapRef::Globals, array_map("dt_globals", globals_size)?, &mut maps);
-    let strings = array_map("dt_strings", program.strsize * program.strings.len())?;
-    let mut string_bytes = vec![0u8; program.strsize * program.strings.len()];
-    for (i, s) in program.strings.iter().enumerate() {
-        string_bytes[i * program.strsize..i * program.strsize + s.len()].copy_from_slice(s);
-    }
-    strings.update(&0u32.to_ne_bytes(), &string_bytes, MapFlags::ANY)?;
-    keep(MapRef::Strings, strings, &mut maps);
-    let scratch =
-        MapHandle::create(MapType::PercpuArray, Some("dt_scratch"), 4, generated.scratch_size as u32, 1, &map_opts())?;
-    keep(MapRef::Scratch, scratch, &mut maps);
-    let probenames = MapHandle::create(
-        MapType::Hash,
-        Some("dt_probenames"),
-        4,
-        (4 * program.strsize) as u32,
-        generated.clauses_of.len().max(1) as u32,
-        &map_opts(),
-    )?;
-    if program.uses_probe_names {
-        for &id in generated.clauses_of.keys() {
-            let Some(p) = registry.get(id) else { continue };
-            let mut value = vec![0u8; 4 * program.strsize];
-            for (k, field) in [p.provider, &p.module, &p.function, &p.name].iter().enumerate() {
-                let n = field.len().min(program.strsize - 1);
-                value[k * program.strsize..k * program.strsize + n].copy_from_slice(&field.as_bytes()[..n]);
-            }
-            probenames.update(&id.to_ne_bytes(), &value, MapFlags::ANY)?;
-        }
-    }
-    keep(MapRef::ProbeNames, probenames, &mut maps);
-    for (i, v) in program.thread_locals.iter().enumerate() {
-        let m = MapHandle::create(
-            MapType::Hash,
-            Some("dt_self"),
-            4,
-            var_bytes(&v.ty, program.strsize) as u32,
-            opts.dynvar_entries,
-            &map_opts(),
-        )?;
-        keep(MapRef::ThreadLocal(i), m, &mut maps);
-    }
-    // Aggregations: one per-CPU hash map each, sized by aggsize. The maps
-    // are preallocated: run-time allocation from tracing programs can fail
-    // transiently (and warns on kernels before 6.1). Preallocating costs
-    // start-up time (~10 ms per 16,384 keys), so without -x aggsize a map
-    // holds at most DEFAULT_AGG_KEYS keys; a full map is reported as drops.
-    let mut aggregations = Vec::new();
-    for (i, agg) in program.aggregations.iter().enumerate() {
-        let value_size = agg.map_value_words() * 8;
-        let per_key = (agg.key_size() + value_size) as u64;
-        let entries = match opts.aggsize {
-            Some(bytes) => (bytes / per_key).clamp(64, 1 << 20),
-            None => ((4 << 20) / per_key).clamp(64, DEFAULT_AGG_KEYS),
-        } as u32;
-        let (map_type, key_size, entries) = if agg.is_array() {
-            (MapType::PercpuArray, 4, 1)
-        } else {
-            (MapType::PercpuHash, agg.key_size() as u32, entries)
-        };
-        let map = MapHandle::create(map_type, Some("dt_agg"), key_size, value_size as u32, entries, &map_opts())
-            .with_context(|| format!("creating the map of aggregation @{}", agg.name))?;
-        fds.insert(MapRef::Aggregation(i), map.as_fd().as_raw_fd());
-        aggregations.push(map);
-    }
-    // Associative arrays: one hash map each, sized like thread-local variables.
-    for (i, a) in program.assoc_arrays.iter().enumerate() {
-        let map = MapHandle::create(
-            MapType::Hash,
-            Some("dt_assoc"),
-            a.key_size() as u32,
-            var_bytes(&a.value, program.strsize) as u32,
-            opts.dynvar_entries,
-            &map_opts(),
-        )
-        .with_context(|| format!("creating the map of associative array {}", a.name))?;
-        keep(MapRef::Assoc(i), map, &mut maps);
-    }
-    let max_value = program.aggregations.iter().map(|a| a.value_words() * 8).max().unwrap_or(8);
-    let agg_key = MapHandle::create(
-        MapType::PercpuArray,
-        Some("dt_aggkey"),
-        4,
-        (generated.key_buffer_size * crate::codegen::emit::MAX_KEY_DEPTH) as u32,
-        1,
-        &map_opts(),
-    )?;
-    keep(MapRef::AggKey, agg_key, &mut maps);
-    keep(MapRef::AggZero, array_map("dt_aggzero", max_value)?, &mut maps);
-    // Kernel stacks for stack(): frames of 8 bytes, up to MAX_STACK_FRAMES.
-    let stacks = if program.uses_stack {
-        let map = MapHandle::create(
-            MapType::StackTrace,
-            Some("dt_stacks"),
-            4,
-            (8 * MAX_STACK_FRAMES) as u32,
-            16384,
-            &map_opts(),
-        )?;
-        fds.insert(MapRef::Stacks, map.as_fd().as_raw_fd());
-        Some(map)
-    } else {
-        None
-    };
-    // User stacks for ustack(): each frame as the kernel resolves it when
-    // the stack is taken, a build ID and file offset (struct
-    // bpf_stack_build_id), so that frames of a process that has exited by
-    // the time they are printed can still be symbolized.
-    let ustacks = if program.uses_ustack {
-        let frames = opts.ustackframes.clamp(1, MAX_USTACK_FRAMES);
-        let mut create = map_opts();
-        create.map_flags = libbpf_sys::BPF_F_STACK_BUILD_ID;
-        let map = MapHandle::create(
-            MapType::StackTrace,
-            Some("dt_ustacks"),
-            4,
-            frames * USTACK_FRAME_BYTES,
-            USTACK_ENTRIES,
-            &create,
-        )
-        .context("creating the user stack map for ustack( )")?;
-        fds.insert(MapRef::UserStacks, map.as_fd().as_raw_fd());
-        Some(map)
-    } else {
-        None
-    };
-    let m = &core.maps;
-    for (role, map) in [
-        (MapRef::Ctx, m.dt_ctx.as_fd()),
-        (MapRef::Events, m.dt_events.as_fd()),
-        (MapRef::State, m.dt_state.as_fd()),
-        (MapRef::Drops, m.dt_drops.as_fd()),
-        (MapRef::AggDrops, m.dt_aggdrops.as_fd()),
-        (MapRef::Vtime, m.dt_vtime.as_fd()),
-        (MapRef::Specs, m.dt_specs.as_fd()),
-        (MapRef::SpecFree, m.dt_spec_free.as_fd()),
-        (MapRef::SpecEnding, m.dt_spec_ending.as_fd()),
-        (MapRef::SpecStats, m.dt_spec_stats.as_fd()),
-    ] {
-        fds.insert(role, map.as_raw_fd());
-    }
-    fds.extend(maps.iter().map(|(role, map)| (*role, map.as_fd().as_raw_fd())));
-    let code_maps = CodeMaps { fds };
+    let code_maps = CodeMaps::create(program, generated, registry, opts, &core)?;
     // Each ID starts with its own tag (generation 0) and free.
     for id in 1..=opts.nspec {
         let mut entry = vec![0u8; layout::SPEC_SIZE];
@@ -306,10 +329,10 @@ pub(crate) fn start(
         warnings,
         _links: links,
         _programs: programs,
-        _maps: maps.into_iter().map(|(_, map)| map).collect(),
-        aggregations,
-        stacks,
-        ustacks,
+        _maps: code_maps.owned,
+        aggregations: code_maps.aggregations,
+        stacks: code_maps.stacks,
+        ustacks: code_maps.ustacks,
     })
 }
 
