@@ -127,11 +127,13 @@ pub(crate) fn compile(
     };
     let generated = codegen::generate(&program, &target).map_err(|e| {
         // Code generation sees the whole program: the error is the script's.
+        // DTrace tags running out of code generation resources (its DIF
+        // registers; here the BPF stack, scratch, limits) D_NOREG.
         let last = parsed.last().expect("at least one source");
         format_error(
             &last.kind,
             &last.text,
-            &CompileError { tag: "D_DIF_ERR", message: e.0, span: None },
+            &CompileError { tag: "D_NOREG", message: e.0, span: None },
             "",
             options.errtags,
         )
