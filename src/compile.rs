@@ -113,30 +113,24 @@ pub(crate) fn compile(
     let program = checker.finish();
     let target = codegen::Target {
         error_probe_id: registry.id_of("dtrace", "ERROR"),
-        fires_for_another_thread: {
-            let other: Vec<u32> = program
-                .clauses
-                .iter()
-                .flat_map(|c| &c.probes)
-                .copied()
-                .filter(|id| registry.fires_for_another_thread(*id))
-                .collect();
-            Box::new(move |id| other.contains(&id))
-        },
+        // sched:::on-cpu and the like: the generated code then reads the
+        // thread's identity from the probe context.
+        other_thread_probes: program
+            .clauses
+            .iter()
+            .flat_map(|c| &c.probes)
+            .any(|id| registry.fires_for_another_thread(*id)),
         specsize: options.specsize,
     };
     let generated = codegen::generate(&program, &target).map_err(|e| {
         // Code generation sees the whole program: the error is the script's.
         // DTrace tags running out of code generation resources (its DIF
         // registers; here the BPF stack, scratch, limits) D_NOREG.
-        let last = parsed.last().expect("at least one source");
-        format_error(
-            &last.kind,
-            &last.text,
-            &CompileError { tag: "D_NOREG", message: e.0, span: None },
-            "",
-            options.errtags,
-        )
+        let error = CompileError { tag: "D_NOREG", message: e.0, span: None };
+        match parsed.last() {
+            Some(last) => format_error(&last.kind, &last.text, &error, "", options.errtags),
+            None => error.message,
+        }
     })?;
     Ok(Compiled { program, generated, matches })
 }

@@ -38,8 +38,8 @@ pub(crate) struct Generated {
 pub(crate) struct Target {
     /// The ID of dtrace:::ERROR.
     pub error_probe_id: u32,
-    /// Whether probe `id` fires for a thread other than the current one.
-    pub fires_for_another_thread: Box<dyn Fn(u32) -> bool>,
+    /// Some enabled probe fires for a thread other than the current one.
+    pub other_thread_probes: bool,
     /// The specsize option.
     pub specsize: u64,
 }
@@ -88,7 +88,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         key_buffer_size,
         specsize: target.specsize,
         error_probe_id: target.error_probe_id,
-        other_thread_probes: clauses_of.keys().any(|id| (target.fires_for_another_thread)(*id)),
+        other_thread_probes: target.other_thread_probes,
     };
     // ERROR clauses run inline in the programs that fault (see emit::generate).
     let error_clauses = clauses_of.get(&target.error_probe_id).cloned().unwrap_or_default();

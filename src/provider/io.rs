@@ -106,16 +106,13 @@ impl Provider for Io {
         let skel = open.load().context("loading the io entry programs")?;
         cx.fill_slots(&skel.maps.dt_io_progs, enabled, RAW_TP)?;
         for (slot, probe) in PROBES.iter().enumerate() {
-            // start serves the waits too: attached whenever loaded.
-            if !wanted.contains(&probe.program) {
-                continue;
-            }
-            let attached = cx.attach_raw_tp(skel.object(), probe.program, probe.tracepoint);
-            if !attached && slots.contains(&slot) {
-                cx.warnings.push(format!(
-                    "io:::{} will not fire: this kernel has no usable {} tracepoint",
-                    probe.name, probe.tracepoint
-                ));
+            // start may be loaded only to serve the waits: attached then too,
+            // but a warning is for an enabled probe.
+            if slots.contains(&slot) {
+                let full = format!("io:::{}", probe.name);
+                cx.attach_raw_tp_or_warn(skel.object(), &full, probe.program, probe.tracepoint);
+            } else if wanted.contains(&probe.program) {
+                cx.attach_raw_tp(skel.object(), probe.program, probe.tracepoint);
             }
         }
         Ok(Box::new(Loaded(skel)))

@@ -6,7 +6,7 @@
 //! programs, fill their program arrays with the generated clause programs,
 //! attach). The runtime iterates the providers and never names one.
 //!
-//! The registry (`Registry`) lists the providers in one order, `PROVIDERS`,
+//! The registry (`Registry`) lists the providers in one order, `providers()`,
 //! and hands out probe IDs from one counter as each provider populates, then
 //! as probes are made on demand: no provider knows another's IDs.
 
@@ -148,7 +148,7 @@ pub(crate) struct Probe {
     pub module: String,
     pub function: String,
     pub name: String,
-    /// The provider that serves it (index in `PROVIDERS` order).
+    /// The provider that serves it (index in `providers()` order).
     owner: usize,
     /// The provider's own key for it: a slot of its program array, a
     /// system call and direction, a rate, an index in its own table.
