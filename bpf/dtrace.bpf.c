@@ -32,6 +32,8 @@ int dt_fire(struct bpf_raw_tracepoint_args *ctx)
 	__u32 slot = ctx->args[0];
 	pc->probe_id = ctx->args[1];
 	pc->errno_val = 0;
+	pc->timestamp = 0;
+	pc->task = 0;
 	for (int i = 0; i < DT_NARGS - 2; i++)
 		pc->args[i] = ctx->args[i + 2];
 	pc->args[DT_NARGS - 2] = 0;

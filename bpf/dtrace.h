@@ -29,6 +29,10 @@ struct dt_probe_ctx {
 	__s32 errno_val; /* errno for syscall return probes, else 0 */
 	__u32 ppid;      /* filled only when dt_need_ppid is set */
 	__u32 pad;
+	/* timestamp is sampled once per probe firing, as DTrace does: the
+	 * generated code reads the clock at its first use and keeps it here
+	 * (0: not read yet in this firing). */
+	__u64 timestamp;
 	/* The thread a probe fires for when it is not the current one
 	 * (sched:::on-cpu fires for the thread switched to, before it runs):
 	 * its task_struct, and what the helpers would say of it. 0 when the
@@ -155,6 +159,7 @@ static __always_inline struct dt_probe_ctx *dt_begin_probe(void)
 	if (!pc)
 		return NULL;
 	pc->errno_val = 0;
+	pc->timestamp = 0;
 	pc->task = 0;
 	if (dt_need_ppid) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();

@@ -159,8 +159,12 @@ pub(crate) fn compile_for_test(src: &str) -> Result<Compiled, String> {
 }
 
 /// The D library files every script sees whatever its providers:
-/// psinfo_t and lwpsinfo_t, which curpsinfo and curlwpsinfo are.
-const CORE_LIBRARY: &[(&str, &str)] = &[("procfs.d", include_str!("../d-library/procfs.d"))];
+/// psinfo_t and lwpsinfo_t (curpsinfo, curlwpsinfo), errno and signal names.
+const CORE_LIBRARY: &[(&str, &str)] = &[
+    ("procfs.d", include_str!("../d-library/procfs.d")),
+    ("errno.d", include_str!("../d-library/errno.d")),
+    ("signal.d", include_str!("../d-library/signal.d")),
+];
 
 /// The D library files every script sees (`d-library/*.d`, built in): the
 /// core ones and each provider's.

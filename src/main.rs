@@ -210,10 +210,8 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     }
     for d in &descs {
         let macro_args: Vec<String> = std::iter::once("dtrace".to_string()).chain(flags.args.iter().cloned()).collect();
-        let expanded = provider::desc::expand_macros(d, &macro_args, &|w| match w {
-            "target" => target_pid.map(|p| p.to_string()),
-            "pid" => Some(std::process::id().to_string()),
-            _ => None,
+        let expanded = provider::desc::expand_macros(d, &macro_args, &|w| {
+            provider::desc::macro_variable(w, target_pid).map(|v| v.to_string())
         })
         .map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
         let desc =

@@ -832,6 +832,18 @@ impl<'a> Emitter<'a> {
     /// r0 = vtimestamp: the thread's dt_vtime total plus its current slice.
     /// A thread seen for the first time starts at 0 now; the context-switch
     /// program (dt_vtime_switch) keeps it from then on.
+    /// The firing's timestamp: the clock is read at the first use in a
+    /// probe firing and kept in the probe context, so every use in every
+    /// clause of the firing sees one value, as in DTrace.
+    fn timestamp(&mut self) {
+        let sampled = self.new_label();
+        self.emit(ldx(Size::DW, R0, R7, layout::CTX_TIMESTAMP as i16));
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), sampled);
+        self.emit(call(Helper::KtimeGetNs));
+        self.emit(stx(Size::DW, R7, layout::CTX_TIMESTAMP as i16, R0));
+        self.bind(sampled);
+    }
+
     fn vtimestamp(&mut self) -> Result<(), CodegenError> {
         let saved = self.stack_top;
         let value = self.alloc_slot(layout::VTIME_SIZE as i16)?;
@@ -842,7 +854,7 @@ impl<'a> Emitter<'a> {
         self.key_into_r2(key);
         self.emit(call(Helper::MapLookupElem));
         self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
-        self.emit(call(Helper::KtimeGetNs));
+        self.timestamp();
         self.emit(st_imm(Size::DW, FP, value + layout::VTIME_TOTAL as i16, 0));
         self.emit(stx(Size::DW, FP, value + layout::VTIME_SINCE as i16, R0));
         self.emit2(ld_map_fd(R1, MapRef::Vtime));
@@ -855,7 +867,7 @@ impl<'a> Emitter<'a> {
         self.jump(ja(0), end);
         self.bind(found);
         self.emit(stx(Size::DW, FP, entry, R0));
-        self.emit(call(Helper::KtimeGetNs));
+        self.timestamp();
         self.emit(ldx(Size::DW, R1, FP, entry));
         self.emit(ldx(Size::DW, R2, R1, layout::VTIME_SINCE as i16));
         self.emit(alu_reg(Alu::Sub, R0, R2));
@@ -875,6 +887,13 @@ impl<'a> Emitter<'a> {
                 let (columns, tid) = (a.keys.clone(), a.thread_local);
                 Ok(Some(self.build_key(&columns, keys, tid, fail)?))
             }
+            // The "key" of memory is its address, in a stack slot.
+            Place::Memory(addr) => {
+                self.expr(addr)?;
+                let slot = self.alloc_slot(8)?;
+                self.emit(stx(Size::DW, FP, slot, R0));
+                Ok(Some(slot))
+            }
         }
     }
 
@@ -884,6 +903,10 @@ impl<'a> Emitter<'a> {
             (Place::Element { array, .. }, Some(k)) => {
                 self.map_load(MapRef::Assoc(*array), MapKey::At(k), ty);
                 Ok(())
+            }
+            (Place::Memory(_), Some(at)) => {
+                self.emit(ldx(Size::DW, R0, FP, at));
+                self.load_at_r0(ty)
             }
             _ => Err(CodegenError("internal error: element without key".into())),
         }
@@ -895,6 +918,10 @@ impl<'a> Emitter<'a> {
             (Place::Element { array, .. }, Some(k)) => {
                 self.normalize(ty);
                 self.map_store(MapRef::Assoc(*array), MapKey::At(k), ty)
+            }
+            (Place::Memory(_), Some(at)) => {
+                self.normalize(ty);
+                self.store_memory(at, ty)
             }
             _ => Err(CodegenError("internal error: element without key".into())),
         }
@@ -1087,6 +1114,9 @@ impl<'a> Emitter<'a> {
                 self.string_const(0);
                 self.stack_top = saved;
             }
+            TKind::ClearVar(Place::Memory(_)) => {
+                return Err(CodegenError("internal error: a string in memory is no variable".into()))
+            }
             TKind::CopyInStr(addr) => {
                 self.expr(addr)?;
                 self.read_str_into_scratch(Helper::ProbeReadUserStr, self.strsize())?;
@@ -1098,12 +1128,17 @@ impl<'a> Emitter<'a> {
     /// r0 = the integer of type `ty` at kernel address `addr`; a bad address
     /// is a fault.
     fn load(&mut self, addr: &TExpr, ty: &Type) -> Result<(), CodegenError> {
+        self.expr(addr)?;
+        self.load_at_r0(ty)
+    }
+
+    /// r0 = the integer or pointer of type `ty` at the address in r0.
+    fn load_at_r0(&mut self, ty: &Type) -> Result<(), CodegenError> {
         let size = match ty {
             Type::Int { size, .. } => size,
             Type::Pointer(_) => &8,
             _ => return Err(CodegenError("internal error: load of a non-scalar".into())),
         };
-        self.expr(addr)?;
         let slot = self.alloc_slot(8)?;
         self.read_faulting(Helper::ProbeReadKernel, FP, slot as i32, *size as i32)?;
         let width = match size {
@@ -1115,6 +1150,90 @@ impl<'a> Emitter<'a> {
         self.emit(ldx(width, R0, FP, slot));
         self.normalize(ty);
         self.stack_top += 8;
+        Ok(())
+    }
+
+    /// Stores r0 as a `ty` at the address in stack slot `at`, if the bytes
+    /// lie in D's own memory: the clause-local strings or alloca() memory
+    /// of the scratch map (the address is checked as a number and rebuilt
+    /// from the scratch pointer, for the verifier). Anywhere else is a
+    /// bad-address fault, as in DTrace.
+    fn store_memory(&mut self, at: i16, ty: &Type) -> Result<(), CodegenError> {
+        let size = match ty {
+            Type::Int { size, .. } => *size as usize,
+            _ => 8,
+        };
+        let width = match size {
+            1 => Size::B,
+            2 => Size::H,
+            4 => Size::W,
+            _ => Size::DW,
+        };
+        let value = self.alloc_slot(8)?;
+        self.emit(stx(Size::DW, FP, value, R0));
+        self.emit(ldx(Size::DW, R1, FP, at));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R1));
+        let done = self.new_label();
+        // Addresses are laundered through scratch memory: a program that
+        // stores is always generated with it.
+        self.used_scratch = true;
+        let mut regions_checked = false;
+        let globals_bytes = self.program.globals_bytes();
+        if self.with_scratch && globals_bytes >= size {
+            // Global variables: at their offset in the one globals map value.
+            regions_checked = true;
+            let outside = self.new_label();
+            self.emit(ldx(Size::DW, R3, FP, STACK_FAULT_ADDR));
+            self.forget(R3);
+            self.emit2(ld_map_value(R4, MapRef::Globals, 0));
+            self.emit(mov(R2, R4));
+            self.forget(R2);
+            self.emit(alu_reg(Alu::Sub, R3, R2));
+            self.jump(jmp_imm(Cond::Gt, R3, (globals_bytes - size) as i32, 0), outside);
+            self.emit(alu_reg(Alu::Add, R4, R3));
+            self.emit(ldx(Size::DW, R0, FP, value));
+            self.emit(stx(width, R4, 0, R0));
+            self.jump(ja(0), done);
+            self.bind(outside);
+        }
+        if self.with_scratch {
+            self.forget(R1);
+            self.emit(mov(R2, R8));
+            self.forget(R2);
+            self.emit(alu_reg(Alu::Sub, R1, R2));
+            let regions = [
+                (self.scratch.clause_locals, self.scratch.work),
+                (self.scratch.alloca, self.scratch.alloca + self.program.alloca_bytes),
+            ];
+            for (start, end) in regions {
+                if end < start + size {
+                    continue;
+                }
+                regions_checked = true;
+                let outside = self.new_label();
+                self.emit(mov(R3, R1));
+                self.emit(alu_imm(Alu::Sub, R3, start as i32));
+                self.jump(jmp_imm(Cond::Gt, R3, (end - start - size) as i32, 0), outside);
+                self.emit(mov(R4, R8));
+                self.emit(alu_imm(Alu::Add, R4, start as i32));
+                self.emit(alu_reg(Alu::Add, R4, R3));
+                self.emit(ldx(Size::DW, R0, FP, value));
+                self.emit(stx(width, R4, 0, R0));
+                self.jump(ja(0), done);
+                self.bind(outside);
+            }
+        }
+        if !regions_checked {
+            // Nothing is writable: the store always faults. A jump the
+            // verifier cannot rule out (no probe has ID 0) keeps the code
+            // after it reachable, as the verifier wants all code to be.
+            self.emit(ldx(Size::W, R0, R7, layout::CTX_PROBE_ID as i16));
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
+        }
+        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(done);
+        self.emit(ldx(Size::DW, R0, FP, value));
         Ok(())
     }
 
@@ -1337,12 +1456,12 @@ impl<'a> Emitter<'a> {
                 self.emit(mov(R0, R8));
                 self.emit(alu_imm(Alu::Add, R0, dst));
             }
-            Builtin::Timestamp => self.emit(call(Helper::KtimeGetNs)),
+            Builtin::Timestamp => self.timestamp(),
             Builtin::Vtimestamp => self.vtimestamp()?,
             Builtin::Walltimestamp => {
                 // The consumer stores the wall clock's offset from
                 // CLOCK_MONOTONIC in the state map when tracing starts.
-                self.emit(call(Helper::KtimeGetNs));
+                self.timestamp();
                 self.emit2(ld_map_value(R1, MapRef::State, layout::STATE_WALL_OFFSET as u32));
                 self.emit(ldx(Size::DW, R1, R1, 0));
                 self.emit(alu_reg(Alu::Add, R0, R1));

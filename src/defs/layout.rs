@@ -20,6 +20,7 @@ pub(crate) mod core_skel {
 pub(crate) const CTX_ARGS: usize = offset_of!(dt_probe_ctx, args);
 pub(crate) const CTX_PROBE_ID: usize = offset_of!(dt_probe_ctx, probe_id);
 pub(crate) const CTX_ERRNO: usize = offset_of!(dt_probe_ctx, errno_val);
+pub(crate) const CTX_TIMESTAMP: usize = offset_of!(dt_probe_ctx, timestamp);
 pub(crate) const CTX_PPID: usize = offset_of!(dt_probe_ctx, ppid);
 pub(crate) const CTX_TASK: usize = offset_of!(dt_probe_ctx, task);
 pub(crate) const CTX_PID_TGID: usize = offset_of!(dt_probe_ctx, pid_tgid);

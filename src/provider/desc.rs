@@ -45,6 +45,29 @@ impl ProbeDesc {
     }
 }
 
+/// The value of a D macro variable (`$pid`, `$target`, ...): the dtrace
+/// process's own IDs, and the -c/-p process as `$target` (0 without one, as
+/// in DTrace). Linux has no projects or tasks: `$projid` and `$taskid` are 0.
+pub(crate) fn macro_variable(name: &str, target: Option<u32>) -> Option<u64> {
+    // SAFETY: these calls have no preconditions and cannot fail.
+    let value = unsafe {
+        match name {
+            "pid" => libc::getpid() as u64,
+            "ppid" => libc::getppid() as u64,
+            "uid" => libc::getuid() as u64,
+            "euid" => libc::geteuid() as u64,
+            "gid" => libc::getgid() as u64,
+            "egid" => libc::getegid() as u64,
+            "pgid" => libc::getpgid(0) as u64,
+            "sid" => libc::getsid(0) as u64,
+            "projid" | "taskid" => 0,
+            "target" => target.unwrap_or(0) as u64,
+            _ => return None,
+        }
+    };
+    Some(value)
+}
+
 /// Replaces `$1`.., `$target`, `$pid` in a probe description with their
 /// values, as DTrace does before matching (`tick-$1`, `pid$target`).
 pub(crate) fn expand_macros(

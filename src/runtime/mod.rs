@@ -78,8 +78,7 @@ impl CodeMaps {
         let mut fds: BTreeMap<MapRef, i32> = BTreeMap::new();
         let mut maps: Vec<(MapRef, MapHandle)> = Vec::new();
         let keep = |role: MapRef, map: MapHandle, maps: &mut Vec<(MapRef, MapHandle)>| maps.push((role, map));
-        let globals_size: usize =
-            program.globals.iter().map(|v| var_bytes(&v.ty, program.strsize)).sum::<usize>().max(8);
+        let globals_size = program.globals_bytes().max(8);
         keep(MapRef::Globals, array_map("dt_globals", globals_size)?, &mut maps);
         let strings = array_map("dt_strings", program.strsize * program.strings.len())?;
         let mut string_bytes = vec![0u8; program.strsize * program.strings.len()];

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use super::ir::*;
 use crate::defs::layout;
 use crate::diag::{CompileError, Result};
-use crate::provider::desc::{expand_macros, ProbeDesc};
+use crate::provider::desc::{expand_macros, macro_variable, ProbeDesc};
 use crate::provider::Registry;
 use crate::sema::kernel_btf::KernelBtf;
 use crate::syntax::ast::{self, Span, StmtKind};
@@ -161,10 +161,8 @@ impl<'a> Checker<'a> {
         let mut probes = Vec::new();
         for spec in &clause.probes {
             let target = self.opts.target_pid;
-            let text = expand_macros(&spec.text, self.opts.macro_args, &|w| match w {
-                "target" => target.map(|p| p.to_string()),
-                "pid" => Some(std::process::id().to_string()),
-                _ => None,
+            let text = expand_macros(&spec.text, self.opts.macro_args, &|w| {
+                macro_variable(w, target).map(|v| v.to_string())
             })
             .map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
             let desc = ProbeDesc::parse(&text).map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
@@ -231,6 +229,11 @@ impl<'a> Checker<'a> {
         let base = self.type_spec(&decl.spec, &decl.span)?;
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
+            if let Some(ast::DeclOp::AssocArray(keys)) = d.ops.first() {
+                let value = self.declarator_type(base.clone(), &d.ops[1..], &d.span)?;
+                self.declare_assoc_array(scope, name, keys, value, &d.span)?;
+                continue;
+            }
             let ty = self.declarator_type(base.clone(), &d.ops, &d.span)?;
             if let Type::Struct(_) = ty {
                 copy_fits("a variable", &ty, self.opts.strsize, &d.span)?;
@@ -247,6 +250,61 @@ impl<'a> Checker<'a> {
             }
             self.new_var(scope, name, ty);
         }
+        Ok(())
+    }
+
+    /// `int a[string, int];`, `self int last[dev_t];`: an associative array
+    /// with declared key and value types, as its first assignment would make it.
+    fn declare_assoc_array(
+        &mut self,
+        scope: Scope,
+        name: &str,
+        keys: &[ast::TypeName],
+        value: Type,
+        span: &Span,
+    ) -> Result<()> {
+        let thread_local = match scope {
+            Scope::Global => false,
+            Scope::Thread => true,
+            Scope::Clause => {
+                return Err(CompileError::new(
+                    "D_DECL_CLASS",
+                    span,
+                    format!("associative arrays may not be declared as clause-local: {name}"),
+                ))
+            }
+        };
+        let exists = self.program.assoc_arrays.iter().any(|a| a.name == name && a.thread_local == thread_local);
+        if exists || self.var_index.contains_key(&(scope, name.to_string())) {
+            return Err(CompileError::new("D_DECL_IDRED", span, format!("identifier redeclared: {name}")));
+        }
+        if !(value.is_scalar() || value == Type::String) {
+            return Err(CompileError::new(
+                "D_UNSUPPORTED",
+                span,
+                format!("associative arrays of {} are not supported yet", value.name()),
+            ));
+        }
+        let mut columns = Vec::new();
+        if thread_local {
+            columns.push(KeyColumn { ty: Type::Int { size: 4, signed: true, name: "id_t" }, bytes: 8 });
+        }
+        for key in keys {
+            let ty = self.type_name(key)?;
+            let bytes = match ty {
+                Type::String => var_bytes(&Type::String, self.opts.strsize),
+                Type::Int { .. } | Type::Pointer(_) => 8,
+                _ => {
+                    return Err(CompileError::new(
+                        "D_KEY_TYPE",
+                        span,
+                        format!("{name}[ ] keys of type {} are not supported", ty.name()),
+                    ))
+                }
+            };
+            columns.push(KeyColumn { ty, bytes });
+        }
+        self.program.assoc_arrays.push(AssocArray { name: name.to_string(), thread_local, keys: columns, value });
         Ok(())
     }
 

@@ -183,6 +183,11 @@ pub(crate) enum Place {
         array: usize,
         keys: Vec<TExpr>,
     },
+    /// What a pointer points at (`*p`, `p[i]`, `p->m`), at the address the
+    /// expression computes. Only D's own memory (alloca(), clause-local
+    /// strings) may be written; a store anywhere else is a bad-address
+    /// fault, as DTrace's dtrace_canstore makes it.
+    Memory(Box<TExpr>),
 }
 
 #[derive(Debug, Clone)]
@@ -629,6 +634,17 @@ pub(crate) struct Program {
     /// (probe ID, n) for every typed `args[n]` a clause of that probe uses:
     /// entry programs fill costly arguments (io's fileinfo_t) only if used.
     pub typed_args_used: std::collections::BTreeSet<(u32, usize)>,
+}
+
+impl Program {
+    /// Bytes of the globals map's one value: every global variable, each
+    /// 8-byte aligned, at its `offset`.
+    pub(crate) fn globals_bytes(&self) -> usize {
+        self.globals
+            .iter()
+            .map(|v| v.ty.by_reference_size(self.strsize).map_or(8, |n| n.next_multiple_of(8)))
+            .sum()
+    }
 }
 
 /// How a ustack() value is packed in a stack-typed word (stack() values

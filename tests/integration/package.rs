@@ -61,6 +61,8 @@ fn debian_package_installs_a_working_dtrace() {
         "./usr/lib/dtrace/procfs.d".to_string(),
         "./usr/lib/dtrace/io.d".to_string(),
         "./usr/lib/dtrace/ip.d".to_string(),
+        "./usr/lib/dtrace/errno.d".to_string(),
+        "./usr/lib/dtrace/signal.d".to_string(),
     ];
     for page in pages() {
         let name = page.file_name().unwrap().to_string_lossy().into_owned();

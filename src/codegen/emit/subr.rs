@@ -46,7 +46,7 @@ impl Emitter<'_> {
 
     /// The part of `launder` that passes `reg` through map memory, leaving
     /// the other registers alone.
-    fn forget(&mut self, reg: Reg) {
+    pub(super) fn forget(&mut self, reg: Reg) {
         let cell = self.scratch.launder as i16;
         self.emit(stx(Size::DW, R8, cell, reg));
         self.emit(ldx(Size::DW, reg, R8, cell));

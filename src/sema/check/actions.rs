@@ -4,8 +4,8 @@
 //! speculation), and the subroutines' signatures and calls (alloca()
 //! included).
 
-use super::aggregations::{aggregation_target, is_aggregating_function, positive_const};
-use super::expr::{char_array, const_int, folded};
+use super::aggregations::{aggregation_target, is_aggregating_function};
+use super::expr::{char_array, folded};
 use super::types::{type_size, value_layout};
 use super::*;
 use crate::defs::printf_format::{self as printf, ArgClass};
@@ -64,6 +64,16 @@ impl Checker<'_> {
                 out.push(TStmt::If { cond: c, then, otherwise });
             }
             StmtKind::Expr(e) => {
+                // `OPT_x ? printf(...) : 1;`: a constant condition picks its
+                // branch before checking, as DTrace folds it while parsing,
+                // so the branch may be an action.
+                if let ExprKind::Ternary(c, a, b) = &e.kind {
+                    if let Some(v) = self.constant_condition(c) {
+                        let chosen = if v != 0 { a } else { b };
+                        let stmt = ast::Stmt { kind: StmtKind::Expr((**chosen).clone()), span: s.span.clone() };
+                        return self.stmt(&stmt, out);
+                    }
+                }
                 if let ExprKind::Assign(op, target, value) = &e.kind {
                     if let Some((name, keys)) = aggregation_target(target) {
                         self.check_order(ActionClass::Aggregation, &e.span)?;
@@ -387,7 +397,7 @@ impl Checker<'_> {
             let ty = addr.ty.name();
             return Err(incompatible_arg("D_TRACEMEM_ADDR", &args[0].span, "tracemem", 1, "pointer or integer", &ty));
         }
-        let size = positive_const(
+        let size = self.positive_constant(
             &args[1],
             "D_TRACEMEM_SIZE",
             "tracemem( ) argument #2 must be a non-zero positive integral constant expression",
@@ -406,7 +416,7 @@ impl Checker<'_> {
         self.arity(name, name_span, args, 0, 2)?;
         let frames = match args.first() {
             None => 0,
-            Some(arg) => match const_int(arg) {
+            Some(arg) => match self.integer_constant(arg) {
                 Some(n) if (1..=255).contains(&n) => n as u8,
                 _ => {
                     return Err(CompileError::new(
@@ -418,7 +428,7 @@ impl Checker<'_> {
             },
         };
         if let Some(arg) = args.get(1) {
-            if const_int(arg).is_none_or(|n| n < 0) {
+            if self.integer_constant(arg).is_none_or(|n| n < 0) {
                 return Err(CompileError::new(
                     "D_USTACK_STRSIZE",
                     &arg.span,
@@ -536,6 +546,19 @@ impl Checker<'_> {
             let e = if param.ends_with('*') { char_array(e) } else { e };
             let param = param.trim_end_matches('?');
             let want_string = param.starts_with("string");
+            // A `char *` or char array passed for a string (`const char *`
+            // in DTrace's prototypes) is the string at that address.
+            let e = match &e.ty {
+                Type::Pointer(to) | Type::Array(to, _) if want_string && matches!(**to, Type::Int { size: 1, .. }) => {
+                    let len = match e.ty {
+                        Type::Array(_, len) => len.min(self.opts.strsize),
+                        _ => self.opts.strsize,
+                    };
+                    let span = e.span.clone();
+                    TExpr { kind: TKind::LoadStr(Box::new(e), len), ty: Type::String, span }
+                }
+                _ => e,
+            };
             let ok = match param {
                 "string" => e.ty == Type::String,
                 // strtok(NULL, delim) goes on from the previous call's position.

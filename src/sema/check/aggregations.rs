@@ -5,7 +5,6 @@
 //! trunc(), normalize(), clear() and denormalize() take.
 
 use super::actions::{arg_class, incompatible_arg};
-use super::expr::const_int;
 use super::*;
 use crate::defs::printf_format as printf;
 use crate::syntax::ast::{BinOp, ExprKind};
@@ -254,9 +253,13 @@ impl Checker<'_> {
             None => None,
         };
         // Parameters are numbered from the one after the value, as DTrace does.
+        let constants: Vec<Option<i64>> = args.iter().skip(1).map(|a| self.integer_constant(a)).collect();
         let constant = |i: usize, tag: &'static str, what: &str| -> Result<i64> {
-            const_int(&args[i])
+            constants[i - 1]
                 .ok_or_else(|| CompileError::new(tag, &args[i].span, format!("{name}( ) argument #{i} must be {what}")))
+        };
+        let positive_const = |i: usize, tag: &'static str, message: &str| -> Result<i64> {
+            constants[i - 1].filter(|n| *n > 0).ok_or_else(|| CompileError::new(tag, &args[i].span, message))
         };
         let (func, incr_at) = match name {
             "count" => (AggFunc::Count, usize::MAX),
@@ -270,8 +273,8 @@ impl Checker<'_> {
                 let base = constant(1, "D_LQUANT_BASETYPE", "an integer constant")?;
                 let limit = constant(2, "D_LQUANT_LIMTYPE", "an integer constant")?;
                 let step = match args.get(3) {
-                    Some(a) => positive_const(
-                        a,
+                    Some(_) => positive_const(
+                        3,
                         "D_LQUANT_STEPTYPE",
                         "lquantize( ) argument #3 must be a non-zero positive integer constant",
                     )?,
@@ -285,7 +288,7 @@ impl Checker<'_> {
                 let low = constant(2, "D_LLQUANT_LMAGTYPE", "an integer constant")?;
                 let high = constant(3, "D_LLQUANT_HMAGTYPE", "an integer constant")?;
                 let nsteps = positive_const(
-                    &args[4],
+                    4,
                     "D_LLQUANT_STEPTYPE",
                     "llquantize( ) argument #4 must be a non-zero positive integer constant",
                 )?;
@@ -370,10 +373,6 @@ pub(super) fn func_text(f: &AggFunc) -> &'static str {
     }
 }
 
-/// An argument that must be an integer constant above 0.
-pub(super) fn positive_const(arg: &ast::Expr, tag: &'static str, message: &str) -> Result<i64> {
-    const_int(arg).filter(|n| *n > 0).ok_or_else(|| CompileError::new(tag, &arg.span, message))
-}
 
 pub(super) fn check_lquantize(base: i64, limit: i64, step: i64, span: &Span) -> Result<()> {
     let err = |tag: &'static str, m: &str| Err(CompileError::new(tag, span, m.to_string()));

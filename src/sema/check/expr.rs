@@ -6,6 +6,7 @@
 
 use super::types::{arith_result, int_constant_type, pointee, promote, type_size};
 use super::*;
+use crate::provider::desc::macro_variable;
 use crate::sema::kernel_btf::MemberKind;
 use crate::syntax::ast::{BinOp, ExprKind, UnOp};
 
@@ -57,7 +58,7 @@ impl Checker<'_> {
             ExprKind::SelfVar(name) => (Scope::Thread, name),
             _ => return false,
         };
-        self.lookup_var(scope, name).is_none_or(|(_, ty)| pointee(&ty).is_none())
+        self.lookup_var(scope, name).is_none_or(|(_, ty)| pointee(&ty).is_none() && ty != Type::String)
     }
 
     /// `base[index]` where base is a pointer or an array: the element.
@@ -288,15 +289,8 @@ impl Checker<'_> {
                 }
             },
             ExprKind::MacroVar(name) => {
-                let value = match name.as_str() {
-                    "pid" => Some(std::process::id()),
-                    "ppid" => Some(std::os::unix::process::parent_id()),
-                    "uid" => Some(unsafe_free_getuid()),
-                    "target" => self.opts.target_pid,
-                    _ => None,
-                };
-                match value {
-                    Some(v) => typed(TKind::Int(v as u64), Type::INT),
+                match macro_variable(name, self.opts.target_pid) {
+                    Some(v) => typed(TKind::Int(v), Type::INT),
                     None => {
                         return Err(CompileError::new(
                             "D_MACRO_UNDEF",
@@ -309,6 +303,9 @@ impl Checker<'_> {
             ExprKind::Unary(op, inner) => self.unary(*op, inner, &span)?,
             ExprKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs, &span)?,
             ExprKind::Ternary(c, a, b) => {
+                if let Some(v) = self.constant_condition(c) {
+                    return self.expr_any(if v != 0 { a } else { b });
+                }
                 let c = self.expr(c)?;
                 if !c.ty.is_scalar() {
                     return Err(CompileError::new(
@@ -319,9 +316,15 @@ impl Checker<'_> {
                 }
                 let a = self.expr(a)?;
                 let b = self.expr(b)?;
+                let null = |e: &TExpr| matches!(e.kind, TKind::Int(0)) && e.ty.is_scalar();
                 let ty = match (&a.ty, &b.ty) {
                     (Type::String, Type::String) => Type::String,
                     (x, y) if x.is_int() && y.is_int() => arith_result(x, y),
+                    // Pointers to the same type, void * with any, or NULL.
+                    (Type::Pointer(x), Type::Pointer(y)) if x == y || **y == Type::Void => a.ty.clone(),
+                    (Type::Pointer(x), Type::Pointer(_)) if **x == Type::Void => b.ty.clone(),
+                    (Type::Pointer(_), _) if null(&b) => a.ty.clone(),
+                    (_, Type::Pointer(_)) if null(&a) => b.ty.clone(),
                     _ => {
                         return Err(CompileError::new(
                             "D_OP_INCOMPAT",
@@ -409,7 +412,8 @@ impl Checker<'_> {
                 return self.probe_arg(keys, &span)
             }
             ExprKind::Index(base, keys) if !self.names_assoc_array(base) => {
-                let base = char_array(self.expr(base)?);
+                let base = self.expr(base)?;
+                let base = self.char_array(base);
                 if pointee(&base.ty).is_none() {
                     return Err(CompileError::new(
                         "D_OP_INDEX",
@@ -425,6 +429,52 @@ impl Checker<'_> {
                 typed(TKind::Element { array, keys }, ty)
             }
         })
+    }
+
+    /// The value of an integer constant expression: literals and the
+    /// arithmetic on them, enumerators, integer inlines, `sizeof`, macro
+    /// arguments. None for anything else (or an expression in error).
+    pub(super) fn integer_constant(&mut self, e: &ast::Expr) -> Option<i64> {
+        if let Some(v) = const_int(e) {
+            return Some(v);
+        }
+        let typed = self.expr(e).ok()?;
+        let v = folded(&typed)?;
+        // A signed value narrower than 64 bits is stored zero-extended.
+        Some(match typed.ty {
+            Type::Int { size: 4, signed: true, .. } => v as u32 as i32 as i64,
+            _ => v as i64,
+        })
+    }
+
+    /// An argument that must be an integer constant above 0.
+    pub(super) fn positive_constant(&mut self, arg: &ast::Expr, tag: &'static str, message: &str) -> Result<i64> {
+        self.integer_constant(arg).filter(|n| *n > 0).ok_or_else(|| CompileError::new(tag, &arg.span, message))
+    }
+
+    /// The value of a `?:` condition DTrace folds while parsing: an integer
+    /// literal, a macro argument, or an enumerator or inline whose value is
+    /// an integer constant.
+    pub(super) fn constant_condition(&mut self, c: &ast::Expr) -> Option<u64> {
+        match &c.kind {
+            ExprKind::Int { value, .. } => Some(*value),
+            ExprKind::Char(v) => Some(*v as u64),
+            ExprKind::MacroArg(_) | ExprKind::MacroVar(_) => match self.expr(c) {
+                Ok(TExpr { kind: TKind::Int(v), .. }) => Some(v),
+                _ => None,
+            },
+            ExprKind::Ident(name) if self.declares_value(name) => self.expr(c).ok().as_ref().and_then(folded),
+            ExprKind::Unary(UnOp::Neg | UnOp::Plus | UnOp::Not | UnOp::BitNot, inner) => {
+                self.constant_condition(inner)?;
+                self.expr(c).ok().as_ref().and_then(folded)
+            }
+            ExprKind::Binary(_, l, r) => {
+                self.constant_condition(l)?;
+                self.constant_condition(r)?;
+                self.expr(c).ok().as_ref().and_then(folded)
+            }
+            _ => None,
+        }
     }
 
     pub(super) fn macro_arg(&mut self, n: u32, span: &Span) -> Result<TExpr> {
@@ -650,7 +700,21 @@ impl Checker<'_> {
             }
             ExprKind::SelfVar(name) => (Scope::Thread, name),
             ExprKind::ThisVar(name) => (Scope::Clause, name),
-            ExprKind::Index(base, keys) => return self.element(base, keys, Some(default_ty), &target.span),
+            ExprKind::Index(base, keys) if self.names_assoc_array(base) => {
+                return self.element(base, keys, Some(default_ty), &target.span)
+            }
+            ExprKind::Index(..) | ExprKind::Unary(UnOp::Deref, _) | ExprKind::Member(..) | ExprKind::Arrow(..) => {
+                // An integer or pointer in memory: the load's address is the place.
+                let value = self.expr(target)?;
+                return match value.kind {
+                    TKind::Load(addr) if value.ty.is_scalar() => Ok((Place::Memory(addr), value.ty)),
+                    _ => Err(CompileError::new(
+                        "D_OP_LVAL",
+                        &target.span,
+                        "operator = requires modifiable lvalue as an operand",
+                    )),
+                };
+            }
             _ => {
                 return Err(CompileError::new(
                     "D_OP_LVAL",
@@ -666,8 +730,8 @@ impl Checker<'_> {
         Ok((Place::Var(var), default_ty))
     }
 
-    /// `name[keys]` or `self->name[keys]`. With `create`, an unknown array is
-    /// declared with that value type; without, it must exist.
+    /// `name[keys]` or `self->name[keys]`. An unknown array is declared with
+    /// the value type `create` (an assignment's), or int (a read).
     pub(super) fn element(
         &mut self,
         base: &ast::Expr,
@@ -755,7 +819,11 @@ impl Checker<'_> {
                 self.program.assoc_arrays.push(AssocArray { name, thread_local, keys: columns, value });
                 self.program.assoc_arrays.len() - 1
             }
-            (None, None) => return Err(undeclared(&shown, span)),
+            // Read before any assignment: DTrace creates the array, of int.
+            (None, None) => {
+                self.program.assoc_arrays.push(AssocArray { name, thread_local, keys: columns, value: Type::INT });
+                self.program.assoc_arrays.len() - 1
+            }
         };
         let ty = self.program.assoc_arrays[index].value.clone();
         Ok((Place::Element { array: index, keys }, ty))
@@ -778,7 +846,8 @@ impl Checker<'_> {
         }
         let (place, ty) = self.lvalue(target, value.ty.clone())?;
         // `str = NULL` frees the variable, as DTrace frees dynamic variables set to 0.
-        let is_null = matches!(value.kind, TKind::Int(0)) && matches!(value.ty, Type::Pointer(_));
+        // NULL, or the constant 0 (which D also takes as a null pointer or string).
+        let is_null = matches!(value.kind, TKind::Int(0)) && value.ty.is_scalar();
         if ty == Type::String && is_null && op.is_none() {
             return Ok(TExpr { kind: TKind::ClearVar(place), ty, span: span.clone() });
         }
@@ -791,6 +860,7 @@ impl Checker<'_> {
                     && !matches!(place, Place::Element { .. })
             }
             (Type::Pointer(_), Type::Pointer(_)) => op.is_none(),
+            (Type::Pointer(_), _) if is_null => op.is_none(),
             (a, b) => a.is_int() && b.is_int(),
         };
         if !compatible {
@@ -825,16 +895,46 @@ pub(super) fn builtin_constant(name: &str) -> Option<u64> {
 /// simple arithmetic on them), as aggregating-function parameters need.
 /// The value of a typed integer expression made of constants (`sizeof (x) * 2`).
 pub(super) fn folded(e: &TExpr) -> Option<u64> {
+    let signed = |t: &TExpr| matches!(t.ty, Type::Int { signed: true, .. });
     match &e.kind {
         TKind::Int(v) => Some(*v),
         TKind::Cast(inner) => folded(inner),
+        TKind::Neg(inner) => Some(folded(inner)?.wrapping_neg()),
+        TKind::BitNot(inner) => Some(!folded(inner)?),
+        TKind::Not(inner) => Some(u64::from(folded(inner)? == 0)),
+        TKind::Logical { op, lhs, rhs } => {
+            let (l, r) = (folded(lhs)? != 0, folded(rhs)? != 0);
+            Some(u64::from(match op {
+                BinOp::LogAnd => l && r,
+                BinOp::LogOr => l || r,
+                _ => l != r,
+            }))
+        }
         TKind::Binary { op, lhs, rhs, .. } => {
             let (l, r) = (folded(lhs)?, folded(rhs)?);
+            let signed = signed(lhs) || signed(rhs);
+            let cmp = |o: std::cmp::Ordering| {
+                if signed {
+                    (l as i64).cmp(&(r as i64)) == o
+                } else {
+                    l.cmp(&r) == o
+                }
+            };
+            use std::cmp::Ordering::*;
             match op {
                 BinOp::Add => l.checked_add(r),
                 BinOp::Sub => l.checked_sub(r),
                 BinOp::Mul => l.checked_mul(r),
                 BinOp::Div => l.checked_div(r),
+                BinOp::BitAnd => Some(l & r),
+                BinOp::BitOr => Some(l | r),
+                BinOp::BitXor => Some(l ^ r),
+                BinOp::Eq => Some(u64::from(l == r)),
+                BinOp::Ne => Some(u64::from(l != r)),
+                BinOp::Lt => Some(u64::from(cmp(Less))),
+                BinOp::Gt => Some(u64::from(cmp(Greater))),
+                BinOp::Le => Some(u64::from(!cmp(Greater))),
+                BinOp::Ge => Some(u64::from(!cmp(Less))),
                 _ => None,
             }
         }
@@ -882,6 +982,21 @@ pub(super) fn char_array(e: TExpr) -> TExpr {
     match e.kind {
         TKind::LoadStr(addr, len) => TExpr { ty: Type::Array(Box::new(Type::CHAR), len), ..*addr },
         _ => e,
+    }
+}
+
+impl Checker<'_> {
+    /// A string indexes as the `char [strsize]` that holds it (`s[0]`,
+    /// `execname[i]`), as in DTrace; a char array member stays an array.
+    pub(super) fn char_array(&self, e: TExpr) -> TExpr {
+        if e.ty == Type::String {
+            // Offset keeps the string's own type for the code generator,
+            // which evaluates it to the address of its bytes.
+            let span = e.span.clone();
+            let ty = Type::Array(Box::new(Type::CHAR), self.opts.strsize);
+            return TExpr { kind: TKind::Offset(Box::new(e), 0), ty, span };
+        }
+        char_array(e)
     }
 }
 
@@ -950,11 +1065,6 @@ pub(super) fn builtin(name: &str) -> Option<(Builtin, Type)> {
         "stackdepth" => (Builtin::Stackdepth, Type::Int { size: 4, signed: false, name: "uint32_t" }),
         _ => return None,
     })
-}
-
-pub(super) fn unsafe_free_getuid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
 }
 
 pub(super) fn unop_text(op: UnOp) -> &'static str {

@@ -1,0 +1,6 @@
+int counts[string];
+
+BEGIN
+{
+	counts[1] = 1;
+}
