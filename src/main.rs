@@ -130,6 +130,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if compiled.program.destructive && !flags.options.destructive {
         return Err("could not enable tracing: Destructive actions not allowed".to_string());
     }
+    if let Some(reason) = &compiled.program.unavailable {
+        return Err(format!("could not enable tracing: {reason}"));
+    }
     let runtime_opts = runtime::RuntimeOptions {
         bufsize: flags.options.bufsize,
         dynvar_entries: flags.options.dynvar_entries(),

@@ -398,15 +398,26 @@ fn flow_column(flow: &mut Flow, probe: &crate::provider::Probe, epid: u32) -> St
 /// trace()'s output: DTrace pads values to columns unless quiet.
 fn trace_value(value: &printf::Value, quiet: bool, line: &mut Vec<u8>) {
     match value {
-        printf::Value::Int { bits, size, .. } => {
-            let text = match (size, quiet) {
-                (8, true) => format!("{}", *bits as i64),
-                (8, false) => format!(" {:>16}", *bits as i64),
-                (2, true) | (1, true) | (4, true) => format!("{}", *bits as i64 as i32),
-                (4, false) => format!(" {:>8}", *bits as i64 as i32),
-                (2, false) => format!(" {:>5}", *bits as i64 as i16),
-                _ => format!(" {:>3}", *bits as i64 as i8),
+        // As the value's type says, signed or unsigned (dtrace-utils'
+        // dt_print_trace), in DTrace's column widths.
+        printf::Value::Int { bits, size, signed } => {
+            let value = match (size, signed) {
+                (8, true) => (*bits as i64).to_string(),
+                (4, true) => (*bits as i32).to_string(),
+                (2, true) => (*bits as i16).to_string(),
+                (1, true) => (*bits as i8).to_string(),
+                (8, false) => bits.to_string(),
+                (4, false) => (*bits as u32).to_string(),
+                (2, false) => (*bits as u16).to_string(),
+                _ => (*bits as u8).to_string(),
             };
+            let width = match size {
+                8 => 16,
+                4 => 8,
+                2 => 5,
+                _ => 3,
+            };
+            let text = if quiet { value } else { format!(" {value:>width$}") };
             line.extend(text.as_bytes());
         }
         printf::Value::Str(s) => {

@@ -98,6 +98,8 @@ enum ActionClass {
     Exit,
     /// trace(), printf() and the other actions that record data.
     Data,
+    /// raise(), system(), copyout() and the others -w allows.
+    Destructive,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -353,10 +355,10 @@ impl<'a> Checker<'a> {
         let o = &mut self.order;
         // (whether the rule is broken, its tag, its message), first match wins.
         let rules = match class {
-            ActionClass::Spec(SpecOp::Commit) => vec![
-                (o.committed, "D_COMM_COMM", "commit( ) may not follow commit( )"),
-                (o.recorded, "D_COMM_DREC", "commit( ) may not follow data-recording action(s)"),
-            ],
+            // Several commits (and discards) in one clause are legal.
+            ActionClass::Spec(SpecOp::Commit) => {
+                vec![(o.recorded, "D_COMM_DREC", "commit( ) may not follow data-recording action(s)")]
+            }
             ActionClass::Spec(SpecOp::Speculate) => vec![
                 (o.speculated, "D_SPEC_SPEC", "speculate( ) may not follow speculate( )"),
                 (o.committed, "D_SPEC_COMM", "speculate( ) may not follow commit( )"),
@@ -368,6 +370,9 @@ impl<'a> Checker<'a> {
                 (o.committed, "D_AGG_COMM", "aggregating actions may not follow commit( )"),
                 (o.speculated, "D_AGG_SPEC", "aggregating actions may not follow speculate( )"),
             ],
+            ActionClass::Destructive => {
+                vec![(o.speculated, "D_ACT_SPEC", "destructive actions may not follow speculate( )")]
+            }
             ActionClass::Exit | ActionClass::Data => vec![
                 (class == ActionClass::Exit && o.speculated, "D_EXIT_SPEC", "exit( ) may not follow speculate( )"),
                 (o.committed, "D_DREC_COMM", "data-recording actions may not follow commit( )"),
@@ -376,7 +381,7 @@ impl<'a> Checker<'a> {
         match class {
             ActionClass::Spec(SpecOp::Commit) => o.committed = true,
             ActionClass::Spec(SpecOp::Speculate) => o.speculated = true,
-            ActionClass::Spec(SpecOp::Discard) => {}
+            ActionClass::Spec(SpecOp::Discard) | ActionClass::Destructive => {}
             ActionClass::Aggregation => o.recorded = true,
             // Speculative data is not the clause's own.
             ActionClass::Exit | ActionClass::Data => o.recorded |= !o.speculated,

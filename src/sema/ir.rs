@@ -631,6 +631,9 @@ pub(crate) struct Program {
     pub uses_strtok: bool,
     /// Some clause takes a destructive action: tracing needs -w.
     pub destructive: bool,
+    /// Why tracing cannot be enabled although the program compiles: an
+    /// action Linux cannot take (panic(), breakpoint(), chill()).
+    pub unavailable: Option<String>,
     /// (probe ID, n) for every typed `args[n]` a clause of that probe uses:
     /// entry programs fill costly arguments (io's fileinfo_t) only if used.
     pub typed_args_used: std::collections::BTreeSet<(u32, usize)>,

@@ -133,16 +133,21 @@ impl Checker<'_> {
     }
 
     /// Notes a destructive action: tracing then needs -w (checked when
-    /// enabling, as DTrace does). panic() and breakpoint() stop the whole
-    /// machine and have no Linux BPF counterpart; chill() would spin in the
-    /// kernel, which BPF cannot do safely.
-    pub(super) fn destructive(&mut self, name: &str, name_span: &Span) -> Result<()> {
+    /// enabling, as DTrace does), and it may not follow speculate().
+    /// panic() and breakpoint() stop the whole machine and have no Linux
+    /// BPF counterpart; chill() would spin in the kernel, which BPF cannot
+    /// do safely: they compile (their errors come first, as in DTrace) and
+    /// tracing is refused when enabled.
+    pub(super) fn destructive(&mut self, name: &str, span: &Span) -> Result<()> {
+        self.check_order(ActionClass::Destructive, span)?;
         if let "panic" | "breakpoint" | "chill" = name {
-            return Err(CompileError::new(
-                "D_UNSUPPORTED",
-                name_span,
-                format!("{name}( ) is not supported on Linux: BPF programs cannot do it safely"),
-            ));
+            self.program.unavailable.get_or_insert_with(|| {
+                format!("{name}( ) is not available on Linux: BPF programs cannot {}", match name {
+                    "chill" => "spin in the kernel",
+                    "panic" => "panic the kernel",
+                    _ => "enter the kernel debugger",
+                })
+            });
         }
         self.program.destructive = true;
         Ok(())
@@ -154,6 +159,7 @@ impl Checker<'_> {
         name: &str,
         name_span: &Span,
         args: &[ast::Expr],
+        span: &Span,
     ) -> Result<Option<TStmt>> {
         let op = match name {
             "raise" => {
@@ -201,11 +207,19 @@ impl Checker<'_> {
                 let (Some(buf), Some(addr), Some(size)) = (buf, addr, size) else { return Ok(None) };
                 DestructiveOp::CopyOut { buf, addr, size }
             }
-            // destructive() refuses these.
-            "panic" | "breakpoint" | "chill" => return self.destructive(name, name_span).map(|()| None),
+            "panic" | "breakpoint" | "chill" => {
+                if name == "chill" {
+                    self.arity(name, name_span, args, 1, 1)?;
+                    self.int_arg(name, &args[0])?;
+                } else {
+                    self.arity(name, name_span, args, 0, 0)?;
+                }
+                self.destructive(name, span)?;
+                return Ok(Some(TStmt::Expr(TExpr { kind: TKind::Int(0), ty: Type::INT, span: span.clone() })));
+            }
             _ => return Ok(None),
         };
-        self.destructive(name, name_span)?;
+        self.destructive(name, span)?;
         Ok(Some(TStmt::Destructive(op)))
     }
 
@@ -217,7 +231,7 @@ impl Checker<'_> {
         args: &[ast::Expr],
         span: &Span,
     ) -> Result<Option<TStmt>> {
-        if let Some(stmt) = self.destructive_action(name, name_span, args)? {
+        if let Some(stmt) = self.destructive_action(name, name_span, args, span)? {
             return Ok(Some(stmt));
         }
         let spec_op = match name {
@@ -343,7 +357,11 @@ impl Checker<'_> {
             _ => return Ok(None),
         };
         let (record_kind, kind) = kind;
-        let class = if record_kind == RecordKind::Exit { ActionClass::Exit } else { ActionClass::Data };
+        let class = match record_kind {
+            RecordKind::Exit => ActionClass::Exit,
+            RecordKind::System(_) => ActionClass::Destructive,
+            _ => ActionClass::Data,
+        };
         self.check_order(class, span)?;
         let action = self.actions_in_clause;
         if action >= 64 {

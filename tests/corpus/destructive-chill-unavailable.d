@@ -1,0 +1,5 @@
+#pragma D option destructive
+BEGIN
+{
+	chill(100);
+}

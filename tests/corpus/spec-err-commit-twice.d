@@ -1,5 +1,0 @@
-BEGIN
-{
-	commit(1);
-	commit(2);
-}

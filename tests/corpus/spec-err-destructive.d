@@ -1,0 +1,5 @@
+BEGIN
+{
+	speculate(1);
+	chill(1);
+}
