@@ -347,13 +347,11 @@ fn sign_extend(bits: u64, size: u8) -> i64 {
 }
 
 /// DTrace's strchr2esc(): C escapes for specials, `\ooo` for other
-/// non-printables. Like DTrace it escapes the terminating NUL as `\0` when
-/// the record holds one, and stops there.
+/// non-printables. The string ends at its NUL (a printa() key holds one).
 fn escape_c(s: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len());
-    for &c in s {
+    for &c in s.iter().take_while(|c| **c != 0) {
         let simple = match c {
-            0 => Some(b'0'),
             0x07 => Some(b'a'),
             0x08 => Some(b'b'),
             0x0c => Some(b'f'),
@@ -371,9 +369,6 @@ fn escape_c(s: &[u8]) -> Vec<u8> {
             out.push(c);
         } else {
             out.extend_from_slice(&[b'\\', b'0' + (c >> 6), b'0' + ((c >> 3) & 7), b'0' + (c & 7)]);
-        }
-        if c == 0 {
-            break;
         }
     }
     out
@@ -961,8 +956,8 @@ mod tests {
         assert_eq!(run("%S", &[Value::Str(b"a\tb\n\"q\"\\ z")]), "a\\tb\\n\\\"q\\\"\\\\ z");
         assert_eq!(run("%S", &[Value::Str(&[1, 0x7f, 0xff, b'x'])]), "\\001\\177\\377x");
         assert_eq!(run("%S", &[Value::Str(&[7, 8, 12, 13, 11])]), "\\a\\b\\f\\r\\v");
-        // DTrace escapes the NUL ending a string record, then stops.
-        assert_eq!(run("%S", &[Value::Str(b"abc\0def")]), "abc\\0");
+        // The string ends at its NUL, which is not shown.
+        assert_eq!(run("%S", &[Value::Str(b"abc\0def")]), "abc");
         assert_eq!(run("[%8S]", &[Value::Str(b"a\n")]), "[     a\\n]");
         assert_eq!(run("%C", &[int(10, 1, true)]), "\\n");
         assert_eq!(run("%C", &[int(i64::from(b'q'), 4, true)]), "q");
