@@ -6,6 +6,7 @@
  */
 
 typedef struct psinfo {
+	int	pr_flag;	/* task flags (PF_*) of the thread */
 	int	pr_nlwp;	/* number of threads */
 	pid_t	pr_pid;		/* process ID (Linux: thread group ID) */
 	pid_t	pr_ppid;	/* parent's process ID */
@@ -16,6 +17,8 @@ typedef struct psinfo {
 	gid_t	pr_gid;		/* real group ID */
 	gid_t	pr_egid;	/* effective group ID */
 	uintptr_t pr_addr;	/* address of the task_struct */
+	size_t	pr_size;	/* size of the address space in KB (kernel threads: 0) */
+	dev_t	pr_ttydev;	/* controlling terminal (PRNODEV, -1: none) */
 	char	pr_fname[16];	/* name of the executable (comm) */
 	char	pr_psargs[80];	/* the command line, arguments joined by spaces */
 	int	pr_wstat;	/* exit status (zombies) */
@@ -24,21 +27,45 @@ typedef struct psinfo {
 	int	pr_projid;	/* not on Linux: 0 */
 	int	pr_poolid;	/* not on Linux: 0 */
 	int	pr_zoneid;	/* not on Linux: 0 */
+	int	pr_nzomb;	/* not on Linux: 0 */
+	int	pr_contract;	/* not on Linux: 0 */
 } psinfo_t;
 
 typedef struct lwpsinfo {
 	int	pr_flag;	/* task flags (PF_*) */
 	id_t	pr_lwpid;	/* thread ID */
 	uintptr_t pr_addr;	/* address of the task_struct */
-	int	pr_pri;		/* priority (Linux prio: lower runs first) */
+	uintptr_t pr_wchan;	/* not on Linux: 0 */
+	char	pr_stype;	/* not on Linux: 0 */
+	char	pr_state;	/* SSLEEP, SRUN, SZOMB, SSTOP, SIDL or SONPROC */
+	char	pr_sname;	/* the state as a letter: S, R, Z, T, I, O */
 	char	pr_nice;	/* nice value */
+	short	pr_syscall;	/* not on Linux: 0 */
+	char	pr_oldpri;	/* priority, as pr_pri */
+	char	pr_cpu;		/* not on Linux: 0 */
+	int	pr_pri;		/* priority (Linux prio: lower runs first) */
 	char	pr_clname[8];	/* scheduling class name */
+	char	pr_name[16];	/* thread name (comm) */
+	processorid_t pr_onpro;	/* CPU the thread last ran on */
+	processorid_t pr_bindpro; /* not on Linux: PBIND_NONE (-1) */
+	psetid_t pr_bindpset;	/* not on Linux: PS_NONE (-1) */
+	int	pr_lgrp;	/* not on Linux: 0 */
 } lwpsinfo_t;
+
+/* lwpsinfo_t.pr_state: Solaris' thread states. */
+inline char SSLEEP = 1;
+inline char SRUN = 2;
+inline char SZOMB = 3;
+inline char SSTOP = 4;
+inline char SIDL = 5;
+inline char SONPROC = 6;
+inline char SWAIT = 7;
 
 inline int PR_MODEL_ILP32 = 1;
 inline int PR_MODEL_LP64 = 2;
 
 translator psinfo_t < struct task_struct *T > {
+	pr_flag = T->flags;
 	pr_nlwp = T->signal->nr_threads;
 	pr_pid = T->tgid;
 	pr_ppid = T->real_parent->tgid;
@@ -49,6 +76,12 @@ translator psinfo_t < struct task_struct *T > {
 	pr_gid = T->cred->gid.val;
 	pr_egid = T->cred->egid.val;
 	pr_addr = (uintptr_t)T;
+	/* total_vm counts 4 KB pages. */
+	pr_size = T->mm != NULL ? T->mm->total_vm * 4 : 0;
+	/* The kernel's dev_t of the tty, as getmajor()/getminor() read it. */
+	pr_ttydev = T->signal->tty == NULL ? -1 :
+	    ((dev_t)T->signal->tty->driver->major << 20) |
+	    (T->signal->tty->driver->minor_start + T->signal->tty->index);
 	pr_fname = T->comm;
 	/* The command line is read from the current process's memory: other
 	 * processes (a signal's target) show their comm. */
@@ -60,15 +93,47 @@ translator psinfo_t < struct task_struct *T > {
 	pr_projid = 0;
 	pr_poolid = 0;
 	pr_zoneid = 0;
+	pr_nzomb = 0;
+	pr_contract = 0;
 };
 
+/*
+ * Linux's states map to Solaris' as ps(1) shows them: exit_state holds
+ * EXIT_ZOMBIE (32) or EXIT_DEAD (16); __state (state before 5.14) holds
+ * TASK_INTERRUPTIBLE (1) or TASK_UNINTERRUPTIBLE (2) for a sleeper,
+ * __TASK_STOPPED (4) or __TASK_TRACED (8) for a stopped thread, TASK_NEW
+ * (0x800) while it is being created, and 0 (TASK_RUNNING) for one that runs
+ * (on_cpu) or waits for a CPU.
+ */
 translator lwpsinfo_t < struct task_struct *T > {
 	pr_flag = T->flags;
 	pr_lwpid = T->pid;
 	pr_addr = (uintptr_t)T;
-	pr_pri = T->prio;
+	pr_wchan = 0;
+	pr_stype = 0;
+	pr_state = T->exit_state != 0 ? SZOMB :
+	    (T->__state & 0xc) != 0 ? SSTOP :
+	    (T->__state & 0x800) != 0 ? SIDL :
+	    (T->__state & 0x3) != 0 ? SSLEEP :
+	    T->on_cpu != 0 ? SONPROC : SRUN;
+	pr_sname = T->exit_state != 0 ? 'Z' :
+	    (T->__state & 0xc) != 0 ? 'T' :
+	    (T->__state & 0x800) != 0 ? 'I' :
+	    (T->__state & 0x3) != 0 ? 'S' :
+	    T->on_cpu != 0 ? 'O' : 'R';
 	pr_nice = T->static_prio - 120;
+	pr_syscall = 0;
+	pr_oldpri = T->prio;
+	pr_cpu = 0;
+	pr_pri = T->prio;
 	pr_clname = T->policy == 1 ? "RT" : T->policy == 2 ? "RT" : "TS";
+	pr_name = T->comm;
+	/* set_task_cpu() keeps wake_cpu equal to the CPU (thread_info.cpu or
+	 * task_struct.cpu, depending on the kernel version). */
+	pr_onpro = T->wake_cpu;
+	pr_bindpro = -1;
+	pr_bindpset = -1;
+	pr_lgrp = 0;
 };
 
 inline psinfo_t *curpsinfo = xlate <psinfo_t *> (curthread);

@@ -257,7 +257,13 @@ fn find_program(name: &str) -> Option<std::path::PathBuf> {
 
 /// -p: watches a running process.
 fn grab(text: &str) -> Result<Target, String> {
-    let pid = text.parse::<i32>().ok().filter(|p| *p > 0).ok_or_else(|| format!("invalid process ID: {text}"))?;
+    // As strtol() reads it for DTrace: leading white space is skipped.
+    let pid = text
+        .trim_start()
+        .parse::<i32>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("invalid process ID: {text}"))?;
     let pidfd = pidfd_open(pid).map_err(|e| {
         let why = if e.raw_os_error() == Some(libc::ESRCH) { "No such process".to_string() } else { e.to_string() };
         format!("failed to grab pid {pid}: {why}")

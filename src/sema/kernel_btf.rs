@@ -101,7 +101,9 @@ impl KernelBtf {
             RecordBody::Kernel(s) => s,
         };
         let btf = self.btf()?;
-        Ok(find_member(btf, s, name, 0).and_then(|(bit_offset, t, bits)| {
+        let found = find_member(btf, s, name, 0)
+            .or_else(|| renamed_member(&record.name, name).and_then(|other| find_member(btf, s, other, 0)));
+        Ok(found.and_then(|(bit_offset, t, bits)| {
             let kind = MemberKind::of(d_type(btf, &t)?);
             let offset = (bit_offset / 8) as usize;
             match (bits, kind) {
@@ -122,6 +124,21 @@ impl KernelBtf {
             }
         }))
     }
+}
+
+/// Members the kernel renamed, by the other name they have had: a script
+/// (or the D library) written for one kernel runs on the others.
+fn renamed_member(record: &str, name: &str) -> Option<&'static str> {
+    const RENAMES: &[(&str, &str, &str)] = &[
+        // Linux 5.14 renamed task_struct.state to __state.
+        ("task_struct", "__state", "state"),
+    ];
+    RENAMES.iter().find_map(|&(r, new, old)| match () {
+        _ if r != record => None,
+        _ if name == new => Some(old),
+        _ if name == old => Some(new),
+        _ => None,
+    })
 }
 
 /// One member of a struct, for print(): anonymous members keep an empty
