@@ -550,6 +550,7 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	struct dt_io_args *a = bpf_map_lookup_elem(&dt_io_args, &slot);
 	if (!a)
 		return NULL;
+	a->request = (__u64)rq;
 	struct dt_bufinfo *buf = &a->buf;
 	buf->b_flags = op == 1 ? DT_B_WRITE : DT_B_READ;
 	/* The kernel waits for reads and for writes marked sync (REQ_SYNC,
@@ -593,11 +594,14 @@ static __always_inline int dt_io_fire(void *ctx, __u32 slot, struct dt_io_args *
 	if (task)
 		dt_probe_for_task(pc, task);
 	pc->probe_id = dt_io_id_base + slot;
-	pc->args[0] = (__u64)&a->buf;
-	pc->args[1] = (__u64)&a->dev;
-	pc->args[2] = (__u64)&a->file;
-	for (int i = 3; i < DT_NARGS; i++)
+	/* arg0 names the I/O; args[0..2] are translated from the filled
+	 * buffers, whose addresses ride in the last argument slots. */
+	pc->args[0] = a->request;
+	for (int i = 1; i < DT_NARGS - 3; i++)
 		pc->args[i] = 0;
+	pc->args[DT_NARGS - 3] = (__u64)&a->buf;
+	pc->args[DT_NARGS - 2] = (__u64)&a->dev;
+	pc->args[DT_NARGS - 1] = (__u64)&a->file;
 	bpf_tail_call(ctx, &dt_io_progs, slot);
 	return 0;
 }

@@ -56,6 +56,9 @@ struct dt_fileinfo {
 
 /* What one io probe's arguments point at. */
 struct dt_io_args {
+	/* arg0: the struct request, the same at start, done and the waits
+	 * (scripts key `start[arg0] = timestamp` and look it up at done). */
+	__u64 request;
 	struct dt_bufinfo buf;
 	struct dt_devinfo dev;
 	struct dt_fileinfo file;

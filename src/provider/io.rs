@@ -12,10 +12,12 @@ use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeAr
 
 super::entry_programs!("io");
 
+/// arg0 is the request (the same at start and done); the entry programs
+/// fill the translated structs and pass their addresses in arg7..arg9.
 const IO_ARGS: &[ProbeArg] = &[
-    ProbeArg { ty: "bufinfo_t *", expr: "(bufinfo_t *)arg0" },
-    ProbeArg { ty: "devinfo_t *", expr: "(devinfo_t *)arg1" },
-    ProbeArg { ty: "fileinfo_t *", expr: "(fileinfo_t *)arg2" },
+    ProbeArg { ty: "bufinfo_t *", expr: "(bufinfo_t *)arg7" },
+    ProbeArg { ty: "devinfo_t *", expr: "(devinfo_t *)arg8" },
+    ProbeArg { ty: "fileinfo_t *", expr: "(fileinfo_t *)arg9" },
 ];
 
 /// args[n] of bufinfo_t, devinfo_t and fileinfo_t: the entry programs fill

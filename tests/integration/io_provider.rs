@@ -463,3 +463,29 @@ fn buffer_kinds_do_not_need_fileinfo() {
     assert_eq!(kinds(direct), ["phys"], "{}", out.stdout);
     assert!(kinds(buffered).contains(&"pageio".to_string()), "{}", out.stdout);
 }
+
+/// arg0 names the I/O at start and at done alike, as latency scripts key
+/// `start[arg0] = timestamp` and look it up at done.
+#[test]
+fn start_and_done_name_one_request_by_arg0() {
+    let dir = RootDir::new("latency");
+    let file = dir.0.join("latency.dat");
+    let path = file.display().to_string();
+    let script = format!(
+        r#"io:::start /args[2]->fi_pathname == "{path}"/ {{ start[arg0] = timestamp; @started = count(); }}
+        io:::done /start[arg0]/ {{ @matched = count(); @positive = min(timestamp - start[arg0] > 0); start[arg0] = 0; }}
+        END {{ printa("started %@d\n", @started); printa("matched %@d\n", @matched); printa("positive %@d\n", @positive); }}"#
+    );
+    let mut t = tracers(&[&script]).remove(0);
+    sh(&format!("dd if=/dev/zero of={path} bs=64k count=8 oflag=direct"));
+    let out = stop(&mut t);
+    out.assert_no_panic();
+    let count = |what: &str| -> u64 {
+        let prefix = format!("{what} ");
+        let line = out.stdout.lines().find_map(|l| l.strip_prefix(&prefix));
+        line.unwrap_or_else(|| panic!("{what}: {}", out.stdout)).parse().unwrap()
+    };
+    assert!(count("started") >= 8, "{}", out.stdout);
+    assert_eq!(count("started"), count("matched"), "{}", out.stdout);
+    assert_eq!(count("positive"), 1, "{}", out.stdout);
+}
