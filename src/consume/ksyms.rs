@@ -5,7 +5,7 @@ use std::cell::OnceCell;
 
 use super::printf::FrameFormat;
 use super::usyms::UserSymbols;
-use crate::runtime::Session;
+use crate::runtime::{Session, UserFrame};
 use crate::sema::ir::ustack_value;
 
 /// DTrace's default stackindent: frames are indented by 14 spaces.
@@ -44,6 +44,19 @@ impl KernelSymbols {
     }
 }
 
+/// The highest address of user space (x86-64, 47-bit).
+const USER_ADDRESS_LIMIT: u64 = 0x7fff_ffff_ffff;
+
+/// Whether a kernel frame (`module`name`) belongs to the tracer: a BPF
+/// program, or the code that runs one at a tracepoint or perf event.
+fn is_tracer_frame(frame: &str) -> bool {
+    let (module, name) = frame.split_once('`').unwrap_or(("", frame));
+    module == "bpf"
+        || ["bpf_", "__bpf_", "__traceiter_", "perf_trace_", "trace_call_bpf", "perf_syscall_"]
+            .iter()
+            .any(|p| name.starts_with(p))
+}
+
 /// Symbolizes kernel addresses and renders stack() and ustack() records.
 pub(crate) struct Symbols<'a> {
     session: &'a Session,
@@ -69,11 +82,27 @@ impl<'a> Symbols<'a> {
     /// a packed ustack() value), innermost first.
     fn stack_frames(&self, id: u64) -> Vec<String> {
         if let Some((pid, limit, id)) = ustack_value::decode(id) {
-            let frames = self.session.ustack_frames(id);
+            // A frame-pointer walk through code built without frame
+            // pointers ends in garbage: a user stack stops at the first
+            // address no user process can have.
+            let frames: Vec<UserFrame> = self
+                .session
+                .ustack_frames(id)
+                .into_iter()
+                .take_while(|f| !matches!(f, UserFrame::Ip(addr) if *addr > USER_ADDRESS_LIMIT))
+                .collect();
             let limit = if limit == 0 { frames.len() } else { limit as usize };
             return frames.into_iter().take(limit).map(|f| self.user.frame(pid, f)).collect();
         }
-        self.session.stack_frames(id).into_iter().map(|a| self.frame(a)).collect()
+        // The tracer's own frames (the BPF program and the tracepoint's BPF
+        // glue) are not the probe's stack.
+        let kernel = self.kernel.get_or_init(KernelSymbols::load);
+        self.session
+            .stack_frames(id)
+            .into_iter()
+            .skip_while(|a| kernel.resolve(*a).is_some_and(|(name, _)| is_tracer_frame(&name)))
+            .map(|a| self.frame(a))
+            .collect()
     }
 
     /// A stack as the stack() action prints it.
@@ -107,6 +136,27 @@ impl super::printf::FormatContext for Symbols<'_> {
     fn stack(&self, record: &[u8], indent: usize, frame: &FrameFormat, out: &mut Vec<u8>) {
         if let Some(id) = record.get(..8).and_then(|b| b.try_into().ok()) {
             self.write_frames(u64::from_ne_bytes(id), indent, Some(frame), out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_tracer_frame;
+
+    #[test]
+    fn the_tracers_own_frames_are_recognized() {
+        for ours in [
+            "bpf`bpf_prog_42204194bb6f9174_dt_clause",
+            "vmlinux`bpf_trace_run2",
+            "vmlinux`__bpf_trace_sys_enter",
+            "vmlinux`perf_trace_run_bpf_submit",
+            "vmlinux`trace_call_bpf",
+        ] {
+            assert!(is_tracer_frame(ours), "{ours}");
+        }
+        for theirs in ["vmlinux`syscall_trace_enter", "vmlinux`__schedule", "ext4`ext4_file_write_iter"] {
+            assert!(!is_tracer_frame(theirs), "{theirs}");
         }
     }
 }
