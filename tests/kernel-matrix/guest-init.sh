@@ -150,6 +150,13 @@ case $(uname -r) in
   *) grep -qx 'main 1' /tmp/out.19 && [ $RC = 0 ] ;;
 esac; r $? "out=$(tr '\n' '|' < /tmp/out.19) err=$(head -2 /tmp/err.19 | tr '\n' '|')"
 
+# 20. curlwpsinfo's state from task_struct.state (before 5.14) or __state, and io's arg0: the
+# same request at start and at done.
+(while :; do sleep 0.1; dd if=/dev/vda of=/dev/null bs=4k count=4 iflag=direct 2> /dev/null; done) & L=$!
+t 20 lwpsinfo-io -qn 'BEGIN { printf("%c %d\n", curlwpsinfo->pr_sname, curlwpsinfo->pr_state == SONPROC); } sched:::off-cpu /execname == "sleep"/ { @s[curlwpsinfo->pr_sname] = count(); } io:::start { s[arg0] = 1; } io:::done /s[arg0]/ { m = 1; } tick-2s { printf("io %d\n", m); printa("state %c\n", @s); exit(0); }'
+kill $L; wait $L 2>/dev/null
+grep -qx 'O 1' /tmp/out.20 && grep -qx 'io 1' /tmp/out.20 && grep -qx 'state S' /tmp/out.20 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.20)"
+
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
