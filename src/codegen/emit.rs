@@ -1101,6 +1101,9 @@ impl<'a> Emitter<'a> {
             TKind::Offset(base, off) => {
                 self.expr(base)?;
                 self.emit(alu_imm(Alu::Add, R0, *off as i32));
+                if matches!(e.ty, Type::Array(..)) {
+                    self.address_as_number();
+                }
             }
             TKind::ClearVar(Place::Var(var)) => self.clear_var(*var)?,
             TKind::ClearVar(Place::Element { array, keys }) => {
@@ -1514,6 +1517,17 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
+    /// Makes the address in r0 a plain number: an array is indexed by any
+    /// value, and the verifier refuses unbounded arithmetic on a map
+    /// pointer. Loads read through the number; stores check it and
+    /// rebuild the pointer (`store_memory`).
+    fn address_as_number(&mut self) {
+        self.used_scratch = true;
+        if self.with_scratch {
+            self.forget(R0);
+        }
+    }
+
     fn global_offset(&self, index: usize) -> u32 {
         self.program.globals[index].offset as u32
     }
@@ -1526,6 +1540,8 @@ impl<'a> Emitter<'a> {
                 self.emit2(ld_map_value(R0, MapRef::Globals, self.global_offset(i)));
                 if !by_reference {
                     self.emit(ldx(Size::DW, R0, R0, 0));
+                } else if matches!(ty, Type::Array(..)) {
+                    self.address_as_number();
                 }
             }
             Var::ThreadLocal(i) => {

@@ -240,7 +240,12 @@ impl<'a> Checker<'a> {
             if let Type::Struct(_) = ty {
                 copy_fits("a variable", &ty, self.opts.strsize, &d.span)?;
             }
-            if !(ty.is_scalar() || ty == Type::String || matches!(ty, Type::Struct(_))) {
+            // A fixed-size array is a global's (DTrace has no local arrays).
+            let global_array = scope == Scope::Global && matches!(ty, Type::Array(..)) && ty.fixed_size().is_some();
+            if global_array {
+                copy_fits("a variable", &ty, self.opts.strsize, &d.span)?;
+            }
+            if !(ty.is_scalar() || ty == Type::String || matches!(ty, Type::Struct(_)) || global_array) {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
                     &d.span,

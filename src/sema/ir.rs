@@ -83,6 +83,19 @@ impl Type {
         match self {
             Type::String => Some(strsize),
             Type::Struct(r) => Some(r.size.next_multiple_of(8)),
+            Type::Array(..) => self.fixed_size().map(|n| n.next_multiple_of(8)),
+            _ => None,
+        }
+    }
+
+    /// Bytes of a value of this type in memory, as C lays it out (None for
+    /// types without a fixed size: strings, stacks, void).
+    pub(crate) fn fixed_size(&self) -> Option<usize> {
+        match self {
+            Type::Int { size, .. } => Some(*size as usize),
+            Type::Pointer(_) => Some(8),
+            Type::Struct(r) => Some(r.size),
+            Type::Array(of, len) => Some(of.fixed_size()? * len),
             _ => None,
         }
     }
@@ -306,6 +319,10 @@ pub(crate) enum Subr {
     /// cleanpath(s): s without "//", "/./" and "dir/..", as illumos does it.
     Cleanpath,
     Lltostr,
+    /// strtoll(s[, base]): the integer s starts with (after blanks, a sign
+    /// and, in base 16, a 0x), in base 2..36 (default 10), as illumos'
+    /// dtrace_strtoll reads it; another base is an illegal-operation fault.
+    Strtoll,
     /// htons/ntohs (16), htonl/ntohl (32), htonll/ntohll (64) bits.
     ByteSwap(i32),
     Rand,

@@ -179,6 +179,7 @@ impl Emitter<'_> {
             Subr::Strtok => self.strtok(args)?,
             Subr::Cleanpath => self.cleanpath(&args[0])?,
             Subr::Lltostr => self.lltostr(&args[0])?,
+            Subr::Strtoll => self.strtoll(args)?,
             Subr::ByteSwap(bits) => {
                 self.expr(&args[0])?;
                 self.emit(to_big_endian(R0, bits));
@@ -728,6 +729,132 @@ impl Emitter<'_> {
     }
 
     /// r4 = strlen(r1), at most strsize - 1.
+    /// strtoll(s[, base]): r0 = the value. r1 the string, r2 the base, r3
+    /// the index, r4 the value, r5 the byte; the sign waits in a slot.
+    fn strtoll(&mut self, args: &[TExpr]) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        // Its loop launders through scratch memory.
+        self.used_scratch = true;
+        let text = self.stash(&args[0])?;
+        match args.get(1) {
+            Some(base) => self.expr(base)?,
+            None => self.emit(mov_imm(R0, 10)),
+        }
+        let base = self.alloc_slot(8)?;
+        let negative = self.alloc_slot(8)?;
+        self.emit(stx(Size::DW, FP, base, R0));
+        // A base outside 2..36 is an illegal operation, as in DTrace.
+        let base_ok = self.new_label();
+        self.emit(alu_imm(Alu::Sub, R0, 2));
+        self.jump(jmp_imm(Cond::Le, R0, 34, 0), base_ok);
+        self.emit(ldx(Size::DW, R1, FP, base));
+        self.raise_fault(layout::FAULT_ILLOP)?;
+        self.bind(base_ok);
+        self.emit(st_imm(Size::DW, FP, negative, 0));
+        self.emit(ldx(Size::DW, R1, FP, text));
+        self.emit(mov_imm(R3, 0));
+        self.emit(mov_imm(R4, 0));
+        let last = self.strsize() - 1;
+        let byte_at_r3 = |e: &mut Self| {
+            e.emit(mov(R0, R1));
+            e.emit(alu_reg(Alu::Add, R0, R3));
+            e.emit(ldx(Size::B, R5, R0, 0));
+        };
+        // Blanks before the number.
+        let (blanks, signed) = (self.new_label(), self.new_label());
+        self.bind(blanks);
+        self.exit_if(Cond::Gt, R3, last, signed);
+        byte_at_r3(self);
+        let blank = self.new_label();
+        self.jump(jmp_imm(Cond::Eq, R5, b' ' as i32, 0), blank);
+        self.exit_if(Cond::Ne, R5, b'\t' as i32, signed);
+        self.bind(blank);
+        self.emit(alu_imm(Alu::Add, R3, 1));
+        self.jump(ja(0), blanks);
+        self.bind(signed);
+        self.launder(R3);
+        // A sign.
+        let unsigned = self.new_label();
+        self.jump(jmp_imm(Cond::Gt, R3, last, 0), unsigned);
+        byte_at_r3(self);
+        let plus = self.new_label();
+        self.jump(jmp_imm(Cond::Eq, R5, b'+' as i32, 0), plus);
+        self.jump(jmp_imm(Cond::Ne, R5, b'-' as i32, 0), unsigned);
+        self.emit(st_imm(Size::DW, FP, negative, 1));
+        self.bind(plus);
+        self.emit(alu_imm(Alu::Add, R3, 1));
+        self.bind(unsigned);
+        self.launder(R3);
+        // In base 16, a 0x or 0X before a hex digit.
+        let digits = self.new_label();
+        self.emit(ldx(Size::DW, R2, FP, base));
+        self.jump(jmp_imm(Cond::Ne, R2, 16, 0), digits);
+        self.jump(jmp_imm(Cond::Gt, R3, last - 2, 0), digits);
+        byte_at_r3(self);
+        self.jump(jmp_imm(Cond::Ne, R5, b'0' as i32, 0), digits);
+        self.emit(ldx(Size::B, R5, R0, 1));
+        self.emit(alu_imm(Alu::Or, R5, 0x20));
+        self.jump(jmp_imm(Cond::Ne, R5, b'x' as i32, 0), digits);
+        self.emit(ldx(Size::B, R5, R0, 2));
+        self.hex_digit_r5_into_r5();
+        self.jump(jmp_imm(Cond::Ge, R5, 16, 0), digits);
+        self.emit(alu_imm(Alu::Add, R3, 2));
+        self.bind(digits);
+        self.launder(R3);
+        // The digits: each below the base.
+        let (top, done) = (self.new_label(), self.new_label());
+        self.emit(ldx(Size::DW, R1, FP, text));
+        self.emit(ldx(Size::DW, R2, FP, base));
+        self.bind(top);
+        self.exit_if(Cond::Gt, R3, last, done);
+        byte_at_r3(self);
+        self.hex_digit_r5_into_r5();
+        // Digits and letters take different ways: one state again (else
+        // each pass would double the states the verifier follows).
+        if self.with_scratch {
+            self.forget(R5);
+        }
+        self.exit_if_reg(Cond::Ge, R5, R2, done);
+        self.emit(alu_reg(Alu::Mul, R4, R2));
+        self.emit(alu_reg(Alu::Add, R4, R5));
+        if self.with_scratch {
+            self.forget(R4);
+        }
+        self.emit(alu_imm(Alu::Add, R3, 1));
+        self.jump(ja(0), top);
+        self.bind(done);
+        // One state after the loop, whichever pass left it.
+        self.launder(R4);
+        self.emit(mov_imm(R3, 0));
+        self.emit(mov_imm(R2, 0));
+        self.emit(mov(R0, R4));
+        let positive = self.new_label();
+        self.emit(ldx(Size::DW, R1, FP, negative));
+        self.jump(jmp_imm(Cond::Eq, R1, 0, 0), positive);
+        self.emit(alu_imm(Alu::Neg, R0, 0));
+        self.bind(positive);
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// r5 = the value of the digit or letter in r5 (0-9, a-z, A-Z: 0..35),
+    /// or 36 for any other byte.
+    fn hex_digit_r5_into_r5(&mut self) {
+        let (letter, done) = (self.new_label(), self.new_label());
+        self.emit(alu_imm(Alu::Sub, R5, b'0' as i32));
+        self.jump(jmp_imm(Cond::Le, R5, 9, 0), done);
+        // Letters of either case: 'A' - '0' = 17; lower case sets bit 0x20.
+        self.emit(alu_imm(Alu::Add, R5, b'0' as i32));
+        self.emit(alu_imm(Alu::Or, R5, 0x20));
+        self.emit(alu_imm(Alu::Sub, R5, b'a' as i32));
+        self.jump(jmp_imm(Cond::Le, R5, 25, 0), letter);
+        self.emit(mov_imm(R5, 36));
+        self.jump(ja(0), done);
+        self.bind(letter);
+        self.emit(alu_imm(Alu::Add, R5, 10));
+        self.bind(done);
+    }
+
     fn strlen_r1_into_r4(&mut self) {
         let top = self.new_label();
         let end = self.new_label();

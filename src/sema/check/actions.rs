@@ -635,6 +635,7 @@ pub(super) fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'stat
         "strtok" => (Subr::Strtok, &["string or NULL", "string"], Type::String),
         "cleanpath" => (Subr::Cleanpath, &["string"], Type::String),
         "lltostr" => (Subr::Lltostr, &["int64_t"], Type::String),
+        "strtoll" => (Subr::Strtoll, &["string", "int?"], Type::INT64),
         "htons" | "ntohs" => (Subr::ByteSwap(16), &["uint16_t"], u16),
         "htonl" | "ntohl" => (Subr::ByteSwap(32), &["uint32_t"], u32),
         "htonll" | "ntohll" => (Subr::ByteSwap(64), &["uint64_t"], Type::UINT64),
