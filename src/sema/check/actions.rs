@@ -523,13 +523,9 @@ impl Checker<'_> {
                 }
                 Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
             }
-            "trace" | "printf" | "exit" | "printa" | "trunc" | "clear" | "normalize" | "denormalize" | "setopt"
-            | "tracemem" | "speculate" | "commit" | "discard" | "system" | "raise" | "stop" | "copyout"
-            | "copyoutstr" | "chill" | "panic" | "breakpoint" => Err(CompileError::new(
-                "D_PROTO_ARG",
-                name_span,
-                format!("{name}( ) may not be used as an expression; it is an action"),
-            )),
+            // An action's value is void, as its prototype says: what uses
+            // the value reports the error, as in DTrace (D_OP_VOID, ...).
+            _ if is_action(name) => Ok(TExpr { kind: TKind::Int(0), ty: Type::Void, span: span.clone() }),
             _ if is_aggregating_function(name) => Err(CompileError::new(
                 "D_CG_EXPR",
                 name_span,
@@ -603,6 +599,38 @@ impl Checker<'_> {
         };
         Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
     }
+}
+
+/// Whether `name` is an action (a statement, not a value).
+pub(super) fn is_action(name: &str) -> bool {
+    matches!(
+        name,
+        "trace"
+            | "printf"
+            | "exit"
+            | "printa"
+            | "trunc"
+            | "clear"
+            | "normalize"
+            | "denormalize"
+            | "setopt"
+            | "tracemem"
+            | "speculate"
+            | "commit"
+            | "discard"
+            | "system"
+            | "raise"
+            | "stop"
+            | "copyout"
+            | "copyoutstr"
+            | "chill"
+            | "panic"
+            | "breakpoint"
+            | "print"
+            | "stack"
+            | "ustack"
+            | "jstack"
+    )
 }
 
 /// The most alloca() memory one clause may use.

@@ -306,6 +306,10 @@ impl Checker<'_> {
                 if let Some(v) = self.constant_condition(c) {
                     return self.expr_any(if v != 0 { a } else { b });
                 }
+                let is_action_call = |e: &ast::Expr| matches!(&e.kind, ExprKind::Call { name, .. } if super::actions::is_action(name) && name != "stack" && name != "ustack");
+                if is_action_call(a) || is_action_call(b) {
+                    return Err(CompileError::new("D_OP_ACT", &span, "action cannot be used in a conditional context"));
+                }
                 let c = self.expr(c)?;
                 if !c.ty.is_scalar() {
                     return Err(CompileError::new(

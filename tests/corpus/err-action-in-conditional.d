@@ -1,0 +1,4 @@
+BEGIN
+{
+	x = i == 0 ? trace(0) : trace(1);
+}
