@@ -75,9 +75,10 @@ struct dt_fault_rec {
 	__u32 pad;
 	__u64 addr;
 };
+/* Numbered as DTrace's DTRACEFLT_* (the ERROR probe's arg4). */
 #define DT_FAULT_BADADDR 1
-#define DT_FAULT_DIVZERO 2
 #define DT_FAULT_ILLOP 3  /* e.g. inet_ntop() of an unknown address family */
+#define DT_FAULT_DIVZERO 4
 
 /* vtimestamp: a thread's time on CPU since tracing began (or since it
  * first read vtimestamp), kept by dt_vtime_switch in the dt_vtime map,

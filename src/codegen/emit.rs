@@ -1509,6 +1509,7 @@ impl<'a> Emitter<'a> {
                 self.emit(mov_imm(R0, 0));
                 self.emit(alu_imm(Alu::Rsh, R0, 3));
             }
+            Builtin::Ipl => self.emit(mov_imm(R0, 0)),
             Builtin::Epid => {
                 let epid = self.clause.map_or(0, |c| c.epid);
                 self.emit(mov_imm(R0, epid as i32));

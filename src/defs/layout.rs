@@ -50,9 +50,10 @@ pub(crate) const VTIME_SINCE: usize = offset_of!(dt_vtime, since);
 
 /// `epid` of a fault record (DT_EPID_FAULT).
 pub(crate) const EPID_FAULT: u32 = u32::MAX;
+/// Fault kinds, numbered as DTrace's DTRACEFLT_* (the ERROR probe's arg4).
 pub(crate) const FAULT_BADADDR: u32 = 1;
-pub(crate) const FAULT_DIVZERO: u32 = 2;
 pub(crate) const FAULT_ILLOP: u32 = 3;
+pub(crate) const FAULT_DIVZERO: u32 = 4;
 /// `epid` of the records of commit() and discard() (DT_EPID_COMMIT, DT_EPID_DISCARD).
 pub(crate) const EPID_COMMIT: u32 = 0xffff_fffe;
 pub(crate) const EPID_DISCARD: u32 = 0xffff_fffd;

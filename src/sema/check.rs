@@ -187,17 +187,16 @@ impl<'a> Checker<'a> {
         self.clause_probes = probes.clone();
         self.clause_desc = clause.probes.first().map(|s| s.text.clone()).unwrap_or_default();
 
-        self.region = REGION_PREDICATE;
-        let predicate = match &clause.predicate {
-            Some(p) => Some(self.scalar_expr(p, "D_PRED_SCALAR", "predicate result must be of scalar type")?),
-            None => None,
+        let (predicate, body) = match self.predicate(clause) {
+            // A predicate may read a variable its clause's actions declare by
+            // assigning it (`/i < 100/ { i++; }`): as DTrace's dt_cook_clause
+            // does on its second try, the actions are checked first.
+            Err(e) if e.tag == "D_IDENT_UNDEF" => {
+                let body = self.clause_actions(clause)?;
+                (self.predicate(clause)?, body)
+            }
+            predicate => (predicate?, self.clause_actions(clause)?),
         };
-        self.region = REGION_ACTIONS;
-        self.actions_in_clause = 0;
-        self.layouts.clear();
-        self.record_offset = layout::HDR_SIZE;
-        self.order = ActionOrder::default();
-        let body = self.stmts(&clause.body)?;
         // An empty clause traces the probe firing, as DTrace's default action.
         let records = !self.layouts.is_empty() || clause.body.iter().all(|s| matches!(s.kind, StmtKind::Empty));
         self.region = "";
@@ -223,6 +222,16 @@ impl<'a> Checker<'a> {
             Some(ast::StorageClass::Typedef) => {
                 let base = self.type_spec(&decl.spec, &decl.span)?;
                 return self.typedef(decl, base);
+            }
+            Some(ast::StorageClass::Register | ast::StorageClass::Auto) => {
+                return Err(CompileError::new(
+                    "D_DECL_BADCLASS",
+                    &decl.span,
+                    "specified storage class not appropriate in D",
+                ))
+            }
+            Some(_) if decl.declarators.is_empty() => {
+                return Err(CompileError::new("D_DECL_USELESS", &decl.span, "useless declaration"))
             }
             Some(_) => {
                 return Err(CompileError::new("D_UNSUPPORTED", &decl.span, "this declaration is not supported yet"))
@@ -313,6 +322,25 @@ impl<'a> Checker<'a> {
         }
         self.program.assoc_arrays.push(AssocArray { name: name.to_string(), thread_local, keys: columns, value });
         Ok(())
+    }
+
+    fn predicate(&mut self, clause: &ast::Clause) -> Result<Option<TExpr>> {
+        self.region = REGION_PREDICATE;
+        clause
+            .predicate
+            .as_ref()
+            .map(|p| self.scalar_expr(p, "D_PRED_SCALAR", "predicate result must be of scalar type"))
+            .transpose()
+    }
+
+    /// The clause's statements, with its record layout started afresh.
+    fn clause_actions(&mut self, clause: &ast::Clause) -> Result<Vec<TStmt>> {
+        self.region = REGION_ACTIONS;
+        self.actions_in_clause = 0;
+        self.layouts.clear();
+        self.record_offset = layout::HDR_SIZE;
+        self.order = ActionOrder::default();
+        self.stmts(&clause.body)
     }
 
     /// The index of a string constant, added if new.

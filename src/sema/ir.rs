@@ -175,6 +175,8 @@ pub(crate) enum Builtin {
     Stackdepth,
     /// The current thread's time on CPU (ns), counted from when tracing began.
     Vtimestamp,
+    /// The interrupt priority level: Linux has none to show, so 0.
+    Ipl,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

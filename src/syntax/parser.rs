@@ -505,6 +505,8 @@ impl<'a> Parser<'a> {
             (Some(tagged), _) => tagged,
             (None, Some(name)) => TypeSpec::Named { name, qualifiers },
             (None, None) if !words.is_empty() => TypeSpec::Builtin { words, qualifiers },
+            // `self x;`: a storage class alone declares an int, as in C.
+            (None, None) if class.is_some() => TypeSpec::Builtin { words: vec!["int".to_string()], qualifiers },
             (None, None) => return Err(self.unexpected()),
         };
         Ok((class, spec))

@@ -662,7 +662,7 @@ impl Checker<'_> {
                 format!("operator {text} requires operands of integral type"),
             ));
         }
-        if matches!(op, BinOp::Div | BinOp::Mod) && matches!(r.kind, TKind::Int(0)) {
+        if matches!(op, BinOp::Div | BinOp::Mod) && folded(&r) == Some(0) {
             return Err(CompileError::new("D_DIV_ZERO", span, "expression contains division by zero"));
         }
         let common = arith_result(&l.ty, &r.ty);
@@ -891,6 +891,17 @@ pub(super) fn builtin_constant(name: &str) -> Option<u64> {
     match name {
         "AF_INET" => Some(2),
         "AF_INET6" => Some(10),
+        // The ERROR probe's arg4 (fault kinds), as DTrace numbers them.
+        "DTRACEFLT_UNKNOWN" => Some(0),
+        "DTRACEFLT_BADADDR" => Some(1),
+        "DTRACEFLT_BADALIGN" => Some(2),
+        "DTRACEFLT_ILLOP" => Some(3),
+        "DTRACEFLT_DIVZERO" => Some(4),
+        "DTRACEFLT_NOSCRATCH" => Some(5),
+        "DTRACEFLT_KPRIV" => Some(6),
+        "DTRACEFLT_UPRIV" => Some(7),
+        "DTRACEFLT_TUPOFLOW" => Some(8),
+        "DTRACEFLT_BADSTACK" => Some(9),
         _ => None,
     }
 }
@@ -1066,6 +1077,7 @@ pub(super) fn builtin(name: &str) -> Option<(Builtin, Type)> {
         "id" => (Builtin::Id, Type::UINT),
         "epid" => (Builtin::Epid, Type::UINT),
         "vtimestamp" => (Builtin::Vtimestamp, Type::UINT64),
+        "ipl" => (Builtin::Ipl, uint("uint_t")),
         "stackdepth" => (Builtin::Stackdepth, Type::Int { size: 4, signed: false, name: "uint32_t" }),
         _ => return None,
     })

@@ -1,0 +1,5 @@
+register x;
+
+BEGIN
+{
+}
