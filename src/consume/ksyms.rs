@@ -47,16 +47,6 @@ impl KernelSymbols {
 /// The highest address of user space (x86-64, 47-bit).
 const USER_ADDRESS_LIMIT: u64 = 0x7fff_ffff_ffff;
 
-/// Whether a kernel frame (`module`name`) belongs to the tracer: a BPF
-/// program, or the code that runs one at a tracepoint or perf event.
-fn is_tracer_frame(frame: &str) -> bool {
-    let (module, name) = frame.split_once('`').unwrap_or(("", frame));
-    module == "bpf"
-        || ["bpf_", "__bpf_", "__traceiter_", "perf_trace_", "trace_call_bpf", "perf_syscall_"]
-            .iter()
-            .any(|p| name.starts_with(p))
-}
-
 /// Symbolizes kernel addresses and renders stack() and ustack() records.
 pub(crate) struct Symbols<'a> {
     session: &'a Session,
@@ -94,15 +84,7 @@ impl<'a> Symbols<'a> {
             let limit = if limit == 0 { frames.len() } else { limit as usize };
             return frames.into_iter().take(limit).map(|f| self.user.frame(pid, f)).collect();
         }
-        // The tracer's own frames (the BPF program and the tracepoint's BPF
-        // glue) are not the probe's stack.
-        let kernel = self.kernel.get_or_init(KernelSymbols::load);
-        self.session
-            .stack_frames(id)
-            .into_iter()
-            .skip_while(|a| kernel.resolve(*a).is_some_and(|(name, _)| is_tracer_frame(&name)))
-            .map(|a| self.frame(a))
-            .collect()
+        self.session.stack_frames(id).into_iter().map(|a| self.frame(a)).collect()
     }
 
     /// A stack as the stack() action prints it.
@@ -140,23 +122,3 @@ impl super::printf::FormatContext for Symbols<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::is_tracer_frame;
-
-    #[test]
-    fn the_tracers_own_frames_are_recognized() {
-        for ours in [
-            "bpf`bpf_prog_42204194bb6f9174_dt_clause",
-            "vmlinux`bpf_trace_run2",
-            "vmlinux`__bpf_trace_sys_enter",
-            "vmlinux`perf_trace_run_bpf_submit",
-            "vmlinux`trace_call_bpf",
-        ] {
-            assert!(is_tracer_frame(ours), "{ours}");
-        }
-        for theirs in ["vmlinux`syscall_trace_enter", "vmlinux`__schedule", "ext4`ext4_file_write_iter"] {
-            assert!(!is_tracer_frame(theirs), "{theirs}");
-        }
-    }
-}

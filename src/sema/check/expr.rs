@@ -925,9 +925,20 @@ pub(super) fn folded(e: &TExpr) -> Option<u64> {
                 _ => l != r,
             }))
         }
-        TKind::Binary { op, lhs, rhs, .. } => {
+        TKind::Binary { op, lhs, rhs, signed: signed_op } => {
             let (l, r) = (folded(lhs)?, folded(rhs)?);
             let signed = signed(lhs) || signed(rhs);
+            if *signed_op && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
+                // Overflow (i64::MIN / -1 included) is no constant.
+                let (a, b) = (l as i64, r as i64);
+                let value = match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    _ => a.checked_div(b),
+                };
+                return value.map(|v| v as u64);
+            }
             let cmp = |o: std::cmp::Ordering| {
                 if signed {
                     (l as i64).cmp(&(r as i64)) == o
