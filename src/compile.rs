@@ -83,8 +83,8 @@ pub(crate) fn compile(
         })?;
         for item in &ast.items {
             if let ast::Item::Pragma { words, span } = item {
-                apply_pragma(words, options).map_err(|m| {
-                    format_error(source, &text, &CompileError::new("D_PRAGMA_INVAL", span, m), "", options.errtags)
+                apply_pragma(words, options).map_err(|(tag, m)| {
+                    format_error(source, &text, &CompileError::new(tag, span, m), "", options.errtags)
                 })?;
             }
         }
@@ -181,17 +181,26 @@ pub(crate) fn parse_library(registry: &Registry) -> Result<Vec<(String, ast::Pro
         .collect()
 }
 
-fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), String> {
+/// `#pragma D option name[=value]`: sets the option, or says why not with
+/// dt_pragma.c's tags (D_PRAGMA_MALFORM, D_PRAGMA_OPTSET).
+fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static str, String)> {
     match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["D", "option", setting, ..] => {
+        ["D", "option", setting] => {
             let (name, value) = match setting.split_once('=') {
                 Some((n, v)) => (n, Some(v)),
                 None => (*setting, None),
             };
-            options.set(name, value).map_err(|why| match value {
-                Some(v) => format!("failed to set option '{name}' to '{v}': {why}"),
-                None => format!("failed to set option '{name}': {why}"),
+            options.set(name, value).map_err(|why| {
+                let message = match value {
+                    Some(v) => format!("failed to set option '{name}' to '{v}': {why}"),
+                    None => format!("failed to set option '{name}': {why}"),
+                };
+                ("D_PRAGMA_OPTSET", message)
             })
+        }
+        ["D", "option"] => Err(("D_PRAGMA_MALFORM", "malformed #pragma option <option=val>".to_string())),
+        ["D", "option", _, _, ..] => {
+            Err(("D_PRAGMA_MALFORM", "#pragma option requires only one argument".to_string()))
         }
         // Other #pragma D forms (depends_on, attributes, binding) and
         // non-D pragmas are accepted and ignored, as by DTrace.

@@ -111,11 +111,16 @@ impl Checker<'_> {
         span: &Span,
     ) -> Result<(usize, Vec<TExpr>)> {
         if args.is_empty() {
-            return Err(CompileError::new(
-                "D_PRINTF_ARG_PROTO",
-                name_span,
-                format!("{name}( ) prototype mismatch: 0 args passed, at least 1 expected"),
-            ));
+            // DTrace's wording differs: printf() fails its prototype check.
+            return Err(if name == "printf" {
+                CompileError::new("D_PROTO_LEN", name_span, "printf( ) prototype mismatch: 0 args passed, 1 expected")
+            } else {
+                CompileError::new(
+                    "D_PRINTF_ARG_PROTO",
+                    name_span,
+                    format!("{name}( ) prototype mismatch: 0 args passed, at least 1 expected"),
+                )
+            });
         }
         let ExprKind::Str(fmt) = &args[0].kind else {
             return Err(CompileError::new(

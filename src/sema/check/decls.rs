@@ -226,6 +226,21 @@ impl Checker<'_> {
             if let Some(value) = value {
                 next = self.constant_value(value)?;
             }
+            // Enumerators are ints (dt_decl.c's limits and wording).
+            if next > i32::MAX as i64 {
+                return Err(CompileError::new(
+                    "D_DECL_ENOFLOW",
+                    span,
+                    format!("enumerator '{name}' value overflows INT_MAX ({})", i32::MAX),
+                ));
+            }
+            if next < i32::MIN as i64 {
+                return Err(CompileError::new(
+                    "D_DECL_ENOFLOW",
+                    span,
+                    format!("enumerator '{name}' value overflows INT_MIN ({})", i32::MIN),
+                ));
+            }
             if self.declared.constants.contains_key(name) || builtin(name).is_some() {
                 return Err(CompileError::new("D_DECL_IDRED", span, format!("identifier redeclared: {name}")));
             }
@@ -292,7 +307,10 @@ impl Checker<'_> {
     pub(super) fn inline(&mut self, def: &ast::InlineDef, check_now: bool) -> Result<()> {
         let base = self.type_spec(&def.ty.spec, &def.ty.span)?;
         let ty = self.declarator_type(base, &def.ty.ops, &def.ty.span)?;
-        if self.declared.inlines.contains_key(&def.name) || builtin(&def.name).is_some() {
+        let predefined = builtin(&def.name).is_some()
+            || super::actions::subroutine_signature(&def.name).is_some()
+            || super::actions::is_action(&def.name);
+        if self.declared.inlines.contains_key(&def.name) || predefined {
             return Err(CompileError::new("D_DECL_IDRED", &def.span, format!("identifier redeclared: {}", def.name)));
         }
         if check_now {
