@@ -698,8 +698,6 @@ impl<'a> Emitter<'a> {
             let key = values.next().ok_or_else(|| CodegenError("internal error: key count".into()))?;
             if column.ty != Type::String {
                 self.expr(key)?;
-                // A key is its type's value (arithmetic keeps 64 bits).
-                self.normalize(&key.ty);
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 self.emit(stx(Size::DW, R1, off as i16, R0));
             } else if matches!(key.kind, TKind::Builtin(Builtin::Execname)) && !self.env.other_thread_probes {
@@ -1010,8 +1008,7 @@ impl<'a> Emitter<'a> {
                 self.emit(ldx(Size::DW, R0, FP, slot));
                 self.stack_top += 8;
                 self.binary_op(*op, *signed)?;
-                // As DTrace's registers: arithmetic keeps 64 bits; a value
-                // narrows to its type where it is stored, recorded or cast.
+                self.normalize(&e.ty);
             }
             TKind::Logical { op, lhs, rhs } => self.logical(*op, lhs, rhs)?,
             TKind::StrCmp { op, lhs, rhs } => {
