@@ -458,7 +458,14 @@ impl<'a> Parser<'a> {
                 TokenKind::Keyword(keyword) => {
                     use Keyword::*;
                     if let Some(storage) = storage_class(keyword) {
-                        if !allow_storage || class.is_some() {
+                        if allow_storage && class.is_some() {
+                            return Err(ParseError::new(
+                                token.span.clone(),
+                                "D_DECL_CLASS",
+                                "only one storage class allowed in a declaration",
+                            ));
+                        }
+                        if !allow_storage {
                             return Err(self.error_at(&token));
                         }
                         class = Some(storage);
@@ -1723,7 +1730,7 @@ mod tests {
             ("struct { int a; }", "syntax error near end of input"),
             ("struct;", "syntax error near \";\""),
             ("int long string x;", "syntax error near \"string\""),
-            ("static static int x;", "syntax error near \"static\""),
+            ("static static int x;", "only one storage class allowed in a declaration"),
             ("BEGIN { @a[] = count(); }", "syntax error near \"]\""),
             ("BEGIN { x = a ? b; }", "syntax error near \";\""),
             ("BEGIN { x = $foo; }", "macro variable $foo is not defined"),

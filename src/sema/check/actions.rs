@@ -82,6 +82,13 @@ impl Checker<'_> {
                     }
                 }
                 if let Some((name, _)) = aggregation_target(e) {
+                    if !self.program.aggregations.iter().any(|a| a.name == name) {
+                        return Err(CompileError::new(
+                            "D_IDENT_UNDEF",
+                            &e.span,
+                            format!("failed to resolve @{name}: Unknown variable name"),
+                        ));
+                    }
                     return Err(CompileError::new(
                         "D_AGG_NULL",
                         &e.span,

@@ -398,6 +398,13 @@ impl Checker<'_> {
                     }
                 }
             }
+            ExprKind::Aggregation(name) if !self.program.aggregations.iter().any(|a| a.name == *name) => {
+                return Err(CompileError::new(
+                    "D_IDENT_UNDEF",
+                    &span,
+                    format!("failed to resolve @{name}: Unknown variable name"),
+                ))
+            }
             ExprKind::Aggregation(name) => {
                 return Err(CompileError::new(
                     "D_AGG_SCALAR",

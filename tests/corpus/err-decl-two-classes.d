@@ -1,0 +1,5 @@
+self this int x;
+
+BEGIN
+{
+}
