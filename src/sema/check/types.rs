@@ -295,6 +295,17 @@ pub(crate) fn named_type(name: &str) -> Option<Type> {
         "ino_t" => t(8, false, "ino_t"),
         "intmax_t" => t(8, true, "intmax_t"),
         "uintmax_t" => t(8, false, "uintmax_t"),
+        // The Linux kernel's integer typedefs, as its BTF defines them on
+        // every architecture, usable in casts (`(u32)x`) without reading BTF.
+        "u8" | "__u8" => t(1, false, "u8"),
+        "u16" | "__u16" | "__le16" | "__be16" | "umode_t" => t(2, false, "u16"),
+        "u32" | "__u32" | "__le32" | "__be32" | "gfp_t" => t(4, false, "u32"),
+        "u64" | "__u64" | "__le64" | "__be64" | "sector_t" | "pgoff_t" => t(8, false, "u64"),
+        "s8" | "__s8" => t(1, true, "s8"),
+        "s16" | "__s16" => t(2, true, "s16"),
+        "s32" | "__s32" => t(4, true, "s32"),
+        "s64" | "__s64" | "loff_t" => t(8, true, "s64"),
+        "bool" | "_Bool" => t(1, false, "bool"),
         _ => None,
     }
 }
