@@ -82,7 +82,10 @@ impl Checker<'_> {
                     }
                 }
                 if let Some((name, _)) = aggregation_target(e) {
-                    if !self.program.aggregations.iter().any(|a| a.name == name) {
+                    // `@a;` names an aggregation (unknown: D_IDENT_UNDEF);
+                    // `@a[1];` is an element with no effect.
+                    let plain = matches!(e.kind, ExprKind::Aggregation(_));
+                    if plain && !self.program.aggregations.iter().any(|a| a.name == name) {
                         return Err(CompileError::new(
                             "D_IDENT_UNDEF",
                             &e.span,
