@@ -255,7 +255,7 @@ impl Options {
             }
             "bufsize" => {
                 let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
-                self.bufsize = u32::try_from(v).map_err(|_| bad())?.max(4096);
+                self.bufsize = u32::try_from(v).map_err(|_| bad())?;
             }
             "dynvarsize" => self.dynvarsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
             "switchrate" => self.switchrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
@@ -337,7 +337,7 @@ pub(crate) fn command() -> Command {
         .disable_help_flag(true)
         .disable_version_flag(true)
         .override_usage(
-            "dtrace [-32|-64] [-CeFGhqlSvVwZ] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
+            "dtrace [-32|-64] [-CeFGhqlSvVwZ] [-b bufsz] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
         )
         .arg(append("name", 'n', "name", "enable or list probes matching the specified probe name"))
         .arg(append("script", 's', "script", "enable or list probes for the specified D script"))
@@ -346,6 +346,7 @@ pub(crate) fn command() -> Command {
         .arg(append("function", 'f', "function", "enable or list probes matching the specified function name"))
         .arg(append("id", 'i', "probe-id", "enable or list probes matching the specified probe id"))
         .arg(append("option", 'x', "opt[=val]", "enable or modify compiler and tracing options"))
+        .arg(append("bufsize", 'b', "bufsz", "set trace buffer size (as -x bufsize=bufsz)"))
         .arg(append("command", 'c', "cmd", "run specified command and exit upon its completion"))
         .arg(append("pid", 'p', "pid", "grab specified process-ID and cache its symbol tables"))
         .arg(flag("flowindent", 'F', "coalesce trace output by function"))
@@ -417,9 +418,15 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
 
     let mut options = Options::default();
     let mut option_args = Vec::new();
-    if let Some(values) = m.get_many::<String>("option") {
-        option_args.extend(values.cloned());
+    // -b and -x keep their command-line order: the last setting wins.
+    let mut ordered: Vec<(usize, String)> = Vec::new();
+    for (id, prefix) in [("option", ""), ("bufsize", "bufsize=")] {
+        if let (Some(values), Some(indices)) = (m.get_many::<String>(id), m.indices_of(id)) {
+            ordered.extend(indices.zip(values).map(|(i, v)| (i, format!("{prefix}{v}"))));
+        }
     }
+    ordered.sort_by_key(|(i, _)| *i);
+    option_args.extend(ordered.into_iter().map(|(_, v)| v));
     options.quiet = m.get_flag("quiet");
     options.destructive = m.get_flag("destructive");
     options.cpp = m.get_flag("cpp");

@@ -130,6 +130,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if compiled.program.destructive && !flags.options.destructive {
         return Err("could not enable tracing: Destructive actions not allowed".to_string());
     }
+    // The principal buffer holds at least one page (and every record).
+    if flags.options.bufsize < 4096 {
+        return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
+    }
     if let Some(reason) = &compiled.program.unavailable {
         return Err(format!("could not enable tracing: {reason}"));
     }

@@ -209,3 +209,15 @@ fn e_reports_code_generator_errors_without_privileges() {
     assert!(stderr.contains("DTrace requires additional privileges"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// -b sets the principal buffer's size as -x bufsize does; below a page,
+/// tracing is refused as DTrace refuses a buffer too small for the enabling.
+#[test]
+fn b_sets_the_buffer_size() {
+    let out = run(&["-q", "-b", "64k", "-n", r#"BEGIN { printf("ok\n"); exit(0); }"#]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "ok\n\n");
+    let out = run(&["-q", "-b59", "-n", "BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 1);
+    assert_eq!(out.stderr, "dtrace: could not enable tracing: Enabling exceeds size of buffer\n");
+}
