@@ -130,8 +130,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if compiled.program.destructive && !flags.options.destructive {
         return Err("could not enable tracing: Destructive actions not allowed".to_string());
     }
-    // The principal buffer holds at least one page (and every record).
-    if flags.options.bufsize < 4096 {
+    // As DTrace, a buffer smaller than some clause's record cannot hold it.
+    let largest_record = compiled.program.clauses.iter().map(|c| c.record_size).max().unwrap_or(0);
+    if (flags.options.bufsize as usize) < largest_record {
         return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
     }
     if let Some(reason) = &compiled.program.unavailable {

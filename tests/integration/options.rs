@@ -210,14 +210,16 @@ fn e_reports_code_generator_errors_without_privileges() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// -b sets the principal buffer's size as -x bufsize does; below a page,
-/// tracing is refused as DTrace refuses a buffer too small for the enabling.
+/// -b sets the principal buffer's size as -x bufsize does; a buffer
+/// smaller than a clause's record is refused, as DTrace refuses it.
 #[test]
 fn b_sets_the_buffer_size() {
     let out = run(&["-q", "-b", "64k", "-n", r#"BEGIN { printf("ok\n"); exit(0); }"#]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert_eq!(out.stdout, "ok\n\n");
-    let out = run(&["-q", "-b59", "-n", "BEGIN { exit(0); }"]);
+    let out = run(&["-q", "-xbufsize=64", "-n", "BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let out = run(&["-q", "-b16", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 1);
     assert_eq!(out.stderr, "dtrace: could not enable tracing: Enabling exceeds size of buffer\n");
 }
