@@ -1101,7 +1101,10 @@ impl<'a> Emitter<'a> {
             TKind::Offset(base, off) => {
                 self.expr(base)?;
                 self.emit(alu_imm(Alu::Add, R0, *off as i32));
-                if matches!(e.ty, Type::Array(..)) {
+                // An array in D's memory (a string's bytes, a member of a D
+                // variable) is indexed through a map pointer: make it a
+                // number. Kernel addresses are numbers already.
+                if matches!(e.ty, Type::Array(..)) && in_d_memory(base) {
                     self.address_as_number();
                 }
             }
@@ -1642,5 +1645,15 @@ fn relation(op: BinOp, signed: bool) -> Cond {
         (BinOp::Le, false) => Cond::Le,
         (BinOp::Gt, false) => Cond::Gt,
         _ => Cond::Ge,
+    }
+}
+
+/// Whether an address expression points into D's own memory (a variable,
+/// an associative array element, a string's bytes) rather than the kernel's.
+fn in_d_memory(e: &TExpr) -> bool {
+    match &e.kind {
+        TKind::Offset(inner, _) => in_d_memory(inner),
+        TKind::Var(_) | TKind::Element { .. } => true,
+        _ => e.ty == Type::String,
     }
 }

@@ -253,7 +253,15 @@ impl Checker<'_> {
             None => None,
         };
         // Parameters are numbered from the one after the value, as DTrace does.
-        let constants: Vec<Option<i64>> = args.iter().skip(1).map(|a| self.integer_constant(a)).collect();
+        // Only lquantize's and llquantize's parameters must be constants;
+        // quantize's argument #1 is an increment, checked as an expression.
+        let parameters = match name {
+            "lquantize" => 3,
+            "llquantize" => 4,
+            _ => 0,
+        };
+        let constants: Vec<Option<i64>> =
+            args.iter().skip(1).take(parameters).map(|a| self.integer_constant(a)).collect();
         let constant = |i: usize, tag: &'static str, what: &str| -> Result<i64> {
             constants[i - 1]
                 .ok_or_else(|| CompileError::new(tag, &args[i].span, format!("{name}( ) argument #{i} must be {what}")))

@@ -1,0 +1,6 @@
+inline int rand = 7;
+
+BEGIN
+{
+	exit(0);
+}
