@@ -199,9 +199,7 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
             })
         }
         ["D", "option"] => Err(("D_PRAGMA_MALFORM", "malformed #pragma option <option=val>".to_string())),
-        ["D", "option", _, _, ..] => {
-            Err(("D_PRAGMA_MALFORM", "#pragma option requires only one argument".to_string()))
-        }
+        ["D", "option", _, _, ..] => Err(("D_PRAGMA_MALFORM", "#pragma option requires only one argument".to_string())),
         // Other #pragma D forms (depends_on, attributes, binding) and
         // non-D pragmas are accepted and ignored, as by DTrace.
         _ => Ok(()),

@@ -94,6 +94,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     for (pid, program) in targets.held_programs() {
         registry.processes.set_exec_hint(pid, program);
     }
+    registry.processes.targets = targets.pids();
     let compiled = compile::compile(
         &flags.sources,
         &macro_args,
@@ -181,6 +182,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     for (pid, program) in targets.held_programs() {
         registry.processes.set_exec_hint(pid, program);
     }
+    registry.processes.targets = targets.pids();
     let target_pid = targets.last_pid();
     let mut ids: Vec<u32> = Vec::new();
     let mut descs = Vec::new();
@@ -231,6 +233,14 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         ids.extend(found);
     }
     let all = flags.sources.is_empty();
+    if all {
+        // As dtrace -l -p lists the process's USDT probes with the rest.
+        for pid in targets.pids() {
+            if let Ok(desc) = provider::desc::ProbeDesc::parse(&format!("*{pid}:::")) {
+                registry.matching(&desc);
+            }
+        }
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let _ = writeln!(out, "{:>5} {:>10} {:>17} {:>33} NAME", "ID", "PROVIDER", "MODULE", "FUNCTION");
     ids.sort_unstable();

@@ -42,6 +42,24 @@ pub(crate) struct ElfSymbols {
     /// PT_LOAD segments: (vaddr, file offset, file size).
     segments: Vec<(u64, u64, u64)>,
     pub build_id: Option<Vec<u8>>,
+    /// The USDT probe sites its `.note.stapsdt` notes declare.
+    pub usdt: Vec<UsdtNote>,
+}
+
+/// A USDT probe site: one `.note.stapsdt` note (the stapsdt note format
+/// of <sys/sdt.h>: three addresses, then the provider, the probe name and
+/// the argument descriptors as NUL-terminated strings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UsdtNote {
+    pub provider: String,
+    /// The probe's name as written in C (`function__entry`).
+    pub name: String,
+    /// The site's virtual address in the file's layout.
+    pub vaddr: u64,
+    /// The semaphore's virtual address; 0 if the probe has none.
+    pub semaphore: u64,
+    /// The argument descriptors (`-4@%eax 8@-8(%rbp) 4@$5`).
+    pub args: String,
 }
 
 const STT_FUNC: u8 = 2;
@@ -78,7 +96,8 @@ impl ElfSymbols {
             });
         }
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
-        let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id };
+        let usdt = usdt_notes(&file);
+        let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id, usdt };
         for i in ifuncs {
             if let Some(vaddr) = resolve_ifunc(path, &elf.functions[i].name) {
                 elf.functions[i].vaddr = vaddr;
@@ -126,6 +145,61 @@ impl ElfSymbols {
         let off = vaddr - f.vaddr;
         (f.size == 0 || off < f.size).then_some((f.name.as_str(), off))
     }
+}
+
+const NT_STAPSDT: u32 = 3;
+
+/// The USDT notes of an ELF file. A site's address is adjusted by how far
+/// `.stapsdt.base` moved since the note was written (prelink), as
+/// <sys/sdt.h> asks of its readers.
+fn usdt_notes(file: &object::File) -> Vec<UsdtNote> {
+    use object::ObjectSection;
+    let Some(section) = file.section_by_name(".note.stapsdt") else { return Vec::new() };
+    let Ok(data) = section.data() else { return Vec::new() };
+    let base_now = file.section_by_name(".stapsdt.base").map(|s| s.address());
+    let little = file.is_little_endian();
+    let word = |b: &[u8], at: usize, size: usize| -> Option<u64> {
+        let bytes = b.get(at..at + size)?;
+        let mut v = 0u64;
+        for (i, &byte) in bytes.iter().enumerate() {
+            let shift = if little { i * 8 } else { (size - 1 - i) * 8 };
+            v |= u64::from(byte) << shift;
+        }
+        Some(v)
+    };
+    let addr_size = if file.is_64() { 8 } else { 4 };
+    let align4 = |n: usize| (n + 3) & !3;
+    let mut notes = Vec::new();
+    let mut at = 0;
+    while at + 12 <= data.len() {
+        let (Some(namesz), Some(descsz), Some(kind)) =
+            (word(data, at, 4), word(data, at + 4, 4), word(data, at + 8, 4))
+        else {
+            break;
+        };
+        let (namesz, descsz) = (namesz as usize, descsz as usize);
+        let name_at = at + 12;
+        let desc_at = name_at + align4(namesz);
+        at = desc_at + align4(descsz);
+        if data.get(name_at..name_at + namesz) != Some(b"stapsdt\0") || kind != u64::from(NT_STAPSDT) {
+            continue;
+        }
+        let Some(desc) = data.get(desc_at..desc_at + descsz) else { break };
+        let (Some(pc), Some(base), Some(semaphore)) =
+            (word(desc, 0, addr_size), word(desc, addr_size, addr_size), word(desc, 2 * addr_size, addr_size))
+        else {
+            continue;
+        };
+        let mut strings = desc[3 * addr_size..].split(|&b| b == 0).map(|s| String::from_utf8_lossy(s).into_owned());
+        let (Some(provider), Some(name)) = (strings.next(), strings.next()) else { continue };
+        let args = strings.next().unwrap_or_default();
+        let vaddr = match base_now {
+            Some(now) if base != 0 => pc.wrapping_add(now).wrapping_sub(base),
+            _ => pc,
+        };
+        notes.push(UsdtNote { provider, name, vaddr, semaphore, args });
+    }
+    notes
 }
 
 /// Whether the kernel places a uprobe on the instruction at `code`: x86
@@ -199,6 +273,8 @@ pub(crate) struct Processes {
     /// Programs of -c commands not yet exec'd: their pid shows dtrace.
     exec_hints: HashMap<u32, PathBuf>,
     files: HashMap<PathBuf, Rc<ElfSymbols>>,
+    /// The -c and -p processes: USDT probes named without a pid are theirs.
+    pub targets: Vec<u32>,
 }
 
 impl Processes {

@@ -54,6 +54,11 @@ impl Targets {
             .collect()
     }
 
+    /// Every target's pid, in command-line order.
+    pub(crate) fn pids(&self) -> Vec<u32> {
+        self.targets.iter().map(|t| t.pid as u32).collect()
+    }
+
     pub(crate) fn last_pid(&self) -> Option<u32> {
         self.targets.last().map(|t| t.pid as u32)
     }

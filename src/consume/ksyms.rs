@@ -121,4 +121,3 @@ impl super::printf::FormatContext for Symbols<'_> {
         }
     }
 }
-

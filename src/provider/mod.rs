@@ -22,6 +22,7 @@ pub(crate) mod sched;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
 pub(crate) mod tracefs;
+pub(crate) mod usdt;
 
 use std::mem::MaybeUninit;
 use std::os::fd::BorrowedFd;
@@ -45,6 +46,7 @@ fn providers() -> Vec<Box<dyn Provider>> {
         Box::<ip::Ip>::default(),
         Box::<sched::Sched>::default(),
         Box::<pid::Pid>::default(),
+        Box::<usdt::Usdt>::default(),
     ]
 }
 
@@ -219,6 +221,16 @@ impl ProbeTable {
         self.next_id
     }
 
+    /// The probe with ID `id`.
+    pub(crate) fn get(&self, id: u32) -> Option<&Probe> {
+        self.probes.binary_search_by_key(&id, |p| p.id).ok().map(|i| &self.probes[i])
+    }
+
+    /// Whether some probe's provider is named `provider`.
+    pub(crate) fn has_provider(&self, provider: &str) -> bool {
+        self.probes.iter().any(|p| p.provider == provider)
+    }
+
     /// The probe named exactly so, if any.
     pub(crate) fn find(&self, provider: &str, module: &str, function: &str, name: &str) -> Option<&Probe> {
         self.probes
@@ -258,8 +270,7 @@ impl Registry {
 
     pub(crate) fn get(&self, id: u32) -> Option<&Probe> {
         // IDs are increasing but not dense (syscall numbers have gaps).
-        let probes = &self.table.probes;
-        probes.binary_search_by_key(&id, |p| p.id).ok().map(|i| &probes[i])
+        self.table.get(id)
     }
 
     /// The ID of probe `provider:::name` (dtrace:::ERROR), 0 if none.

@@ -163,10 +163,9 @@ impl<'a> Checker<'a> {
         let mut probes = Vec::new();
         for spec in &clause.probes {
             let target = self.opts.target_pid;
-            let text = expand_macros(&spec.text, self.opts.macro_args, &|w| {
-                macro_variable(w, target).map(|v| v.to_string())
-            })
-            .map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
+            let text =
+                expand_macros(&spec.text, self.opts.macro_args, &|w| macro_variable(w, target).map(|v| v.to_string()))
+                    .map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
             let desc = ProbeDesc::parse(&text).map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
             let ids = self.registry.matching(&desc);
             if ids.is_empty() && !self.opts.zero_matches_ok {

@@ -662,10 +662,7 @@ impl Program {
     /// Bytes of the globals map's one value: every global variable, each
     /// 8-byte aligned, at its `offset`.
     pub(crate) fn globals_bytes(&self) -> usize {
-        self.globals
-            .iter()
-            .map(|v| v.ty.by_reference_size(self.strsize).map_or(8, |n| n.next_multiple_of(8)))
-            .sum()
+        self.globals.iter().map(|v| v.ty.by_reference_size(self.strsize).map_or(8, |n| n.next_multiple_of(8))).sum()
     }
 }
 

@@ -157,11 +157,14 @@ impl Checker<'_> {
         self.check_order(ActionClass::Destructive, span)?;
         if let "panic" | "breakpoint" | "chill" = name {
             self.program.unavailable.get_or_insert_with(|| {
-                format!("{name}( ) is not available on Linux: BPF programs cannot {}", match name {
-                    "chill" => "spin in the kernel",
-                    "panic" => "panic the kernel",
-                    _ => "enter the kernel debugger",
-                })
+                format!(
+                    "{name}( ) is not available on Linux: BPF programs cannot {}",
+                    match name {
+                        "chill" => "spin in the kernel",
+                        "panic" => "panic the kernel",
+                        _ => "enter the kernel debugger",
+                    }
+                )
             });
         }
         self.program.destructive = true;

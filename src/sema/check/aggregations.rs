@@ -381,7 +381,6 @@ pub(super) fn func_text(f: &AggFunc) -> &'static str {
     }
 }
 
-
 pub(super) fn check_lquantize(base: i64, limit: i64, step: i64, span: &Span) -> Result<()> {
     let err = |tag: &'static str, m: &str| Err(CompileError::new(tag, span, m.to_string()));
     if base < i32::MIN as i64 || base > i32::MAX as i64 {

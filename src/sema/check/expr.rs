@@ -288,18 +288,16 @@ impl Checker<'_> {
                     ))
                 }
             },
-            ExprKind::MacroVar(name) => {
-                match macro_variable(name, self.opts.target_pid) {
-                    Some(v) => typed(TKind::Int(v), Type::INT),
-                    None => {
-                        return Err(CompileError::new(
-                            "D_MACRO_UNDEF",
-                            &span,
-                            format!("failed to resolve ${name}: Unknown variable name"),
-                        ))
-                    }
+            ExprKind::MacroVar(name) => match macro_variable(name, self.opts.target_pid) {
+                Some(v) => typed(TKind::Int(v), Type::INT),
+                None => {
+                    return Err(CompileError::new(
+                        "D_MACRO_UNDEF",
+                        &span,
+                        format!("failed to resolve ${name}: Unknown variable name"),
+                    ))
                 }
-            }
+            },
             ExprKind::Unary(op, inner) => self.unary(*op, inner, &span)?,
             ExprKind::Binary(op, lhs, rhs) => self.binary(*op, lhs, rhs, &span)?,
             ExprKind::Ternary(c, a, b) => {

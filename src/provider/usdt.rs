@@ -1,0 +1,546 @@
+//! The USDT provider: statically defined probes in applications,
+//! `<provider><pid>:<module>:<function>:<name>` as DTrace names them
+//! (`python1234:python3.11:_PyEval_EvalFrameDefault:function-entry`). On
+//! Linux they are `.note.stapsdt` ELF notes (<sys/sdt.h>, and the headers
+//! `dtrace -h` writes); the sites come from the process's executable and
+//! every library it maps (`crate::process`), and `bpf/usdt.bpf.c` reads
+//! each site's arguments as its note describes them.
+//!
+//! A probe is one (provider, module, function, name); the note's `__` in a
+//! name is `-` (`function__entry` is `function-entry`), the module is the
+//! file's name and the function the symbol that holds the site. One probe
+//! may have several sites (a macro used twice in one function), each with
+//! its own argument locations. A probe named without a pid (`python:::`)
+//! means the -c and -p processes'.
+//!
+//! Semaphores (`<provider>_<name>_semaphore`, which `*_ENABLED()` tests) are
+//! the kernel's uprobe reference counters: it increments them in the
+//! traced process while a site is attached and decrements them when the
+//! link goes, however dtrace ends.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use libbpf_rs::skel::OpenSkel;
+use libbpf_rs::{MapCore, MapFlags};
+
+use super::desc::{glob_match, ProbeDesc};
+use super::{
+    Attributes, EnableContext, Enabled, Enabling, Loaded, ProbeTable, ProvideContext, Provider, KPROBE,
+    KPROBE_UPROBE_MULTI,
+};
+use crate::process::UsdtNote;
+
+super::entry_programs!("usdt");
+
+/// The program array's size (DT_MAX_USDT_PROGS in bpf/usdt.bpf.c).
+const MAX_CLAUSE_LISTS: usize = 256;
+/// Sites are numbered in 24 bits of the attach cookie.
+const MAX_SITES: usize = 1 << 24;
+/// The most sites attached one uprobe at a time (kernels before 6.6).
+const MAX_SINGLE_UPROBES: usize = 64;
+/// Arguments a site passes to D (arg0..arg9).
+const NARGS: usize = 10;
+
+/// Where one argument of a site is, as its note's descriptor says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgLocation {
+    Constant(i64),
+    /// A register: its offset in the kernel's `struct pt_regs`.
+    Register(u32),
+    /// Memory at a register plus a displacement.
+    Memory {
+        register: u32,
+        displacement: i64,
+    },
+}
+
+/// One argument: where it is, its size in bytes and signedness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ArgSpec {
+    pub location: ArgLocation,
+    pub size: u8,
+    pub signed: bool,
+}
+
+/// A probe site in a file.
+#[derive(Debug, Clone)]
+struct Site {
+    /// File offset of the site's instruction (what a uprobe attaches to).
+    offset: u64,
+    /// File offset of the probe's semaphore; 0 if it has none.
+    semaphore: u64,
+    /// Its arguments; None where a descriptor cannot be decoded.
+    args: Vec<Option<ArgSpec>>,
+}
+
+/// A USDT probe: its sites in one file of one process.
+#[derive(Debug)]
+struct UsdtProbe {
+    pid: u32,
+    path: PathBuf,
+    sites: Vec<Site>,
+}
+
+/// The USDT probes of the processes descriptions have named, made once per
+/// process.
+#[derive(Default)]
+pub(crate) struct Usdt {
+    /// `<provider><pid>` names, made once each (Probe::provider is static).
+    names: HashMap<String, &'static str>,
+    /// Each probe's sites: a probe's key is its index here.
+    probes: Vec<UsdtProbe>,
+    /// (pid, stapsdt provider name, probe ID) of every probe made.
+    made: Vec<(u32, String, u32)>,
+    /// Processes whose probes are made.
+    done: HashSet<u32>,
+}
+
+impl Provider for Usdt {
+    fn name(&self) -> &'static str {
+        "usdt"
+    }
+
+    fn populate(&mut self, _probes: &mut ProbeTable) {}
+
+    fn provide(&mut self, desc: &ProbeDesc, probes: &mut ProbeTable, cx: &mut ProvideContext) -> Option<Vec<u32>> {
+        if desc.provider.is_empty() {
+            return None;
+        }
+        let (prefix, pid) = split_pid(&desc.provider);
+        let pids = match pid {
+            Some(pid) => vec![pid],
+            None => {
+                // A provider the registry has (syscall) is not a USDT one.
+                let literal = !desc.provider.contains(['*', '?', '[', '\\']);
+                if literal && probes.has_provider(&desc.provider) {
+                    return None;
+                }
+                cx.processes.targets.clone()
+            }
+        };
+        for &pid in &pids {
+            self.make_probes(pid, probes, cx);
+        }
+        // `python:::` (no pid, no glob): the targets' python<pid> probes.
+        if pid.is_none() && !prefix.contains(['*', '?', '[', '\\']) {
+            let ids: Vec<u32> = self
+                .made
+                .iter()
+                .filter(|(p, provider, _)| pids.contains(p) && *provider == prefix)
+                .map(|(_, _, id)| *id)
+                .filter(|&id| {
+                    probes.get(id).is_some_and(|p| {
+                        glob_match(&desc.module, &p.module)
+                            && glob_match(&desc.function, &p.function)
+                            && glob_match(&desc.name, &p.name)
+                    })
+                })
+                .collect();
+            return Some(ids);
+        }
+        // Otherwise the full names (python1234) are matched like any probe's.
+        None
+    }
+
+    /// As the Solaris Dynamic Tracing Guide gives for USDT providers.
+    fn argument_attributes(&self) -> Attributes {
+        ("Evolving", "Evolving", "ISA")
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        // One slot per distinct clause list; one spec per site.
+        let mut lists: Vec<&[usize]> = Vec::new();
+        let mut placed: Vec<Placed> = Vec::new();
+        let mut specs: Vec<&Site> = Vec::new();
+        let mut undecoded: Vec<String> = Vec::new();
+        for e in enabled {
+            let slot = match lists.iter().position(|c| *c == e.clauses) {
+                Some(i) => i,
+                None => {
+                    lists.push(e.clauses);
+                    lists.len() - 1
+                }
+            };
+            let probe = &self.probes[e.probe.key as usize];
+            for site in &probe.sites {
+                if let Some(n) = site.args.iter().position(Option::is_none) {
+                    undecoded.push(format!("{} (arg{n})", e.probe.full_name()));
+                }
+                placed.push(Placed {
+                    id: e.probe.id,
+                    pid: probe.pid,
+                    path: &probe.path,
+                    site,
+                    slot: slot as u32,
+                    spec: specs.len() as u32,
+                });
+                specs.push(site);
+            }
+        }
+        if lists.len() > MAX_CLAUSE_LISTS {
+            bail!("too many different clause lists on USDT probes (the limit is {MAX_CLAUSE_LISTS})");
+        }
+        if specs.len() > MAX_SITES {
+            bail!("too many USDT probe sites (the limit is {MAX_SITES})");
+        }
+        let open = |cx: &EnableContext, multi: bool| -> Result<skel::UsdtSkel<'static>> {
+            let mut open = cx.open(skel::UsdtSkelBuilder::default(), "USDT")?;
+            super::autoload_only(
+                open.open_object_mut(),
+                if multi { &["dt_usdt_fire_multi"] } else { &["dt_usdt_fire1"] },
+            );
+            open.maps.dt_usdt_specs.set_max_entries(specs.len().max(1) as u32)?;
+            if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                ro.dt_need_ppid = cx.needs.ppid;
+            }
+            Ok(open.load()?)
+        };
+        // As for the pid provider: multi-uprobe links from Linux 6.6, and
+        // attach cookies (5.15) either way.
+        let try_multi =
+            std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none() && cx.kernel.has_struct("bpf_uprobe_multi_link");
+        let (skel, multi) = match if try_multi { open(cx, true) } else { Err(anyhow!("multi-uprobe links not wanted")) }
+        {
+            Ok(skel) => (skel, true),
+            Err(_) => (open(cx, false).context("USDT probes need BPF attach cookies (Linux 5.15 or later)")?, false),
+        };
+        for (i, site) in specs.iter().enumerate() {
+            let spec = encode_spec(site);
+            // SAFETY: dt_usdt_spec is the skeleton's plain-old-data twin of
+            // the C struct (no padding is read as anything but bytes).
+            let bytes = unsafe {
+                std::slice::from_raw_parts(
+                    (&spec as *const skel::types::dt_usdt_spec).cast::<u8>(),
+                    std::mem::size_of::<skel::types::dt_usdt_spec>(),
+                )
+            };
+            skel.maps.dt_usdt_specs.update(&(i as u32).to_ne_bytes(), bytes, MapFlags::ANY)?;
+        }
+        for (slot, clauses) in lists.iter().enumerate() {
+            cx.fill(&skel.maps.dt_usdt_progs, slot as u32, clauses, if multi { KPROBE_UPROBE_MULTI } else { KPROBE })?;
+        }
+        if multi {
+            attach_multi(&skel, &placed, cx)?;
+        } else {
+            attach_single(&skel, &placed, cx)?;
+        }
+        match undecoded.as_slice() {
+            [] => {}
+            [one] => cx.warnings.push(format!("{one}: an argument's location cannot be decoded; it reads as 0")),
+            many => cx.warnings.push(format!(
+                "{} USDT probe sites have arguments whose location cannot be decoded (e.g. {}); they read as 0",
+                many.len(),
+                many[0]
+            )),
+        }
+        Ok(Box::new(Loaded(skel)))
+    }
+}
+
+/// An enabled site: its probe, where it is, its spec's index and the slot
+/// of its clause list's program.
+struct Placed<'a> {
+    id: u32,
+    pid: u32,
+    path: &'a Path,
+    site: &'a Site,
+    slot: u32,
+    spec: u32,
+}
+
+impl Placed<'_> {
+    /// The attach cookie: probe ID, spec index and slot (bpf/usdt.bpf.c).
+    fn cookie(&self) -> u64 {
+        (u64::from(self.id) << 32) | (u64::from(self.spec) << 8) | u64::from(self.slot)
+    }
+}
+
+/// The C struct dt_usdt_spec for a site.
+fn encode_spec(site: &Site) -> skel::types::dt_usdt_spec {
+    let mut spec = skel::types::dt_usdt_spec::default();
+    for (i, arg) in site.args.iter().take(NARGS).enumerate() {
+        let Some(arg) = arg else { continue };
+        let out = &mut spec.args[i];
+        match arg.location {
+            ArgLocation::Constant(v) => {
+                out.kind = 1;
+                out.value = v as u64;
+            }
+            ArgLocation::Register(off) => {
+                out.kind = 2;
+                out.reg_off = off;
+            }
+            ArgLocation::Memory { register, displacement } => {
+                out.kind = 3;
+                out.reg_off = register;
+                out.value = displacement as u64;
+            }
+        }
+        out.bitshift = 64 - 8 * u32::from(arg.size);
+        out.is_signed = u32::from(arg.signed);
+    }
+    spec
+}
+
+/// Attaches every site with one multi-uprobe link per process and file
+/// (Linux 6.6), semaphores as the links' reference counters.
+fn attach_multi(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut EnableContext) -> Result<()> {
+    let mut groups: BTreeMap<(u32, &Path), Vec<&Placed>> = BTreeMap::new();
+    for p in placed {
+        groups.entry((p.pid, p.path)).or_default().push(p);
+    }
+    for ((pid, path), group) in groups {
+        let opts = libbpf_rs::UprobeMultiOpts {
+            offsets: group.iter().map(|p| p.site.offset as usize).collect(),
+            ref_ctr_offsets: group.iter().map(|p| p.site.semaphore as usize).collect(),
+            cookies: group.iter().map(|p| p.cookie()).collect(),
+            retprobe: false,
+            ..Default::default()
+        };
+        let link = skel
+            .progs
+            .dt_usdt_fire_multi
+            .attach_uprobe_multi_with_opts(pid as i32, path, "", opts)
+            .with_context(|| format!("attaching USDT probes in {} for pid {pid}", path.display()))?;
+        cx.links.push(link);
+    }
+    Ok(())
+}
+
+/// Attaches one uprobe per site, where the kernel has no multi-uprobe links.
+fn attach_single(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut EnableContext) -> Result<()> {
+    if placed.len() > MAX_SINGLE_UPROBES {
+        bail!(
+            "{} USDT probe sites need multi-uprobe links (Linux 6.6 or later); this kernel attaches uprobes one \
+             by one, and at most {MAX_SINGLE_UPROBES} are allowed: name fewer probes",
+            placed.len()
+        );
+    }
+    for p in placed {
+        let opts = libbpf_rs::UprobeOpts {
+            cookie: p.cookie(),
+            ref_ctr_offset: p.site.semaphore as usize,
+            ..Default::default()
+        };
+        let link = skel
+            .progs
+            .dt_usdt_fire1
+            .attach_uprobe_with_opts(p.pid as i32, p.path, p.site.offset as usize, opts)
+            .with_context(|| {
+                format!("attaching a USDT probe at {}+0x{:x} for pid {}", p.path.display(), p.site.offset, p.pid)
+            })?;
+        cx.links.push(link);
+    }
+    Ok(())
+}
+
+/// `python1234` → ("python", Some(1234)); `python` → ("python", None).
+fn split_pid(provider: &str) -> (&str, Option<u32>) {
+    let digits = provider.len() - provider.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits == provider.len() {
+        return (provider, None);
+    }
+    let (prefix, number) = provider.split_at(provider.len() - digits);
+    match number.parse() {
+        Ok(pid) => (prefix, Some(pid)),
+        Err(_) => (provider, None),
+    }
+}
+
+/// A probe name as DTrace shows it: `__` is `-`.
+pub(crate) fn probe_name(note_name: &str) -> String {
+    note_name.replace("__", "-")
+}
+
+impl Usdt {
+    /// Makes the probes of every USDT site in process `pid`'s files.
+    fn make_probes(&mut self, pid: u32, probes: &mut ProbeTable, cx: &mut ProvideContext) {
+        if !self.done.insert(pid) {
+            return;
+        }
+        let modules = cx.processes.modules(pid);
+        for module in modules.iter() {
+            let elf = &module.elf;
+            // Probes in file order of their first site.
+            let mut by_probe: Vec<((String, String, String), Vec<&UsdtNote>)> = Vec::new();
+            for note in &elf.usdt {
+                let function = elf.symbolize(note.vaddr).map_or_else(String::new, |(f, _)| f.to_string());
+                let key = (note.provider.clone(), function, probe_name(&note.name));
+                match by_probe.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, notes)) => notes.push(note),
+                    None => by_probe.push((key, vec![note])),
+                }
+            }
+            for ((provider, function, name), notes) in by_probe {
+                let sites: Vec<Site> = notes
+                    .iter()
+                    .filter_map(|n| {
+                        Some(Site {
+                            offset: elf.file_offset(n.vaddr)?,
+                            semaphore: if n.semaphore == 0 { 0 } else { elf.file_offset(n.semaphore)? },
+                            args: n.args.split_whitespace().map(|a| parse_arg(a).ok()).collect(),
+                        })
+                    })
+                    .collect();
+                if sites.is_empty() {
+                    continue;
+                }
+                let full = format!("{provider}{pid}");
+                let provider_name: &'static str =
+                    self.names.entry(full.clone()).or_insert_with(|| Box::leak(full.into_boxed_str()));
+                let key = self.probes.len() as u64;
+                self.probes.push(UsdtProbe { pid, path: elf.path.clone(), sites });
+                let id = probes.add(provider_name, &module.name, &function, &name, key);
+                self.made.push((pid, provider, id));
+            }
+        }
+    }
+}
+
+/// Decodes one argument descriptor of a stapsdt note: `[-]size@operand`,
+/// the operand in the assembler syntax of the architecture.
+pub(crate) fn parse_arg(text: &str) -> Result<ArgSpec, String> {
+    let (size, operand) = match text.split_once('@') {
+        Some((size, operand)) => (size.parse::<i8>().map_err(|_| format!("bad size in {text}"))?, operand),
+        // Old notes have no size: a long.
+        None => (8, text),
+    };
+    let signed = size < 0;
+    let size = size.unsigned_abs();
+    if !matches!(size, 1 | 2 | 4 | 8) {
+        return Err(format!("bad size in {text}"));
+    }
+    let location = parse_operand(operand).ok_or_else(|| format!("cannot decode {text}"))?;
+    Ok(ArgSpec { location, size, signed })
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let value = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()? as i64,
+        None => digits.parse::<u64>().ok()? as i64,
+    };
+    Some(if negative { value.wrapping_neg() } else { value })
+}
+
+/// x86-64 (AT&T syntax): `%reg`, `$imm`, `disp(%reg)`, `(%reg)`.
+#[cfg(target_arch = "x86_64")]
+fn parse_operand(operand: &str) -> Option<ArgLocation> {
+    if let Some(imm) = operand.strip_prefix('$') {
+        return parse_int(imm).map(ArgLocation::Constant);
+    }
+    if let Some(reg) = operand.strip_prefix('%') {
+        return register(reg).map(ArgLocation::Register);
+    }
+    let (disp, rest) = operand.split_once('(')?;
+    let reg = rest.strip_suffix(')')?.strip_prefix('%')?;
+    // `sym(%rip)` and index registers are not decoded.
+    let displacement = if disp.is_empty() { 0 } else { parse_int(disp)? };
+    Some(ArgLocation::Memory { register: register(reg)?, displacement })
+}
+
+/// An x86-64 register (any width of it) → its offset in `struct pt_regs`,
+/// whose layout is the ptrace ABI's `user_regs_struct`.
+#[cfg(target_arch = "x86_64")]
+fn register(name: &str) -> Option<u32> {
+    use std::mem::offset_of;
+    type R = libc::user_regs_struct;
+    let off = match name {
+        "rax" | "eax" | "ax" | "al" => offset_of!(R, rax),
+        "rbx" | "ebx" | "bx" | "bl" => offset_of!(R, rbx),
+        "rcx" | "ecx" | "cx" | "cl" => offset_of!(R, rcx),
+        "rdx" | "edx" | "dx" | "dl" => offset_of!(R, rdx),
+        "rsi" | "esi" | "si" | "sil" => offset_of!(R, rsi),
+        "rdi" | "edi" | "di" | "dil" => offset_of!(R, rdi),
+        "rbp" | "ebp" | "bp" | "bpl" => offset_of!(R, rbp),
+        "rsp" | "esp" | "sp" | "spl" => offset_of!(R, rsp),
+        "r8" | "r8d" | "r8w" | "r8b" => offset_of!(R, r8),
+        "r9" | "r9d" | "r9w" | "r9b" => offset_of!(R, r9),
+        "r10" | "r10d" | "r10w" | "r10b" => offset_of!(R, r10),
+        "r11" | "r11d" | "r11w" | "r11b" => offset_of!(R, r11),
+        "r12" | "r12d" | "r12w" | "r12b" => offset_of!(R, r12),
+        "r13" | "r13d" | "r13w" | "r13b" => offset_of!(R, r13),
+        "r14" | "r14d" | "r14w" | "r14b" => offset_of!(R, r14),
+        "r15" | "r15d" | "r15w" | "r15b" => offset_of!(R, r15),
+        _ => return None,
+    };
+    Some(off as u32)
+}
+
+/// arm64: `xN`/`wN`/`sp`, `#imm` or `imm`, `[reg]`, `[reg, #off]`.
+#[cfg(target_arch = "aarch64")]
+fn parse_operand(operand: &str) -> Option<ArgLocation> {
+    if let Some(inner) = operand.strip_prefix('[').and_then(|o| o.strip_suffix(']')) {
+        let mut parts = inner.split(',').map(str::trim);
+        let register = register(parts.next()?)?;
+        let displacement = match parts.next() {
+            Some(d) => parse_int(d.trim_start_matches('#'))?,
+            None => 0,
+        };
+        return Some(ArgLocation::Memory { register, displacement });
+    }
+    if let Some(off) = register(operand) {
+        return Some(ArgLocation::Register(off));
+    }
+    parse_int(operand.trim_start_matches('#')).map(ArgLocation::Constant)
+}
+
+#[cfg(target_arch = "aarch64")]
+fn register(name: &str) -> Option<u32> {
+    use std::mem::offset_of;
+    type R = libc::user_regs_struct;
+    if name == "sp" {
+        return Some(offset_of!(R, sp) as u32);
+    }
+    let n: usize = name.strip_prefix('x').or_else(|| name.strip_prefix('w'))?.parse().ok()?;
+    (n < 31).then(|| (offset_of!(R, regs) + 8 * n) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn providers_name_a_pid() {
+        assert_eq!(split_pid("python1234"), ("python", Some(1234)));
+        assert_eq!(split_pid("python"), ("python", None));
+        assert_eq!(split_pid("1234"), ("1234", None));
+        assert_eq!(split_pid("py*42"), ("py*", Some(42)));
+        assert_eq!(probe_name("function__entry"), "function-entry");
+        assert_eq!(probe_name("gc__start"), "gc-start");
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn x86_argument_descriptors() {
+        use std::mem::offset_of;
+        type R = libc::user_regs_struct;
+        let rax = offset_of!(R, rax) as u32;
+        let rbp = offset_of!(R, rbp) as u32;
+        assert_eq!(parse_arg("-4@%eax"), Ok(ArgSpec { location: ArgLocation::Register(rax), size: 4, signed: true }));
+        assert_eq!(
+            parse_arg("8@-8(%rbp)"),
+            Ok(ArgSpec { location: ArgLocation::Memory { register: rbp, displacement: -8 }, size: 8, signed: false })
+        );
+        assert_eq!(
+            parse_arg("-4@112(%rsp)").map(|a| a.location),
+            Ok(ArgLocation::Memory { register: offset_of!(R, rsp) as u32, displacement: 112 })
+        );
+        assert_eq!(
+            parse_arg("2@(%r12)").map(|a| (a.location, a.size)),
+            Ok((ArgLocation::Memory { register: offset_of!(R, r12) as u32, displacement: 0 }, 2))
+        );
+        assert_eq!(parse_arg("-4@$-5"), Ok(ArgSpec { location: ArgLocation::Constant(-5), size: 4, signed: true }));
+        assert_eq!(parse_arg("1@$0x10").map(|a| a.location), Ok(ArgLocation::Constant(16)));
+        assert_eq!(parse_arg("8@%r15").map(|a| a.location), Ok(ArgLocation::Register(offset_of!(R, r15) as u32)));
+        assert_eq!(parse_arg("-1@%sil").map(|a| a.location), Ok(ArgLocation::Register(offset_of!(R, rsi) as u32)));
+        assert!(parse_arg("8@counter(%rip)").is_err());
+        assert!(parse_arg("8@(%rax,%rbx,8)").is_err());
+        assert!(parse_arg("3@%eax").is_err());
+    }
+}
