@@ -20,6 +20,9 @@ pub(crate) struct Compiled {
     /// For each source: how dtrace names it ("description 'BEGIN '",
     /// "script 'x.d'") and how many probes it matched.
     pub matches: Vec<(String, usize)>,
+    /// The provider definitions of the sources, each with its source's
+    /// text (for `dtrace -h` and `-G`).
+    pub providers: Vec<(ast::ProviderDef, String)>,
 }
 
 /// A source read and parsed, with what error messages need to know.
@@ -132,7 +135,16 @@ pub(crate) fn compile(
             None => error.message,
         }
     })?;
-    Ok(Compiled { program, generated, matches })
+    let providers = parsed
+        .iter()
+        .flat_map(|p| {
+            p.ast.items.iter().filter_map(|item| match item {
+                ast::Item::Provider(def) => Some((def.clone(), p.text.clone())),
+                _ => None,
+            })
+        })
+        .collect();
+    Ok(Compiled { program, generated, matches, providers })
 }
 
 /// `src` compiled as `dtrace -n src` would, with default options: for

@@ -40,9 +40,21 @@ pub(crate) struct Flags {
     pub targets: Vec<TargetSpec>,
     /// -S: show the generated programs.
     pub show_programs: bool,
-    /// -G, -h or -32: asked for what this dtrace cannot do, with its reason.
+    /// -h or -G: write the header or the object of the USDT probes the
+    /// scripts' provider definitions declare, instead of tracing.
+    pub generate: Option<Generate>,
+    /// -32: asked for what this dtrace cannot do, with its reason.
     pub unsupported: Option<&'static str>,
     pub options: Options,
+}
+
+/// What -h and -G write for programs that define USDT probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Generate {
+    /// -h: a C header with the probe macros.
+    Header,
+    /// -G: the object file that defines the probes' semaphores.
+    Object,
 }
 
 /// Values of DTrace's runtime and compiler options (-x, #pragma D option, -q, -w).
@@ -351,8 +363,8 @@ pub(crate) fn command() -> Command {
         .arg(append("pid", 'p', "pid", "grab specified process-ID and cache its symbol tables"))
         .arg(flag("flowindent", 'F', "coalesce trace output by function"))
         .arg(flag("show", 'S', "print the generated BPF programs"))
-        .arg(flag("elf", 'G', "generate an ELF file containing embedded dtrace program (not supported)"))
-        .arg(flag("header", 'h', "generate a header file with definitions for static probes (not supported)"))
+        .arg(flag("elf", 'G', "generate an ELF file defining the USDT probes of the -s provider definitions"))
+        .arg(flag("header", 'h', "generate a header file with definitions for static probes"))
         .arg(flag("cpp", 'C', "run the C preprocessor over D scripts before compiling them"))
         .arg(append("define", 'D', "name[=def]", "define a name for the preprocessor (with -C)"))
         .arg(append("undef", 'U', "name", "undefine a name for the preprocessor (with -C)"))
@@ -406,10 +418,13 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
         }
     }
     targets.sort_by_key(|(i, _)| *i);
-    let unsupported = if m.get_flag("elf") {
-        Some("-G is not supported yet (no USDT provider)")
-    } else if m.get_flag("header") {
-        Some("-h is not supported yet (no USDT provider)")
+    let generate = match (m.get_flag("header"), m.get_flag("elf")) {
+        (true, _) => Some(Generate::Header),
+        (false, true) => Some(Generate::Object),
+        (false, false) => None,
+    };
+    let unsupported = if m.get_flag("header") && m.get_flag("elf") {
+        Some("-h and -G may not be used together")
     } else if data_model_32 {
         Some("-32 is not supported: only the 64-bit data model is available")
     } else {
@@ -451,6 +466,7 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
         version: m.get_flag("version"),
         targets: targets.into_iter().map(|(_, t)| t).collect(),
         show_programs: m.get_flag("show"),
+        generate,
         unsupported,
         options,
     };
@@ -518,7 +534,8 @@ mod tests {
         assert_eq!(f.targets, vec![TargetSpec::Command("ls -l".into()), TargetSpec::Pid("42".into())]);
         assert!(f.options.flowindent && f.unsupported.is_none());
         assert!(parse(argv(&["-32", "-n", "BEGIN"])).unwrap().unsupported.is_some());
-        assert!(parse(argv(&["-G", "-s", "x.d"])).unwrap().unsupported.is_some());
+        assert_eq!(parse(argv(&["-G", "-s", "x.d"])).unwrap().generate, Some(Generate::Object));
+        assert_eq!(parse(argv(&["-h", "-s", "x.d"])).unwrap().generate, Some(Generate::Header));
     }
 
     #[test]

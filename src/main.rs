@@ -16,6 +16,7 @@ mod runtime;
 mod sema;
 mod syntax;
 mod target;
+mod usdt_build;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -102,6 +103,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         &mut registry,
         compile::Context { zero_matches_ok: flags.zero_matches_ok, target_pid: targets.last_pid() },
     )?;
+    if let Some(what) = flags.generate {
+        return generate(what, &flags, &compiled);
+    }
     if flags.show_programs {
         for (clauses, insns) in &compiled.generated.programs {
             eprint!("{}", codegen::show_program(clauses, insns));
@@ -172,6 +176,34 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         consume::run(&session, &compiled.program, &registry, &opts, out, &mut targets).map_err(|e| format!("{e:#}"))?;
     drop(session);
     Ok(status)
+}
+
+/// -h, -G: writes the header or the semaphores' object of the scripts'
+/// provider definitions, to -o or to the first script's name with `.h` or
+/// `.o` for `.d`.
+fn generate(what: flags::Generate, flags: &Flags, compiled: &compile::Compiled) -> Result<i32, String> {
+    let script = flags.sources.iter().find_map(|s| match s {
+        ProgramSource::Script(p) if p != "-" => Some(p.as_str()),
+        _ => None,
+    });
+    let (option, suffix) = match what {
+        flags::Generate::Header => ("-h", "h"),
+        flags::Generate::Object => ("-G", "o"),
+    };
+    let path = match (&flags.output, script) {
+        (Some(path), _) => path.clone(),
+        (None, Some(script)) => std::path::Path::new(script)
+            .file_name()
+            .map(|n| std::path::Path::new(n).with_extension(suffix).to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        (None, None) => return Err(format!("{option} requires a script (-s) or an output file (-o)")),
+    };
+    let bytes = match what {
+        flags::Generate::Header => usdt_build::header(&compiled.providers, &path)?.into_bytes(),
+        flags::Generate::Object => usdt_build::semaphore_object(&compiled.providers, &flags.args)?,
+    };
+    std::fs::write(&path, bytes).map_err(|e| format!("failed to write {path}: {e}"))?;
+    Ok(0)
 }
 
 /// -l: list the probes matching the descriptions (all probes without any).

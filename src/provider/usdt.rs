@@ -354,6 +354,9 @@ pub(crate) fn probe_name(note_name: &str) -> String {
     note_name.replace("__", "-")
 }
 
+/// (stapsdt provider, function, probe name).
+type ProbeKey = (String, String, String);
+
 impl Usdt {
     /// Makes the probes of every USDT site in process `pid`'s files.
     fn make_probes(&mut self, pid: u32, probes: &mut ProbeTable, cx: &mut ProvideContext) {
@@ -364,7 +367,7 @@ impl Usdt {
         for module in modules.iter() {
             let elf = &module.elf;
             // Probes in file order of their first site.
-            let mut by_probe: Vec<((String, String, String), Vec<&UsdtNote>)> = Vec::new();
+            let mut by_probe: Vec<(ProbeKey, Vec<&UsdtNote>)> = Vec::new();
             for note in &elf.usdt {
                 let function = elf.symbolize(note.vaddr).map_or_else(String::new, |(f, _)| f.to_string());
                 let key = (note.provider.clone(), function, probe_name(&note.name));

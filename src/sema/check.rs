@@ -145,6 +145,15 @@ impl<'a> Checker<'a> {
             match item {
                 ast::Item::Clause(clause) => self.clause(clause)?,
                 ast::Item::Pragma { .. } => {} // options are applied by the caller
+                // A provider's probes are the application's (dtrace -h, -G);
+                // here their argument types must be types.
+                ast::Item::Provider(def) => {
+                    for probe in &def.probes {
+                        for ty in probe.args.iter().chain(probe.translated.iter().flatten()) {
+                            self.type_name(ty)?;
+                        }
+                    }
+                }
                 ast::Item::Decl(decl) => self.declaration(decl)?,
                 // A script's inline is checked where it is declared (the D
                 // library's, only where used: they name kernel types).

@@ -27,6 +27,29 @@ pub enum Item {
     Inline(InlineDef),
     /// `translator out_type < in_type name > { member = expr; ... };`
     Translator(TranslatorDef),
+    /// `provider name { probe name(types) [: (types)]; ... };`: the USDT
+    /// probes a program defines (`dtrace -h`, `-G`).
+    Provider(ProviderDef),
+}
+
+/// A provider definition: the probes an application declares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderDef {
+    pub name: String,
+    pub probes: Vec<ProbeDecl>,
+    pub span: Span,
+}
+
+/// `probe name(native types) [: (translated types)];`
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeDecl {
+    /// As written, with `__` (shown as `-` in probe names).
+    pub name: String,
+    /// The types the program passes; `(void)` is no argument.
+    pub args: Vec<TypeName>,
+    /// The types D scripts see, when the definition translates them.
+    pub translated: Option<Vec<TypeName>>,
+    pub span: Span,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -334,6 +334,7 @@ impl<'a> Parser<'a> {
         match self.peek_keyword()? {
             Some(Keyword::Inline) => Ok(Item::Inline(self.parse_inline()?)),
             Some(Keyword::Translator) => Ok(Item::Translator(self.parse_translator()?)),
+            Some(Keyword::Provider) => Ok(Item::Provider(self.parse_provider()?)),
             _ => Ok(Item::Decl(self.parse_declaration()?)),
         }
     }
@@ -419,6 +420,34 @@ impl<'a> Parser<'a> {
         }
         self.expect(Punct::Semi)?;
         Ok(TranslatorDef { output, input, input_name, members, span: self.span_from(start) })
+    }
+
+    /// `provider name { probe name(types) [: (types)]; ... };`
+    fn parse_provider(&mut self) -> Result<ProviderDef, ParseError> {
+        let start = self.bump()?.span.start;
+        let (name, _) = self.expect_ident()?;
+        self.expect(Punct::LBrace)?;
+        let mut probes = Vec::new();
+        while !self.eat(Punct::RBrace)? {
+            let probe_start = self.peek_start()?;
+            if self.peek_keyword()? != Some(Keyword::Probe) {
+                return Err(self.unexpected());
+            }
+            self.bump()?;
+            let (name, _) = self.expect_ident()?;
+            self.expect(Punct::LParen)?;
+            let args = without_void(self.parse_parameters()?);
+            let translated = if self.eat(Punct::Colon)? {
+                self.expect(Punct::LParen)?;
+                Some(without_void(self.parse_parameters()?))
+            } else {
+                None
+            };
+            self.expect(Punct::Semi)?;
+            probes.push(ProbeDecl { name, args, translated, span: self.span_from(probe_start) });
+        }
+        self.expect(Punct::Semi)?;
+        Ok(ProviderDef { name, probes, span: self.span_from(start) })
     }
 
     // ----- declarations ---------------------------------------------------
@@ -1099,6 +1128,7 @@ fn item_start(item: &Item) -> usize {
         Item::Decl(decl) => decl.span.start,
         Item::Inline(inline) => inline.span.start,
         Item::Translator(translator) => translator.span.start,
+        Item::Provider(provider) => provider.span.start,
     }
 }
 
@@ -1165,6 +1195,16 @@ fn storage_class(keyword: Keyword) -> Option<StorageClass> {
 /// Keywords that begin a file-scope declaration (DTrace's S2 keyword rules).
 /// `counter`, `import` and `provider` are among them although this parser
 /// does not support what follows, so that they fail as syntax errors.
+/// `(void)` declares no parameters.
+fn without_void(params: Vec<TypeName>) -> Vec<TypeName> {
+    match params.as_slice() {
+        [only] if only.ops.is_empty() && matches!(&only.spec, TypeSpec::Builtin { words, .. } if words == &["void"]) => {
+            Vec::new()
+        }
+        _ => params,
+    }
+}
+
 fn starts_external_declaration(keyword: Keyword) -> bool {
     use Keyword::*;
     matches!(

@@ -57,7 +57,7 @@ impl Checker<'_> {
                     ast::Item::Decl(decl) => self.declaration(decl)?,
                     ast::Item::Inline(def) => self.inline(def, false)?,
                     ast::Item::Translator(def) => self.translator(def, true)?,
-                    ast::Item::Clause(_) | ast::Item::Pragma { .. } => {}
+                    ast::Item::Clause(_) | ast::Item::Pragma { .. } | ast::Item::Provider(_) => {}
                 }
             }
         }
