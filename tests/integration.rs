@@ -30,6 +30,8 @@ mod sched_provider;
 mod speculations;
 #[path = "integration/sysinfo.rs"]
 mod sysinfo_provider;
+#[path = "integration/usdt_provider.rs"]
+mod usdt_provider;
 
 use std::process::Command;
 

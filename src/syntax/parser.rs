@@ -1198,7 +1198,9 @@ fn storage_class(keyword: Keyword) -> Option<StorageClass> {
 /// `(void)` declares no parameters.
 fn without_void(params: Vec<TypeName>) -> Vec<TypeName> {
     match params.as_slice() {
-        [only] if only.ops.is_empty() && matches!(&only.spec, TypeSpec::Builtin { words, .. } if words == &["void"]) => {
+        [only]
+            if only.ops.is_empty() && matches!(&only.spec, TypeSpec::Builtin { words, .. } if words == &["void"]) =>
+        {
             Vec::new()
         }
         _ => params,

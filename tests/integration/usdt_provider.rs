@@ -1,0 +1,266 @@
+//! The USDT provider and `dtrace -h`/`-G`: C programs built here with
+//! Debian's <sys/sdt.h> (systemtap-sdt-dev) and gcc, the -h/-G flow of a
+//! provider definition, and Debian's own python3.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use super::*;
+
+/// A fresh directory for one test's build.
+fn build_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dtrace-usdt-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    dir
+}
+
+fn sh(dir: &std::path::Path, command: &str) {
+    let out = Command::new("sh").arg("-c").arg(command).current_dir(dir).output().expect("sh");
+    assert!(
+        out.status.success(),
+        "{command}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A program with <sys/sdt.h> probes: `tick(i, name, big, small)` with an
+/// int, a string, a negative 64-bit and a negative short (no semaphore),
+/// and `nothing()` with no arguments, each fired N times.
+const SDT_PROGRAM: &str = r#"
+#include <sys/sdt.h>
+#include <stdio.h>
+#include <stdlib.h>
+static const char *names[] = {"alpha", "beta", "gamma"};
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]);
+	for (int i = 0; i < n; i++) {
+		char buf[16];
+		long big = -1000000000000L * i;
+		short small = -i;
+		snprintf(buf, sizeof buf, "%s", names[i % 3]);
+		DTRACE_PROBE4(myapp, tick, i, buf, big, small);
+		DTRACE_PROBE(myapp, nothing);
+	}
+	return 0;
+}
+"#;
+
+fn sdt_program() -> PathBuf {
+    let dir = build_dir("sdt");
+    std::fs::write(dir.join("prog.c"), SDT_PROGRAM).expect("write");
+    sh(&dir, "gcc -O2 -o prog prog.c");
+    dir.join("prog")
+}
+
+#[test]
+fn sdt_probes_fire_with_their_arguments() {
+    let prog = sdt_program();
+    let cmd = format!("{} 5", prog.display());
+    let out = run(&[
+        "-q",
+        "-n",
+        r#"myapp$target:::tick { printf("%d %s %d %d %s:%s:%s\n", arg0, copyinstr(arg1), arg2, arg3, probemod, probefunc, probename); }"#,
+        "-n",
+        "myapp$target:::nothing { @n = count(); } END { printa(\"nothing %@d\\n\", @n); }",
+        "-c",
+        &cmd,
+    ]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let names = ["alpha", "beta", "gamma"];
+    let expected: Vec<String> = (0..5i64)
+        .map(|i| format!("{i} {} {} {} prog:main:tick", names[i as usize % 3], -1_000_000_000_000 * i, -i))
+        .collect();
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.ends_with(":tick")).collect();
+    assert_eq!(lines, expected, "{}", out.stdout);
+    assert!(out.stdout.contains("nothing 5\n"), "{}", out.stdout);
+}
+
+#[test]
+fn probes_are_listed_and_named_without_a_pid() {
+    let prog = sdt_program();
+    let cmd = format!("{} 1", prog.display());
+    // -l -c: the target's probes, with module and function.
+    let out = run(&["-l", "-P", "myapp", "-c", &cmd]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let rows: Vec<Vec<&str>> = out.stdout.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 2, "{}", out.stdout);
+    for (row, name) in rows.iter().zip(["tick", "nothing"]) {
+        assert!(row[1].starts_with("myapp") && row[1][5..].parse::<u32>().is_ok(), "{row:?}");
+        assert_eq!(&row[2..], ["prog", "main", name]);
+    }
+    // `myapp:::tick` means the target's, as myapp$target does.
+    let out = run(&[
+        "-qn",
+        "myapp:::tick { @ = count(); } END { printa(\"%@d\\n\", @); }",
+        "-c",
+        &format!("{} 7", prog.display()),
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.contains("7\n"), "{}", out.stdout);
+    // A probe the program does not have matches nothing, as DTrace says.
+    let out = run(&["-n", "myapp$target:::nosuch", "-c", &cmd]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
+}
+
+/// A provider definition with several probes and argument types.
+const PROVIDER: &str = r#"
+#pragma D attributes Evolving/Evolving/Common provider myprov provider
+provider myprov {
+	probe request__start(int, char *);
+	probe request__done(int id, const char *name, long long bytes);
+	probe tick(void);
+};
+"#;
+
+/// Serves lines on stdin: for each, reports whether request-start is
+/// traced (`enabled 0|1`), then fires the probes once with that line's
+/// number.
+const SERVER: &str = r#"
+#include <stdio.h>
+#include <string.h>
+#include "prov.h"
+int main(void) {
+	char line[64];
+	int i = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (fgets(line, sizeof line, stdin)) {
+		line[strcspn(line, "\n")] = 0;
+		printf("enabled %d\n", MYPROV_REQUEST_START_ENABLED() ? 1 : 0);
+		if (MYPROV_REQUEST_START_ENABLED())
+			MYPROV_REQUEST_START(i, line);
+		MYPROV_REQUEST_DONE(i, line, -4096LL * i);
+		MYPROV_TICK();
+		i++;
+	}
+	return 0;
+}
+"#;
+
+/// Builds SERVER the standard way: header with -h, compile, -G over the
+/// object, link with the -G output.
+fn server() -> PathBuf {
+    let dir = build_dir("hg");
+    std::fs::write(dir.join("prov.d"), PROVIDER).expect("write");
+    std::fs::write(dir.join("server.c"), SERVER).expect("write");
+    let dtrace = util::DTRACE;
+    sh(&dir, &format!("{dtrace} -h -s prov.d"));
+    let header = std::fs::read_to_string(dir.join("prov.h")).expect("-h writes prov.h");
+    assert!(header.contains("#define MYPROV_REQUEST_DONE(arg1, arg2, arg3)"), "{header}");
+    sh(&dir, "gcc -O2 -Wall -Werror -c server.c -o server.o");
+    sh(&dir, &format!("{dtrace} -G -s prov.d -o prov.o server.o"));
+    sh(&dir, "gcc -Wl,--fatal-warnings -o server server.o prov.o");
+    dir.join("server")
+}
+
+struct Server {
+    child: std::process::Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Server {
+    fn start(path: &std::path::Path) -> Server {
+        let mut child =
+            Command::new(path).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("start the server");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        Server { child, lines }
+    }
+
+    /// Sends one request; returns whether request-start was enabled.
+    fn request(&mut self, text: &str) -> bool {
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{text}").expect("write");
+        let line = self.lines.next().expect("a reply").expect("line");
+        match line.as_str() {
+            "enabled 0" => false,
+            "enabled 1" => true,
+            other => panic!("unexpected reply {other:?}"),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn h_and_g_build_a_program_whose_probes_fire_and_semaphores_follow_tracing() {
+    let path = server();
+    let mut server = Server::start(&path);
+    assert!(!server.request("before"), "no dtrace yet: *_ENABLED() is false");
+    let pid = server.child.id().to_string();
+    let mut t = Tracer::spawn(&[
+        "-q",
+        "-n",
+        READY,
+        "-n",
+        r#"myprov$target:::request-start { printf("start %d %s\n", arg0, copyinstr(arg1)); }"#,
+        "-n",
+        r#"myprov$target:::request-done { printf("done %d %s %d\n", arg0, copyinstr(arg1), arg2); }"#,
+        "-p",
+        &pid,
+    ]);
+    t.wait_for("ready");
+    assert!(server.request("alpha"), "traced: MYPROV_REQUEST_START_ENABLED() is true");
+    assert!(server.request("beta"));
+    t.wait_for("done 2 beta -8192");
+    // SIGTERM, as a kill would: the kernel drops the reference counts.
+    let out = {
+        t.signal(libc::SIGTERM);
+        t.finish()
+    };
+    out.assert_no_panic();
+    let traced: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty() && *l != "ready").collect();
+    assert_eq!(traced, ["start 1 alpha", "done 1 alpha -4096", "start 2 beta", "done 2 beta -8192"], "{}", out.stdout);
+    assert!(!server.request("after"), "dtrace gone: *_ENABLED() is false again");
+}
+
+#[test]
+fn python_function_entry_counts_by_name() {
+    // Debian's python3 (3.11) has python:::function-entry; since 3.11
+    // CPython fires it only while its line probe is enabled too
+    // (cpython#98894), hence the empty line clause.
+    let script = util::script(
+        "calls.py",
+        "def known(i):\n    return i * 2\n\ntotal = 0\nfor i in range(250):\n    total += known(i)\nprint(total)\n",
+    );
+    let cmd = format!("/usr/bin/python3 {script}");
+    let out = run(&[
+        "-q",
+        "-n",
+        r#"python$target:::function-entry /copyinstr(arg1) == "known"/ { @[basename(copyinstr(arg0)), copyinstr(arg1)] = count(); }"#,
+        "-n",
+        "python$target:::line { }",
+        "-c",
+        &cmd,
+    ]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let row: Vec<&str> =
+        out.stdout.lines().find(|l| l.contains("known")).map(|l| l.split_whitespace().collect()).unwrap_or_default();
+    assert_eq!(row, ["calls.py", "known", "250"], "{}", out.stdout);
+}
+
+#[test]
+fn h_and_g_refuse_what_they_cannot_build() {
+    let dir = build_dir("refuse");
+    std::fs::write(dir.join("prov.d"), PROVIDER).expect("write");
+    std::fs::write(dir.join("notes.txt"), "not an object").expect("write");
+    let prov = dir.join("prov.d").to_string_lossy().into_owned();
+    let out = run(&["-G", "-s", &prov, "-o", "/dev/null", &dir.join("notes.txt").to_string_lossy()]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("not an ELF file"), "{}", out.stderr);
+    let out = run(&["-h", "-n", "BEGIN"]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("-h requires a script"), "{}", out.stderr);
+    let bad = util::script("badtype.d", "provider p { probe x(nosuchtype_t); };");
+    let out = run(&["-h", "-s", &bad, "-o", "/dev/null"]);
+    assert_eq!(out.code(), 1, "{}", out.stderr);
+}
