@@ -81,8 +81,14 @@ fn debian_package_installs_a_working_dtrace() {
         assert!(depends.contains(package), "Depends: {depends}");
     }
     assert!(!depends.contains("libbpf"), "Depends: {depends}");
-    // Both ship /usr/share/man/man1/dtrace.1.gz.
-    assert!(field("Conflicts").contains("systemtap-sdt-dev"));
+    // systemtap-sdt-dev's dtrace and dtrace.1.gz are diverted, not in conflict.
+    assert!(field("Conflicts").trim().is_empty(), "Conflicts: {}", field("Conflicts"));
+    assert!(field("Recommends").contains("systemtap-sdt-dev"));
+    assert!(files.contains(&"./usr/bin/dtrace"), "{listing}");
+    // lintian finds nothing to warn about.
+    let lintian = Command::new("lintian").arg(&deb).output().expect("lintian (scripts/install-deps.sh)");
+    let tags = String::from_utf8_lossy(&lintian.stdout);
+    assert!(!tags.lines().any(|l| l.starts_with("E:") || l.starts_with("W:")), "lintian:\n{tags}");
 
     // Installed into a scratch root, not onto the machine.
     let root = scratch.join("root");
@@ -96,5 +102,48 @@ fn debian_package_installs_a_working_dtrace() {
     assert!(render(&["dtrace"], Some(&manpath)).contains("dtrace - dynamic tracing compiler"));
     assert!(render(&["7", "dtrace-syscall"], Some(&manpath)).contains("dtrace-syscall - the syscall provider"));
 
+    std::fs::remove_dir_all(&scratch).expect("clean up");
+}
+
+/// Installs `deb` into the scratch dpkg database at `root`.
+fn dpkg(root: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new("dpkg");
+    command.arg(format!("--root={}", root.display())).args(["--force-script-chrootless", "--force-depends"]).args(args);
+    checked(&mut command)
+}
+
+/// With systemtap-sdt-dev installed, the package takes over `dtrace` and
+/// its man page (diverted to dtrace.systemtap) and gives them back when it
+/// is removed: done by real dpkg into a scratch root, not onto the machine.
+#[test]
+fn package_diverts_systemtaps_dtrace_and_gives_it_back() {
+    let scratch = std::env::temp_dir().join(format!("dtrace-test-divert-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let deb = build_package(&scratch);
+    checked(Command::new("apt-get").args(["download", "-q", "systemtap-sdt-dev"]).current_dir(&scratch));
+    let mut debs = std::fs::read_dir(&scratch).expect("dir").map(|e| e.expect("entry").path());
+    let stap = debs.find(|p| p.to_string_lossy().contains("systemtap-sdt-dev")).expect("systemtap-sdt-dev's .deb");
+    let root = scratch.join("root");
+    let admin = root.join("var/lib/dpkg");
+    for dir in ["info", "updates", "triggers"] {
+        std::fs::create_dir_all(admin.join(dir)).expect("mkdir");
+    }
+    for file in ["status", "diversions"] {
+        std::fs::write(admin.join(file), "").expect("write");
+    }
+    dpkg(&root, &["-i", &stap.to_string_lossy()]);
+    let is_systemtaps = |path: &str| std::fs::read(root.join(path)).is_ok_and(|b| b.starts_with(b"#!/usr/bin/python3"));
+    assert!(is_systemtaps("usr/bin/dtrace"));
+    dpkg(&root, &["-i", &deb.to_string_lossy()]);
+    assert_eq!(std::fs::read_link(root.join("usr/bin/dtrace")).expect("a symlink"), Path::new("../sbin/dtrace"));
+    assert!(is_systemtaps("usr/bin/dtrace.systemtap"));
+    assert!(root.join("usr/share/man/man1/dtrace.systemtap.1.gz").exists());
+    let version = checked(Command::new(root.join("usr/bin/dtrace")).arg("-V"));
+    assert_eq!(String::from_utf8_lossy(&version.stdout), version_line());
+    dpkg(&root, &["-r", "dtrace"]);
+    assert!(is_systemtaps("usr/bin/dtrace"), "removal gives systemtap its dtrace back");
+    assert!(!root.join("usr/bin/dtrace.systemtap").exists());
+    assert!(root.join("usr/share/man/man1/dtrace.1.gz").exists());
     std::fs::remove_dir_all(&scratch).expect("clean up");
 }
