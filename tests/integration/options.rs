@@ -109,12 +109,14 @@ fn unknown_and_unsupported_options_say_so() {
         "BEGIN { exit(0); }",
     ]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
-    for (flag, why) in
-        [("-G", "-G is not supported yet"), ("-h", "-h is not supported yet"), ("-32", "-32 is not supported")]
-    {
-        let out = run(&[flag, "-n", "BEGIN"]);
-        assert_eq!(out.code(), 1, "{flag}");
-        assert!(out.stderr.starts_with(&format!("dtrace: {why}")), "{flag}: {}", out.stderr);
+    for (flags, why) in [
+        (&["-32"][..], "-32 is not supported"),
+        (&["-h", "-G"], "-h and -G may not be used together"),
+        (&["-G"], "-G requires a script (-s)"),
+    ] {
+        let out = run(&[flags, &["-n", "BEGIN"]].concat());
+        assert_eq!(out.code(), 1, "{flags:?}");
+        assert!(out.stderr.starts_with(&format!("dtrace: {why}")), "{flags:?}: {}", out.stderr);
     }
 }
 

@@ -157,6 +157,14 @@ t 20 lwpsinfo-io -qn 'BEGIN { printf("%c %d\n", curlwpsinfo->pr_sname, curlwpsin
 kill $L; wait $L 2>/dev/null
 grep -qx 'O 1' /tmp/out.20 && grep -qx 'io 1' /tmp/out.20 && grep -qx 'state S' /tmp/out.20 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.20)"
 
+# 21. USDT: a static program's probe (arguments, exact count, semaphore set while traced):
+# one uprobe per site before Linux 6.6, a multi-uprobe link since; 5.10 has no attach cookies.
+t 21 usdt -qn 'myapp$target:::tick { printf("tick %d %d\n", arg0, arg1); }' -c '/bin/usdtprog 3'
+case $(uname -r) in
+  5.10.*) [ $RC = 1 ] && grep -q 'attach cookies' /tmp/err.21 && ! grep -q panicked /tmp/err.21 ;;
+  *) [ "$(grep -c '^tick ' /tmp/out.21)" = 3 ] && grep -qx 'tick 2 -2' /tmp/out.21 && grep -qx 'traced 3' /tmp/out.21 && [ $RC = 0 ] ;;
+esac; r $? "out=$(tr '\n' '|' < /tmp/out.21) err=$(head -2 /tmp/err.21 | tr '\n' '|')"
+
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then

@@ -4,7 +4,8 @@
 #
 # Usage: tests/kernel-matrix/run.sh [kernel-release ...]
 #   With no arguments: the newest Debian 5.10 (bullseye), 6.1 (bookworm) and 6.12 (trixie)
-#   cloud-amd64 kernels. Needs: qemu-system-x86 busybox-static cpio (apt-get install -y ...).
+#   cloud-amd64 kernels. Needs: qemu-system-x86 busybox-static cpio gcc systemtap-sdt-dev
+#   (apt-get install -y ...).
 # env: GUEST_TIMEOUT (s, default 180), MEM (default 512M), EXTRA_APPEND (more kernel command
 #   line; NAME=value words reach the guest's /init as environment variables, e.g.
 #   EXTRA_APPEND="DTMATRIX_EXTRA=1 DTRACE_DEBUG_LIBBPF=1" for diagnostic tests and libbpf logs)
@@ -86,6 +87,8 @@ mkinitrd() {
     esac
     echo $m >> "$R"/lib/modules/order
   done
+  # a static program with USDT probes (<sys/sdt.h>, from systemtap-sdt-dev)
+  gcc -O2 -static -o "$R"/bin/usdtprog "$HERE"/usdt-prog.c
   cp "$HERE"/guest-init.sh "$R"/init; chmod +x "$R"/init
   (cd "$R" && find . | cpio -o -H newc --quiet) | gzip -1 > "$W"/build/initrd-$KREL.cpio.gz
   echo "   initrd $(stat -c %s "$W"/build/initrd-$KREL.cpio.gz) bytes, modules: $(tr '\n' ' ' < "$R"/lib/modules/order)"
