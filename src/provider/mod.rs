@@ -94,6 +94,10 @@ pub(crate) trait Provider {
         ("Private", "Private", "ISA")
     }
 
+    /// A provider definition a script declares (`provider p { probe
+    /// x(int); };`): for each probe (named with `-`), its argument types.
+    fn declare_provider(&mut self, _name: &str, _probes: &[(String, Vec<String>)]) {}
+
     /// The D library files (name, text) the provider's types come from.
     fn library(&self) -> &'static [(&'static str, &'static str)] {
         &[]
@@ -292,6 +296,14 @@ impl Registry {
     /// Whether probe `id` fires for a thread other than the current one.
     pub(crate) fn fires_for_another_thread(&self, id: u32) -> bool {
         self.get(id).is_some_and(|p| self.owner(p).fires_for_another_thread(p))
+    }
+
+    /// Hands a script's provider definition to every provider (the USDT
+    /// provider types its probes' arguments with it).
+    pub(crate) fn declare_provider(&mut self, name: &str, probes: &[(String, Vec<String>)]) {
+        for provider in &mut self.providers {
+            provider.declare_provider(name, probes);
+        }
     }
 
     /// The D library files of every provider.

@@ -27,8 +27,8 @@ use libbpf_rs::{MapCore, MapFlags};
 
 use super::desc::{glob_match, ProbeDesc};
 use super::{
-    Attributes, EnableContext, Enabled, Enabling, Loaded, ProbeTable, ProvideContext, Provider, KPROBE,
-    KPROBE_UPROBE_MULTI,
+    Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, ProvideContext, Provider,
+    KPROBE, KPROBE_UPROBE_MULTI,
 };
 use crate::process::UsdtNote;
 
@@ -95,6 +95,9 @@ pub(crate) struct Usdt {
     made: Vec<(u32, String, u32)>,
     /// Processes whose probes are made.
     done: HashSet<u32>,
+    /// Argument types from scripts' provider definitions, by (provider,
+    /// probe name).
+    declared: HashMap<(String, String), &'static [ProbeArg]>,
 }
 
 impl Provider for Usdt {
@@ -142,6 +145,30 @@ impl Provider for Usdt {
         }
         // Otherwise the full names (python1234) are matched like any probe's.
         None
+    }
+
+    /// args[n] is argN as the provider definition's type, when a script
+    /// defines the probe's provider; otherwise untyped (stapsdt notes carry
+    /// sizes, not types).
+    fn typed_args(&self, probe: &Probe) -> Option<&'static [ProbeArg]> {
+        let (provider, _) = split_pid(probe.provider);
+        self.declared.get(&(provider.to_string(), probe.name.clone())).copied()
+    }
+
+    fn declare_provider(&mut self, name: &str, probes: &[(String, Vec<String>)]) {
+        for (probe, types) in probes {
+            let args: Vec<ProbeArg> = types
+                .iter()
+                .enumerate()
+                .take(NARGS)
+                .map(|(i, ty)| {
+                    let ty: &'static str = Box::leak(ty.clone().into_boxed_str());
+                    let expr: &'static str = Box::leak(format!("({ty})arg{i}").into_boxed_str());
+                    super::arg(ty, expr)
+                })
+                .collect();
+            self.declared.insert((name.to_string(), probe.clone()), Box::leak(args.into_boxed_slice()));
+        }
     }
 
     /// As the Solaris Dynamic Tracing Guide gives for USDT providers.

@@ -147,12 +147,21 @@ impl<'a> Checker<'a> {
                 ast::Item::Pragma { .. } => {} // options are applied by the caller
                 // A provider's probes are the application's (dtrace -h, -G);
                 // here their argument types must be types.
+                // Their types become the args[] of the USDT probes of that
+                // provider (DTrace reads them from the program it built).
                 ast::Item::Provider(def) => {
+                    let mut probes = Vec::new();
                     for probe in &def.probes {
-                        for ty in probe.args.iter().chain(probe.translated.iter().flatten()) {
+                        let mut types = Vec::new();
+                        for ty in &probe.args {
+                            types.push(self.type_name(ty)?.name());
+                        }
+                        for ty in probe.translated.iter().flatten() {
                             self.type_name(ty)?;
                         }
+                        probes.push((probe.name.replace("__", "-"), types));
                     }
+                    self.registry.declare_provider(&def.name, &probes);
                 }
                 ast::Item::Decl(decl) => self.declaration(decl)?,
                 // A script's inline is checked where it is declared (the D

@@ -143,8 +143,8 @@ int main(void) {
 
 /// Builds SERVER the standard way: header with -h, compile, -G over the
 /// object, link with the -G output.
-fn server() -> PathBuf {
-    let dir = build_dir("hg");
+fn server(name: &str) -> PathBuf {
+    let dir = build_dir(name);
     std::fs::write(dir.join("prov.d"), PROVIDER).expect("write");
     std::fs::write(dir.join("server.c"), SERVER).expect("write");
     let dtrace = util::DTRACE;
@@ -192,7 +192,7 @@ impl Drop for Server {
 
 #[test]
 fn h_and_g_build_a_program_whose_probes_fire_and_semaphores_follow_tracing() {
-    let path = server();
+    let path = server("hg");
     let mut server = Server::start(&path);
     assert!(!server.request("before"), "no dtrace yet: *_ENABLED() is false");
     let pid = server.child.id().to_string();
@@ -263,4 +263,33 @@ fn h_and_g_refuse_what_they_cannot_build() {
     let bad = util::script("badtype.d", "provider p { probe x(nosuchtype_t); };");
     let out = run(&["-h", "-s", &bad, "-o", "/dev/null"]);
     assert_eq!(out.code(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn a_provider_definition_types_args_and_lv_shows_them() {
+    let path = server("typed");
+    let prov = path.with_file_name("prov.d").to_string_lossy().into_owned();
+    let typed = util::script(
+        "typed.d",
+        &format!(
+            "{PROVIDER}\nmyprov$target:::request-done {{ printf(\"%d %s %d %d\\n\", args[0], copyinstr((uintptr_t)args[1]), args[2], sizeof(args[0])); }}\n"
+        ),
+    );
+    let mut server = Server::start(&path);
+    let pid = server.child.id().to_string();
+    let mut t = Tracer::spawn(&["-q", "-n", READY, "-s", &typed, "-p", &pid]);
+    t.wait_for("ready");
+    server.request("gamma");
+    t.wait_for("0 gamma 0 4");
+    server.request("delta");
+    t.wait_for("1 delta -4096 4");
+    t.stop().assert_no_panic();
+    // -lv: the types the definition gives; beyond them, out of range.
+    let out = run(&["-lv", "-s", &prov, "-n", &format!("myprov{pid}:::request-done")]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let types: Vec<&str> = out.stdout.lines().filter(|l| l.trim_start().starts_with("args[")).map(str::trim).collect();
+    assert_eq!(types, ["args[0]: int", "args[1]: char *", "args[2]: long long"], "{}", out.stdout);
+    let out = run(&["-e", "-s", &prov, "-n", &format!("myprov{pid}:::tick {{ trace(args[0]); }}")]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("out of range"), "{}", out.stderr);
 }
