@@ -289,7 +289,8 @@ fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &s
     }
 }
 
-fn io_reason(e: &std::io::Error) -> String {
+/// An I/O error as dtrace(1) words it (strerror, without Rust's "(os error N)").
+pub(crate) fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
         std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),

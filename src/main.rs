@@ -202,7 +202,7 @@ fn generate(what: flags::Generate, flags: &Flags, compiled: &compile::Compiled) 
         flags::Generate::Header => usdt_build::header(&compiled.providers, &path)?.into_bytes(),
         flags::Generate::Object => usdt_build::semaphore_object(&compiled.providers, &flags.args)?,
     };
-    std::fs::write(&path, bytes).map_err(|e| format!("failed to write {path}: {e}"))?;
+    std::fs::write(&path, bytes).map_err(|e| format!("failed to write {path}: {}", compile::io_reason(&e)))?;
     Ok(0)
 }
 

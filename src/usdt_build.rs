@@ -13,6 +13,7 @@ use std::path::Path;
 use object::write::{Object, Symbol, SymbolSection};
 use object::{Architecture, BinaryFormat, Endianness, SymbolFlags, SymbolKind, SymbolScope};
 
+use crate::compile::io_reason;
 use crate::syntax::ast::ProviderDef;
 
 /// `<sys/sdt.h>` has DTRACE_PROBE0..DTRACE_PROBE12.
@@ -134,14 +135,6 @@ pub(crate) fn semaphore_object(providers: &[(ProviderDef, String)], objects: &[S
         }
     }
     obj.write().map_err(|e| format!("failed to write the object: {e}"))
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
-        std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
-        _ => e.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub(crate) mod sched;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
 pub(crate) mod tracefs;
+pub(crate) mod uprobe;
 pub(crate) mod usdt;
 
 use std::mem::MaybeUninit;

@@ -12,13 +12,10 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
 use libbpf_rs::skel::OpenSkel;
-use libbpf_rs::MapCore;
 
 use super::desc::{glob_match, ProbeDesc};
-use super::{
-    Attributes, EnableContext, Enabled, Enabling, Loaded, ProbeTable, ProvideContext, Provider, KPROBE,
-    KPROBE_UPROBE_MULTI,
-};
+use super::uprobe::{self, ClauseSlots, MAX_SINGLE_UPROBES};
+use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, ProbeTable, ProvideContext, Provider};
 
 super::entry_programs!("pid");
 
@@ -42,9 +39,6 @@ pub(crate) struct Pid {
     /// Each probe's uprobe: a probe's key is its index here.
     uprobes: Vec<Uprobe>,
 }
-
-/// The most pid probes attached one uprobe at a time (kernels before 6.6).
-const MAX_SINGLE_UPROBES: usize = 64;
 
 impl Provider for Pid {
     fn name(&self) -> &'static str {
@@ -74,42 +68,17 @@ impl Provider for Pid {
             }
             Ok(open.load()?)
         };
-        // Multi-uprobe links came with Linux 6.6, and with them the kernel's
-        // `struct bpf_uprobe_multi_link`: before, a uprobe.multi program may
-        // load but never attach. DTRACE_NO_UPROBE_MULTI tests the other path
-        // on newer kernels.
-        let try_multi =
-            std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none() && cx.kernel.has_struct("bpf_uprobe_multi_link");
-        let (skel, multi) = match if try_multi { open(cx, true) } else { Err(anyhow!("multi-uprobe links not wanted")) }
-        {
-            Ok(skel) => (skel, true),
-            // The entry programs read their probe from the attach cookie.
-            Err(_) => {
-                (open(cx, false).context("the pid provider needs BPF attach cookies (Linux 5.15 or later)")?, false)
-            }
-        };
-        // One slot per distinct clause list; the attach cookie carries the
-        // probe ID and the slot, so thousands of probes share a few programs.
-        let mut lists: Vec<&[usize]> = Vec::new();
-        let mut probes: Vec<Placed> = Vec::new();
-        for e in enabled {
-            let slot = match lists.iter().position(|c| *c == e.clauses) {
-                Some(i) => i,
-                None => {
-                    lists.push(e.clauses);
-                    lists.len() - 1
-                }
-            };
-            probes.push(Placed { id: e.probe.id, uprobe: &self.uprobes[e.probe.key as usize], slot: slot as u32 });
-        }
-        // The program array's size is DT_MAX_PID_PROGS (bpf/dtrace.h).
-        let capacity = skel.maps.dt_pid_progs.max_entries();
-        if lists.len() as u32 > capacity {
-            bail!("too many different clause lists on pid probes (the limit is {capacity})");
-        }
-        for (slot, clauses) in lists.iter().enumerate() {
-            cx.fill(&skel.maps.dt_pid_progs, slot as u32, clauses, if multi { KPROBE_UPROBE_MULTI } else { KPROBE })?;
-        }
+        let (skel, multi) = uprobe::load(cx, open, "the pid provider needs")?;
+        let mut slots = ClauseSlots::default();
+        let probes: Vec<Placed> = enabled
+            .iter()
+            .map(|e| Placed {
+                id: e.probe.id,
+                uprobe: &self.uprobes[e.probe.key as usize],
+                slot: slots.slot(e.clauses),
+            })
+            .collect();
+        slots.fill(cx, &skel.maps.dt_pid_progs, multi, "pid")?;
         let refused = if multi { attach_multi(&skel, &probes, cx)? } else { attach_single(&skel, &probes, cx)? };
         let name =
             |id: u32| enabled.iter().find(|e| e.probe.id == id).map_or_else(String::new, |e| e.probe.full_name());

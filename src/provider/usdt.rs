@@ -21,25 +21,21 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::desc::{glob_match, ProbeDesc};
+use super::uprobe::{self, ClauseSlots, MAX_SINGLE_UPROBES};
 use super::{
     Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, ProvideContext, Provider,
-    KPROBE, KPROBE_UPROBE_MULTI,
 };
 use crate::process::UsdtNote;
 
 super::entry_programs!("usdt");
 
-/// The program array's size (DT_MAX_USDT_PROGS in bpf/usdt.bpf.c).
-const MAX_CLAUSE_LISTS: usize = 256;
 /// Sites are numbered in 24 bits of the attach cookie.
 const MAX_SITES: usize = 1 << 24;
-/// The most sites attached one uprobe at a time (kernels before 6.6).
-const MAX_SINGLE_UPROBES: usize = 64;
 /// Arguments a site passes to D (arg0..arg9).
 const NARGS: usize = 10;
 
@@ -178,18 +174,12 @@ impl Provider for Usdt {
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
         // One slot per distinct clause list; one spec per site.
-        let mut lists: Vec<&[usize]> = Vec::new();
+        let mut slots = ClauseSlots::default();
         let mut placed: Vec<Placed> = Vec::new();
         let mut specs: Vec<&Site> = Vec::new();
         let mut undecoded: Vec<String> = Vec::new();
         for e in enabled {
-            let slot = match lists.iter().position(|c| *c == e.clauses) {
-                Some(i) => i,
-                None => {
-                    lists.push(e.clauses);
-                    lists.len() - 1
-                }
-            };
+            let slot = slots.slot(e.clauses);
             let probe = &self.probes[e.probe.key as usize];
             for site in &probe.sites {
                 if let Some(n) = site.args.iter().position(Option::is_none) {
@@ -200,14 +190,11 @@ impl Provider for Usdt {
                     pid: probe.pid,
                     path: &probe.path,
                     site,
-                    slot: slot as u32,
+                    slot,
                     spec: specs.len() as u32,
                 });
                 specs.push(site);
             }
-        }
-        if lists.len() > MAX_CLAUSE_LISTS {
-            bail!("too many different clause lists on USDT probes (the limit is {MAX_CLAUSE_LISTS})");
         }
         if specs.len() > MAX_SITES {
             bail!("too many USDT probe sites (the limit is {MAX_SITES})");
@@ -224,15 +211,7 @@ impl Provider for Usdt {
             }
             Ok(open.load()?)
         };
-        // As for the pid provider: multi-uprobe links from Linux 6.6, and
-        // attach cookies (5.15) either way.
-        let try_multi =
-            std::env::var_os("DTRACE_NO_UPROBE_MULTI").is_none() && cx.kernel.has_struct("bpf_uprobe_multi_link");
-        let (skel, multi) = match if try_multi { open(cx, true) } else { Err(anyhow!("multi-uprobe links not wanted")) }
-        {
-            Ok(skel) => (skel, true),
-            Err(_) => (open(cx, false).context("USDT probes need BPF attach cookies (Linux 5.15 or later)")?, false),
-        };
+        let (skel, multi) = uprobe::load(cx, open, "USDT probes need")?;
         for (i, site) in specs.iter().enumerate() {
             let spec = encode_spec(site);
             // SAFETY: dt_usdt_spec is the skeleton's plain-old-data twin of
@@ -245,9 +224,7 @@ impl Provider for Usdt {
             };
             skel.maps.dt_usdt_specs.update(&(i as u32).to_ne_bytes(), bytes, MapFlags::ANY)?;
         }
-        for (slot, clauses) in lists.iter().enumerate() {
-            cx.fill(&skel.maps.dt_usdt_progs, slot as u32, clauses, if multi { KPROBE_UPROBE_MULTI } else { KPROBE })?;
-        }
+        slots.fill(cx, &skel.maps.dt_usdt_progs, multi, "USDT")?;
         if multi {
             attach_multi(&skel, &placed, cx)?;
         } else {
