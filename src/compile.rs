@@ -124,6 +124,7 @@ pub(crate) fn compile(
             .flat_map(|c| &c.probes)
             .any(|id| registry.fires_for_another_thread(*id)),
         specsize: options.specsize,
+        record_timestamps: options.oformat == crate::flags::OutputFormat::Json,
     };
     let generated = codegen::generate(&program, &target).map_err(|e| {
         // Code generation sees the whole program: the error is the script's.

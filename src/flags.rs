@@ -86,6 +86,25 @@ pub(crate) struct Options {
     pub flowindent: bool,
     /// Frames ustack() keeps (ustackframes; at most the kernel's 127).
     pub ustackframes: u32,
+    /// oformat: DTrace's text, or FreeBSD's structured records as JSON.
+    pub oformat: OutputFormat,
+    /// -O: with oformat=json, the aggregations are printed at exit too.
+    pub print_aggregations_at_exit: bool,
+    /// metricsfile: where the aggregations are kept as Prometheus text.
+    pub metricsfile: Option<String>,
+    /// metricslabels=agg:label,...: the label names of an aggregation's
+    /// keys in the metrics file (`key0`, `key1`, ... otherwise).
+    pub metrics_labels: Vec<(String, Vec<String>)>,
+}
+
+/// How records and aggregations are written (the oformat option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum OutputFormat {
+    /// DTrace's text, for a person at a terminal.
+    #[default]
+    Text,
+    /// One JSON object per line, structured as FreeBSD's dtrace -x oformat=json.
+    Json,
 }
 
 /// How aggregations are sorted for printing: aggsortkey, aggsortkeypos,
@@ -150,6 +169,10 @@ impl Default for Options {
             specsize: 32 << 10,
             flowindent: false,
             ustackframes: 100,
+            oformat: OutputFormat::Text,
+            print_aggregations_at_exit: false,
+            metricsfile: None,
+            metrics_labels: Vec::new(),
         }
     }
 }
@@ -204,9 +227,12 @@ const OPTION_NAMES: &[&str] = &[
     "linktype",
     "lockmem",
     "maxframes",
+    "metricsfile",
+    "metricslabels",
     "modpath",
     "nolibs",
     "nspec",
+    "oformat",
     "pgmax",
     "preallocate",
     "procfs",
@@ -284,6 +310,23 @@ impl Options {
                 self.ustackframes = u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(bad)?;
             }
             "specsize" => self.specsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
+            "oformat" => {
+                self.oformat = match value.ok_or_else(bad)? {
+                    "text" => OutputFormat::Text,
+                    "json" => OutputFormat::Json,
+                    "xml" | "html" => return Err("Invalid value for specified option: only text and json are supported".to_string()),
+                    _ => return Err(bad()),
+                };
+                // Structured output is quiet: the records carry the probe (FreeBSD's dtrace sets quiet too).
+                if self.oformat == OutputFormat::Json {
+                    self.quiet = true;
+                }
+            }
+            "metricsfile" => {
+                let path = value.filter(|v| !v.is_empty()).ok_or_else(bad)?;
+                self.metricsfile = Some(path.to_string());
+            }
+            "metricslabels" => self.metrics_labels.push(parse_metrics_labels(value.ok_or_else(bad)?).ok_or_else(bad)?),
             "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
                 self.aggsort.set(name, value)?;
             }
@@ -298,6 +341,22 @@ impl Options {
     pub(crate) fn dynvar_entries(&self) -> u32 {
         (self.dynvarsize / 64).clamp(1024, 1 << 20) as u32
     }
+}
+
+/// `name:label,label,...` (`:label,...` for the anonymous aggregation):
+/// each label a Prometheus label name, not one of the reserved `le` or `__*`.
+fn parse_metrics_labels(text: &str) -> Option<(String, Vec<String>)> {
+    let (name, labels) = text.split_once(':')?;
+    let name = name.strip_prefix('@').unwrap_or(name);
+    let labels: Vec<String> = labels.split(',').map(str::to_string).collect();
+    let valid = |l: &String| {
+        let mut chars = l.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && l != "le"
+            && !l.starts_with("__")
+    };
+    labels.iter().all(valid).then(|| (name.to_string(), labels))
 }
 
 /// `4m`, `256k`, `1g`, `512`.
@@ -349,7 +408,7 @@ pub(crate) fn command() -> Command {
         .disable_help_flag(true)
         .disable_version_flag(true)
         .override_usage(
-            "dtrace [-32|-64] [-CeFGhqlSvVwZ] [-b bufsz] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
+            "dtrace [-32|-64] [-CeFGhOqlSvVwZ] [-b bufsz] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
         )
         .arg(append("name", 'n', "name", "enable or list probes matching the specified probe name"))
         .arg(append("script", 's', "script", "enable or list probes for the specified D script"))
@@ -371,6 +430,7 @@ pub(crate) fn command() -> Command {
         .arg(append("include", 'I', "path", "add a directory to the preprocessor's search path (with -C)"))
         .arg(Arg::new("output").short('o').value_name("output").help("set output file"))
         .arg(flag("quiet", 'q', "set quiet mode (only output explicitly traced data)"))
+        .arg(flag("print-at-exit", 'O', "print the aggregations at exit (with -x oformat=json)"))
         .arg(flag("list", 'l', "list probes matching specified criteria"))
         .arg(flag("verbose", 'v', "set verbose mode: with -l, show probe attributes and argument types"))
         .arg(flag("exit", 'e', "exit after compiling request but prior to enabling probes"))
@@ -446,6 +506,7 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
     options.destructive = m.get_flag("destructive");
     options.cpp = m.get_flag("cpp");
     options.flowindent = m.get_flag("flowindent");
+    options.print_aggregations_at_exit = m.get_flag("print-at-exit");
     // -D, -U and -I reach cpp in command-line order.
     let mut cpp_args: Vec<(usize, String)> = Vec::new();
     for (id, prefix) in [("define", "-D"), ("undef", "-U"), ("include", "-I")] {

@@ -143,6 +143,14 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if let Some(reason) = &compiled.program.unavailable {
         return Err(format!("could not enable tracing: {reason}"));
     }
+    if flags.options.flowindent && flags.options.oformat == flags::OutputFormat::Json {
+        return Err("-F cannot be used with oformat=json: records carry their probe's function".to_string());
+    }
+    // Checked before anything is enabled: a bad path or label list attaches nothing.
+    let metrics = match &flags.options.metricsfile {
+        Some(path) => Some(consume::metrics::MetricsFile::open(path, &flags.options.metrics_labels, &compiled.program)?),
+        None => None,
+    };
     let runtime_opts = runtime::RuntimeOptions {
         bufsize: flags.options.bufsize,
         dynvar_entries: flags.options.dynvar_entries(),
@@ -171,9 +179,12 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         switchrate: flags.options.switchrate,
         aggsort: flags.options.aggsort.clone(),
         flowindent: flags.options.flowindent,
+        format: flags.options.oformat,
+        print_aggregations_at_exit: flags.options.print_aggregations_at_exit,
+        aggrate: flags.options.aggrate,
     };
-    let status =
-        consume::run(&session, &compiled.program, &registry, &opts, out, &mut targets).map_err(|e| format!("{e:#}"))?;
+    let status = consume::run(&session, &compiled.program, &registry, &opts, out, metrics, &mut targets)
+        .map_err(|e| format!("{e:#}"))?;
     drop(session);
     Ok(status)
 }

@@ -36,6 +36,8 @@ pub(crate) struct CodegenEnv {
     /// (sched:::on-cpu): the thread's identity is then read from the probe
     /// context when the entry program put one there (`Current`).
     pub other_thread_probes: bool,
+    /// Each record carries its firing's timestamp (structured output shows it).
+    pub record_timestamps: bool,
 }
 
 /// What the helpers say of the current thread, or the probe context of
@@ -391,6 +393,10 @@ impl<'a> Emitter<'a> {
             self.header_fields(R9, clause.epid);
             self.emit(call(Helper::GetSmpProcessorId));
             self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
+            if self.env.record_timestamps {
+                self.timestamp();
+                self.emit(stx(Size::DW, R9, layout::HDR_TIMESTAMP as i16, R0));
+            }
             let dropped = if clause.speculates {
                 let slot = self.alloc_slot(8)?;
                 self.emit(st_imm(Size::DW, FP, slot, 0));
@@ -494,6 +500,7 @@ impl<'a> Emitter<'a> {
         self.emit(st_imm(Size::W, rec, layout::HDR_CPU as i16, 0));
         self.emit(st_imm(Size::W, rec, layout::HDR_SPEC as i16, 0));
         self.emit(st_imm(Size::DW, rec, layout::HDR_PRESENT as i16, 0));
+        self.emit(st_imm(Size::DW, rec, layout::HDR_TIMESTAMP as i16, 0));
     }
 
     /// Runs the ERROR clauses inline after a fault in clause `epid`, with

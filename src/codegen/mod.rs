@@ -42,6 +42,8 @@ pub(crate) struct Target {
     pub other_thread_probes: bool,
     /// The specsize option.
     pub specsize: u64,
+    /// Records carry their firing's timestamp (-x oformat=json).
+    pub record_timestamps: bool,
 }
 
 /// Generates every program the script needs, or the first reason one
@@ -89,6 +91,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         specsize: target.specsize,
         error_probe_id: target.error_probe_id,
         other_thread_probes: target.other_thread_probes,
+        record_timestamps: target.record_timestamps,
     };
     // ERROR clauses run inline in the programs that fault (see emit::generate).
     let error_clauses = clauses_of.get(&target.error_probe_id).cloned().unwrap_or_default();

@@ -192,11 +192,10 @@ fn printable(c: u8) -> bool {
     (0x20..=0x7e).contains(&c) || matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x08 | 0x07)
 }
 
-/// dt_print_bytes (not quiet): a string if the bytes look like one, else a dump.
-fn write_bytes(bytes: &[u8], width: usize, out: &mut Vec<u8>) {
-    if bytes.is_empty() {
-        return;
-    }
+/// The string `bytes` hold when DTrace takes them for one (dt_print_bytes,
+/// dt_format_bytes_get): printable characters, then only NULs or nothing.
+/// None for anything else, which DTrace shows as raw bytes.
+pub(crate) fn as_string(bytes: &[u8]) -> Option<&[u8]> {
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
@@ -205,16 +204,22 @@ fn write_bytes(bytes: &[u8], width: usize, out: &mut Vec<u8>) {
             continue;
         }
         if c == 0 && i > 0 && bytes[i + 1..].iter().all(|&b| b == 0) {
-            write_padded_str(&bytes[..i], width, out);
-            return;
+            return Some(&bytes[..i]);
         }
-        break;
+        return None;
     }
-    if i == bytes.len() {
-        write_padded_str(bytes, width, out);
+    Some(bytes)
+}
+
+/// dt_print_bytes (not quiet): a string if the bytes look like one, else a dump.
+fn write_bytes(bytes: &[u8], width: usize, out: &mut Vec<u8>) {
+    if bytes.is_empty() {
         return;
     }
-    write_raw_bytes(bytes, out);
+    match as_string(bytes) {
+        Some(s) => write_padded_str(s, width, out),
+        None => write_raw_bytes(bytes, out),
+    }
 }
 
 /// "  %-*s"
@@ -257,12 +262,12 @@ fn norm(normal: u64) -> u64 {
 /// `(long long)value / normal` with `normal` a uint64_t: C converts the
 /// value to unsigned before dividing, so a negative value divided by a
 /// factor above 1 comes out huge. DTrace prints that, and so do we.
-fn scaled(value: i64, normal: u64) -> i64 {
+pub(crate) fn scaled(value: i64, normal: u64) -> i64 {
     ((value as u64) / norm(normal)) as i64
 }
 
 /// dt_print_average's value: sum / normal / count, signed, 0 without values.
-fn average(count: u64, sum: i64, normal: u64) -> i64 {
+pub(crate) fn average(count: u64, sum: i64, normal: u64) -> i64 {
     if count == 0 {
         return 0;
     }
@@ -307,21 +312,14 @@ fn isqrt(n: u128) -> u64 {
 /// ([`write_key`]), its values, then "\n" (see [`write_row`]).
 pub(crate) fn write_value(func: &AggFunc, data: &AggData, normal: u64, out: &mut Vec<u8>) {
     match (func, data) {
-        (AggFunc::Quantize, AggData::Buckets(b)) => write_quantize(b, normal, out),
-        (AggFunc::Lquantize { base, limit, step }, AggData::Buckets(b)) => {
-            write_lquantize(*base, *limit, *step, b, normal, out)
-        }
-        (AggFunc::Llquantize { factor, low, high, nsteps }, AggData::Buckets(b)) => {
-            write_llquantize(&Llq::new(*factor, *low, *high, *nsteps), b, normal, out)
-        }
+        // A distribution without its function prints as quantize() would
+        // rather than be lost (the consumer never builds one).
+        (_, AggData::Buckets(_)) => write_distribution(&distribution_rows(func, data), normal, out),
         (_, AggData::Avg { count, sum }) => put(out, format_args!(" {:>16}", average(*count, *sum, normal))),
         (_, AggData::Stddev { count, sum, sum_of_squares }) => {
             put(out, format_args!(" {:>16}", stddev(*count, *sum, *sum_of_squares, normal)))
         }
         (_, AggData::Scalar(v)) => put(out, format_args!(" {:>16}", scaled(*v, normal))),
-        // A distribution without its function: print it as quantize() would
-        // rather than lose it (the consumer never builds this).
-        (_, AggData::Buckets(b)) => write_quantize(b, normal, out),
     }
 }
 
@@ -441,93 +439,133 @@ fn shown_range(data: &[i64], empty: (usize, usize)) -> (usize, usize) {
     (first.saturating_sub(1), (last + 1).min(data.len() - 1))
 }
 
-/// dt_print_quantize.
-fn write_quantize(buckets: &[u64], normal: u64, out: &mut Vec<u8>) {
-    let data = counts(buckets, QUANTIZE_BUCKETS);
-    let zero = QUANTIZE_ZERO_BUCKET;
-    let (first, last) = shown_range(&data, (zero - 1, zero + 1));
-    let (positives, negatives, total) = summarize(&data[first..=last]);
-    write_header(out);
-    for (i, &v) in data.iter().enumerate().take(last + 1).skip(first) {
-        put(out, format_args!("{:>16} ", quantize_bucket_value(i)));
-        write_quantline(v, normal, total, positives, negatives, out);
+/// One row of a distribution table as DTrace shows it: the bucket's value
+/// (for the end buckets, the bound the operator compares with), its label
+/// text and its count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BucketRow {
+    pub value: i64,
+    /// "<" for the underflow bucket, ">=" and "<=" for the overflow buckets
+    /// of lquantize() and llquantize(); None for a bucket that is its value.
+    pub operator: Option<&'static str>,
+    pub label: Vec<u8>,
+    /// The count as DTrace reads it (signed), not yet normalized.
+    pub count: i64,
+}
+
+/// The rows of a quantize(), lquantize() or llquantize() table DTrace
+/// prints: the non-zero buckets with one zero row either side. Empty for
+/// other functions.
+pub(crate) fn distribution_rows(func: &AggFunc, data: &AggData) -> Vec<BucketRow> {
+    match (func, data) {
+        (AggFunc::Lquantize { base, limit, step }, AggData::Buckets(b)) => lquantize_rows(*base, *limit, *step, b),
+        (AggFunc::Llquantize { factor, low, high, nsteps }, AggData::Buckets(b)) => {
+            llquantize_rows(&Llq::new(*factor, *low, *high, *nsteps), b)
+        }
+        (_, AggData::Buckets(b)) => quantize_rows(b),
+        _ => Vec::new(),
     }
 }
 
-/// dt_print_lquantize.
-fn write_lquantize(base: i64, limit: i64, step: i64, buckets: &[u64], normal: u64, out: &mut Vec<u8>) {
+/// The rows of dt_print_quantize.
+fn quantize_rows(buckets: &[u64]) -> Vec<BucketRow> {
+    let data = counts(buckets, QUANTIZE_BUCKETS);
+    let zero = QUANTIZE_ZERO_BUCKET;
+    let (first, last) = shown_range(&data, (zero - 1, zero + 1));
+    (first..=last)
+        .map(|i| {
+            let value = quantize_bucket_value(i);
+            BucketRow { value, operator: None, label: value.to_string().into_bytes(), count: data[i] }
+        })
+        .collect()
+}
+
+/// The rows of dt_print_lquantize.
+fn lquantize_rows(base: i64, limit: i64, step: i64, buckets: &[u64]) -> Vec<BucketRow> {
     let levels = lquantize_levels(base, limit, step);
     let n = lquantize_bucket_count(base, limit, step).min(buckets.len().max(3));
     let data = counts(buckets, n);
     let (first, last) = shown_range(&data, (0, 2.min(n - 1)));
-    let (positives, negatives, total) = summarize(&data[first..=last]);
     let top = base.wrapping_add((levels as i64).wrapping_mul(step));
-    write_header(out);
-    for (i, &v) in data.iter().enumerate().take(last + 1).skip(first) {
-        if i == 0 {
-            put(out, format_args!("{:>16} ", format!("< {base}")));
-        } else if i as u64 == levels + 1 {
-            put(out, format_args!("{:>16} ", format!(">= {top}")));
-        } else {
-            put(out, format_args!("{:>16} ", base.wrapping_add((i as i64 - 1).wrapping_mul(step))));
-        }
-        write_quantline(v, normal, total, positives, negatives, out);
-    }
+    (first..=last)
+        .map(|i| {
+            let (value, operator) = if i == 0 {
+                (base, Some("<"))
+            } else if i as u64 == levels + 1 {
+                (top, Some(">="))
+            } else {
+                (base.wrapping_add((i as i64 - 1).wrapping_mul(step)), None)
+            };
+            let label = match operator {
+                Some(op) => format!("{op} {value}"),
+                None => value.to_string(),
+            };
+            BucketRow { value, operator, label: label.into_bytes(), count: data[i] }
+        })
+        .collect()
 }
 
-/// dt_print_llquantize (dtrace-utils).
-fn write_llquantize(g: &Llq, buckets: &[u64], normal: u64, out: &mut Vec<u8>) {
+/// The rows of dt_print_llquantize (dtrace-utils).
+fn llquantize_rows(g: &Llq, buckets: &[u64]) -> Vec<BucketRow> {
     let n = usize::try_from(g.nbins).unwrap_or(0).min(buckets.len().max(3));
     let data = counts(buckets, n);
     let bin0 = (g.bin0 as usize).min(n - 2);
-    // The bar total and signs are taken over the non-zero span, before the
-    // zero rows either side are added; the zero rows change neither.
     let (first, last) = match data.iter().position(|&v| v != 0) {
         Some(f) => (f, data.iter().rposition(|&v| v != 0).unwrap_or(f)),
         None => (bin0 + 1, bin0 + 1),
     };
-    let (positives, negatives, total) = summarize(&data[first..=last]);
-    write_header(out);
     let first = first.saturating_sub(1);
     let last = (last + 1).min(n - 1);
 
     // A ghost bucket at either end borrows the label of the nearest real
     // bucket beyond it, looking at most nsteps/factor - 1 buckets away.
     let pad = if g.low == 0 && g.steps > g.factor { g.steps_factor as usize } else { 0 };
-    let text = |i: usize| -> Option<Vec<u8>> {
-        let s = match llq_label(g, i as u64)? {
-            LlqLabel::Underflow(1) => "0".to_string(),
-            LlqLabel::Underflow(s) if first >= bin0 => format!("< {s}"),
-            LlqLabel::Underflow(s) => format!("abs() < {s}"),
-            LlqLabel::Neg(v) => format!("-{v}"),
-            LlqLabel::Pos(v) => format!("{v}"),
-            LlqLabel::NegOverflow(s) => format!("<= -{s}"),
-            LlqLabel::PosOverflow(s) => format!(">= {s}"),
+    let row = |i: usize| -> Option<(i64, Option<&'static str>, Vec<u8>)> {
+        let (value, operator, text) = match llq_label(g, i as u64)? {
+            LlqLabel::Underflow(1) => (0, None, "0".to_string()),
+            LlqLabel::Underflow(s) if first >= bin0 => (s as i64, Some("<"), format!("< {s}")),
+            LlqLabel::Underflow(s) => (s as i64, Some("<"), format!("abs() < {s}")),
+            LlqLabel::Neg(v) => ((v as i64).wrapping_neg(), None, format!("-{v}")),
+            LlqLabel::Pos(v) => (v as i64, None, format!("{v}")),
+            LlqLabel::NegOverflow(s) => ((s as i64).wrapping_neg(), Some("<="), format!("<= -{s}")),
+            LlqLabel::PosOverflow(s) => (s as i64, Some(">="), format!(">= {s}")),
         };
         // DTrace formats each label into a 16-byte buffer.
-        let mut s = s.into_bytes();
-        s.truncate(15);
-        Some(s)
+        let mut text = text.into_bytes();
+        text.truncate(15);
+        Some((value, operator, text))
     };
-    let mut first_label = text(first);
+    let mut first_label = row(first);
     if first_label.is_none() && pad > 0 {
-        first_label = (1..pad).find_map(|d| first.checked_sub(d).and_then(text));
+        first_label = (1..pad).find_map(|d| first.checked_sub(d).and_then(row));
     }
-    let mut last_label = text(last);
+    let mut last_label = row(last);
     if last_label.is_none() && pad > 0 {
-        last_label = (1..pad).find_map(|d| text(last + d));
+        last_label = (1..pad).find_map(|d| row(last + d));
     }
-    for (i, &v) in data.iter().enumerate().take(last + 1).skip(first) {
-        let label = if i == first {
-            first_label.clone()
-        } else if i == last {
-            last_label.clone()
-        } else {
-            text(i)
-        };
-        let Some(label) = label else { continue };
-        put(out, format_args!("{:>16} ", String::from_utf8_lossy(&label)));
-        write_quantline(v, normal, total, positives, negatives, out);
+    (first..=last)
+        .filter_map(|i| {
+            let label = if i == first {
+                first_label.clone()
+            } else if i == last {
+                last_label.clone()
+            } else {
+                row(i)
+            };
+            let (value, operator, label) = label?;
+            Some(BucketRow { value, operator, label, count: data[i] })
+        })
+        .collect()
+}
+
+/// A distribution table: the header, then each row's label, bar and count.
+fn write_distribution(rows: &[BucketRow], normal: u64, out: &mut Vec<u8>) {
+    let counts: Vec<i64> = rows.iter().map(|r| r.count).collect();
+    let (positives, negatives, total) = summarize(&counts);
+    write_header(out);
+    for row in rows {
+        put(out, format_args!("{:>16} ", String::from_utf8_lossy(&row.label)));
+        write_quantline(row.count, normal, total, positives, negatives, out);
     }
 }
 

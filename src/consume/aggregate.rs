@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::aggfmt::{self, AggData, PrintaValue};
+use super::{json, metrics};
 use super::ksyms::Symbols;
 use super::printf::{self, Value};
 use crate::defs::agg::AggFunc;
@@ -221,6 +222,105 @@ impl<'a> Aggregations<'a> {
             aggfmt::compare_rows(&funcs, (&key_values(first, &a.0), &a.1), (&key_values(first, &b.0), &b.1), &self.sort)
         });
         rows
+    }
+
+    /// printa() in structured output: `{"aggregation-data": [row, ...],
+    /// "aggregation-name": name}` (see `json`).
+    pub(crate) fn json_printa(&mut self, aggs: &[usize]) -> serde_json::Value {
+        let rows = self.joined(aggs);
+        let value = self.json_rows(aggs, &rows);
+        self.mark_printed(aggs, &rows);
+        value
+    }
+
+    /// -O at exit: each aggregation printa() never printed, as printa() would.
+    pub(crate) fn json_unprinted(&mut self) -> Vec<serde_json::Value> {
+        self.begin_record();
+        let mut order: Vec<usize> = (0..self.program.aggregations.len()).filter(|&i| !self.printed[i]).collect();
+        if self.sort.reverse {
+            order.reverse();
+        }
+        order
+            .into_iter()
+            .filter_map(|index| {
+                let rows = self.joined(&[index]);
+                (!rows.is_empty()).then(|| self.json_rows(&[index], &rows))
+            })
+            .collect()
+    }
+
+    fn json_rows(&self, aggs: &[usize], rows: &[Row]) -> serde_json::Value {
+        let first = &self.program.aggregations[aggs[0]];
+        let data: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(key, datas)| {
+                let keys = first
+                    .keys
+                    .iter()
+                    .zip(key_values(first, key))
+                    .map(|(column, value)| match (&column.ty, value) {
+                        (Type::Stack, Value::Int { bits, .. }) => {
+                            let user = crate::sema::ir::ustack_value::decode(bits).is_some();
+                            json::stack(user, &self.symbols.stack_frames(bits))
+                        }
+                        (_, v) => serde_json::json!({ "value": json::value(&v) }),
+                    })
+                    .collect();
+                let values = aggs
+                    .iter()
+                    .zip(datas)
+                    .map(|(&a, data)| {
+                        let agg = &self.program.aggregations[a];
+                        let (func, value) = json::aggregation_value(&agg.func, data, self.normal[a]);
+                        (agg.name.as_str(), func, value)
+                    })
+                    .collect();
+                json::aggregation_row(keys, values)
+            })
+            .collect();
+        // FreeBSD's name for the anonymous aggregation `@` is `_`.
+        let name = if first.name.is_empty() { "_" } else { first.name.as_str() };
+        serde_json::json!({ "aggregation-data": data, "aggregation-name": name })
+    }
+
+    /// Every aggregation as it is in the kernel now, each key as the
+    /// metrics file labels it (sorted by those labels), for `metrics`.
+    pub(crate) fn metrics_rows(&self) -> Vec<(&'a Aggregation, Vec<metrics::Row>)> {
+        (0..self.program.aggregations.len())
+            .map(|index| {
+                let agg = &self.program.aggregations[index];
+                let mut rows: Vec<metrics::Row> = self
+                    .read(index)
+                    .into_iter()
+                    .map(|e| {
+                        let labels =
+                            agg.keys.iter().zip(key_values(agg, &e.key)).map(|(c, v)| self.label_text(&c.ty, &v)).collect();
+                        (labels, e.data)
+                    })
+                    .collect();
+                rows.sort_by(|a, b| a.0.cmp(&b.0));
+                (agg, rows)
+            })
+            .collect()
+    }
+
+    /// A key as a label value: an integer in decimal (as its type reads), a
+    /// pointer in hex, a string as its text (hex if it is not text), a stack
+    /// as its frames from the outermost in, `;` between them (the folded
+    /// form flame graphs read).
+    fn label_text(&self, ty: &Type, value: &Value<'_>) -> String {
+        match (ty, value) {
+            (Type::Stack, Value::Int { bits, .. }) => {
+                let mut frames = self.symbols.stack_frames(*bits);
+                frames.reverse();
+                frames.join(";")
+            }
+            (Type::Pointer(_), Value::Int { bits, .. }) => format!("0x{bits:x}"),
+            (_, v) => match json::value(v) {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            },
+        }
     }
 
     /// trunc(@, n): keeps the n entries with the highest values (n < 0: the

@@ -70,7 +70,7 @@ impl<'a> Symbols<'a> {
 
     /// The frames of stack `id` (a stack-typed value: a kernel stack ID or
     /// a packed ustack() value), innermost first.
-    fn stack_frames(&self, id: u64) -> Vec<String> {
+    pub(crate) fn stack_frames(&self, id: u64) -> Vec<String> {
         if let Some((pid, limit, id)) = ustack_value::decode(id) {
             // A frame-pointer walk through code built without frame
             // pointers ends in garbage: a user stack stops at the first

@@ -7,7 +7,9 @@
 
 pub(crate) mod aggfmt;
 mod aggregate;
+mod json;
 mod ksyms;
+pub(crate) mod metrics;
 mod print;
 pub(crate) mod printf;
 mod usyms;
@@ -22,6 +24,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::defs::layout::{self, read_u32, read_u64};
+use crate::flags::OutputFormat;
 use crate::provider::Registry;
 use crate::runtime::{Session, SpeculationTroubles};
 use crate::sema::ir::{ActionLayout, Program, RecordKind, ValueLayout};
@@ -49,6 +52,11 @@ pub(crate) struct ConsumeOptions {
     pub aggsort: crate::flags::AggSortOptions,
     /// -F: indent entry/return records by call depth.
     pub flowindent: bool,
+    pub format: OutputFormat,
+    /// -O: with structured output, print the aggregations at exit too.
+    pub print_aggregations_at_exit: bool,
+    /// How often the metrics file is rewritten (aggrate).
+    pub aggrate: Duration,
 }
 
 /// -F's state on one CPU: the depth, and the last record's clause, whose
@@ -76,6 +84,26 @@ struct State<'a> {
     /// The records of each speculation not yet committed or discarded, in
     /// order, by the speculation's tag.
     speculations: HashMap<u32, Vec<Vec<u8>>>,
+    format: OutputFormat,
+    /// -x metricsfile: rewritten at printa(), at aggrate and at exit.
+    metrics: Option<metrics::MetricsFile>,
+}
+
+/// What one record's actions produce: DTrace's text, or the elements of
+/// the record's "output" list in structured output.
+enum Rendered {
+    Text(Vec<u8>),
+    Json(Vec<serde_json::Value>),
+}
+
+/// A drop of some kind, reported as dtrace reports it (text on stderr, a
+/// DROP record in structured output).
+struct DropReport {
+    kind: json::DropKind,
+    cpu: Option<u32>,
+    count: u64,
+    total: u64,
+    message: String,
 }
 
 /// Runs the session until exit(), a signal, or nothing left to trace; then
@@ -86,6 +114,7 @@ pub(crate) fn run(
     registry: &Registry,
     opts: &ConsumeOptions,
     out: Box<dyn Write + '_>,
+    metrics: Option<metrics::MetricsFile>,
     targets: &mut crate::target::Targets,
 ) -> Result<i32> {
     let state = Rc::new(RefCell::new(State {
@@ -104,6 +133,8 @@ pub(crate) fn run(
             usyms::UserSymbols::new(registry.processes.known_files()),
         ),
         speculations: HashMap::new(),
+        format: opts.format,
+        metrics,
     }));
     let mut builder = libbpf_rs::RingBufferBuilder::new();
     let cb_state = Rc::clone(&state);
@@ -115,16 +146,21 @@ pub(crate) fn run(
     let mut drops_seen: Vec<u64> = Vec::new();
     let mut agg_drops_seen: Vec<u64> = Vec::new();
     let mut speculation_troubles_seen = SpeculationTroubles::default();
-    let mut report_drops = |session: &Session| {
-        report_new_drops(&session.drops(), &mut drops_seen, "drop");
-        report_new_drops(&session.aggregation_drops(), &mut agg_drops_seen, "aggregation drop");
-        report_speculation_troubles(session.speculation_troubles(), &mut speculation_troubles_seen);
+    let mut report_drops = |session: &Session, state: &mut State| {
+        let mut reports = new_drops(&session.drops(), &mut drops_seen, json::DropKind::Principal);
+        reports.extend(new_drops(&session.aggregation_drops(), &mut agg_drops_seen, json::DropKind::Aggregation));
+        reports.extend(speculation_troubles(session.speculation_troubles(), &mut speculation_troubles_seen));
+        for report in reports {
+            state.report_drop(&report);
+        }
     };
 
     session.fire_begin()?;
     session.start_timers()?;
     targets.release();
     let mut last_status = std::time::Instant::now();
+    let mut last_metrics = std::time::Instant::now();
+    state.borrow_mut().write_metrics();
     loop {
         // Like dtrace(1), answer an interrupt with a newline (even when quiet),
         // which ends the terminal's "^C" line. Read once: a signal arriving
@@ -133,7 +169,7 @@ pub(crate) fn run(
         // Checked before draining, so the targets' last records are printed,
         // then reported after them.
         let exit_notices = targets.check_exits();
-        if interrupted {
+        if interrupted && opts.format == OutputFormat::Text {
             state.borrow_mut().out.write_all(b"\n").ok();
         }
         ring.consume()?;
@@ -143,8 +179,12 @@ pub(crate) fn run(
         }
         // Drop counters are read at DTrace's statusrate, not at every drain.
         if last_status.elapsed() >= STATUS_RATE {
-            report_drops(session);
+            report_drops(session, &mut state.borrow_mut());
             last_status = std::time::Instant::now();
+        }
+        if last_metrics.elapsed() >= opts.aggrate {
+            state.borrow_mut().write_metrics();
+            last_metrics = std::time::Instant::now();
         }
         if state.borrow().exit_status.is_some() || interrupted || targets.all_exited() {
             break;
@@ -154,42 +194,63 @@ pub(crate) fn run(
     state.borrow_mut().ending = true;
     session.fire_end()?;
     ring.consume()?;
-    report_drops(session);
+    report_drops(session, &mut state.borrow_mut());
     let mut st = state.borrow_mut();
-    // dtrace(1) ends with a newline, even when quiet, then the aggregations.
-    let mut text = vec![b'\n'];
-    st.aggs.print_unprinted(&mut text);
-    st.out.write_all(&text).ok();
+    match opts.format {
+        OutputFormat::Text => {
+            // dtrace(1) ends with a newline, even when quiet, then the aggregations.
+            let mut text = vec![b'\n'];
+            st.aggs.print_unprinted(&mut text);
+            st.out.write_all(&text).ok();
+        }
+        // Structured output prints them only when asked (-O), as FreeBSD's.
+        OutputFormat::Json if opts.print_aggregations_at_exit => {
+            for aggregation in st.aggs.json_unprinted() {
+                st.write_json_line(&aggregation);
+            }
+        }
+        OutputFormat::Json => {}
+    }
     st.out.flush().ok();
+    st.write_metrics();
     Ok(st.exit_status.unwrap_or(0))
 }
 
-/// `dtrace: N drops on CPU C` for what was lost since the last report.
-fn report_new_drops(now: &[u64], seen: &mut Vec<u64>, what: &str) {
+/// `N drops on CPU C` for what was lost on each CPU since the last report.
+fn new_drops(now: &[u64], seen: &mut Vec<u64>, kind: json::DropKind) -> Vec<DropReport> {
+    let what = if kind == json::DropKind::Aggregation { "aggregation drop" } else { "drop" };
+    let mut reports = Vec::new();
     for (cpu, &n) in now.iter().enumerate() {
         let before = seen.get(cpu).copied().unwrap_or(0);
         if n > before {
-            eprintln!("dtrace: {} {what}{} on CPU {cpu}", n - before, if n - before == 1 { "" } else { "s" });
+            let count = n - before;
+            let message = format!("{count} {what}{} on CPU {cpu}", if count == 1 { "" } else { "s" });
+            reports.push(DropReport { kind, cpu: Some(cpu as u32), count, total: n, message });
         }
     }
     *seen = now.to_vec();
+    reports
 }
 
 /// Speculative drops and failed speculations since the last report, in
 /// DTrace's words (dt_handle_status).
-fn report_speculation_troubles(now: SpeculationTroubles, seen: &mut SpeculationTroubles) {
+fn speculation_troubles(now: SpeculationTroubles, seen: &mut SpeculationTroubles) -> Vec<DropReport> {
+    use json::DropKind::*;
     let kinds = [
-        (now.drops, seen.drops, "speculative drop", ""),
-        (now.busy, seen.busy, "failed speculation", " (available buffer(s) still busy)"),
-        (now.unavailable, seen.unavailable, "failed speculation", " (no speculative buffer available)"),
+        (now.drops, seen.drops, Speculation, "speculative drop", ""),
+        (now.busy, seen.busy, SpeculationBusy, "failed speculation", " (available buffer(s) still busy)"),
+        (now.unavailable, seen.unavailable, SpeculationUnavailable, "failed speculation", " (no speculative buffer available)"),
     ];
-    for (total, before, what, why) in kinds {
-        let n = total.saturating_sub(before);
-        if n > 0 {
-            eprintln!("dtrace: {n} {what}{}{why}", if n == 1 { "" } else { "s" });
+    let mut reports = Vec::new();
+    for (total, before, kind, what, why) in kinds {
+        let count = total.saturating_sub(before);
+        if count > 0 {
+            let message = format!("{count} {what}{}{why}", if count == 1 { "" } else { "s" });
+            reports.push(DropReport { kind, cpu: None, count, total, message });
         }
     }
     *seen = now;
+    reports
 }
 
 impl State<'_> {
@@ -225,6 +286,22 @@ impl State<'_> {
         }
         let Some(clause) = self.program.clauses.get(epid as usize - 1) else { return };
         self.aggs.begin_record();
+        if self.format == OutputFormat::Json {
+            let mut rendered = Rendered::Json(Vec::new());
+            for (i, action) in clause.actions.iter().enumerate() {
+                if present & (1u64 << i) != 0 {
+                    self.action(action, data, &mut rendered);
+                }
+            }
+            let Rendered::Json(output) = rendered else { return };
+            // A clause that only aggregates or exits leaves no record (as FreeBSD's).
+            if !output.is_empty() {
+                let timestamp = read_u64(data, layout::HDR_TIMESTAMP);
+                let record = json::probe_record(timestamp, cpu, probe_id, self.registry.get(probe_id), output);
+                self.write_json_line(&record);
+            }
+            return;
+        }
         let mut line = Vec::new();
         if let Some(flows) = &mut self.flows {
             // dtrace(1) prints the flow columns even when quiet.
@@ -243,19 +320,46 @@ impl State<'_> {
             let name = self.registry.get(probe_id).map(|p| format!("{}:{}", p.function, p.name)).unwrap_or_default();
             line.extend(format!("{cpu:>3} {probe_id:>6} {name:>32} ").as_bytes());
         }
+        let mut rendered = Rendered::Text(line);
         for (i, action) in clause.actions.iter().enumerate() {
             if present & (1u64 << i) == 0 {
                 continue;
             }
-            self.action(action, data, &mut line);
+            self.action(action, data, &mut rendered);
         }
+        let Rendered::Text(mut line) = rendered else { return };
         if !self.quiet {
             line.push(b'\n');
         }
         self.out.write_all(&line).ok();
     }
 
-    fn action(&mut self, action: &ActionLayout, data: &[u8], line: &mut Vec<u8>) {
+    /// One record: a line of JSON in the output.
+    fn write_json_line(&mut self, record: &serde_json::Value) {
+        let mut text = record.to_string().into_bytes();
+        text.push(b'\n');
+        self.out.write_all(&text).ok();
+    }
+
+    fn report_drop(&mut self, report: &DropReport) {
+        match self.format {
+            OutputFormat::Text => eprintln!("dtrace: {}", report.message),
+            OutputFormat::Json => {
+                let record = json::drop(report.kind, report.cpu, report.count, report.total, &report.message);
+                self.write_json_line(&record);
+                self.out.flush().ok();
+            }
+        }
+    }
+
+    /// Rewrites the metrics file, if there is one, with every aggregation.
+    fn write_metrics(&mut self) {
+        if let Some(metrics) = &mut self.metrics {
+            metrics.write(&self.aggs.metrics_rows());
+        }
+    }
+
+    fn action(&mut self, action: &ActionLayout, data: &[u8], rendered: &mut Rendered) {
         let strsize = self.program.strsize;
         let mut offset = action.offset;
         let mut values = Vec::new();
@@ -276,48 +380,11 @@ impl State<'_> {
             offset = end;
         }
         match &action.kind {
-            // A struct or an array traced whole prints as DTrace prints raw bytes.
-            RecordKind::Trace => match (&action.values[0], &values[0]) {
-                (ValueLayout::Memory(_), printf::Value::Str(bytes)) => hex_dump(bytes, line),
-                _ => trace_value(&values[0], self.quiet, line),
-            },
-            RecordKind::Print(node) => match values[0] {
-                printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), line),
-                printf::Value::Str(bytes) => print::print_value(node, bytes, line),
-                printf::Value::Text(_) => {}
-            },
-            RecordKind::Printf(format) => {
-                printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, line)
-            }
-            RecordKind::System(format) => {
-                let mut command = Vec::new();
-                printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, &mut command);
-                self.system(&command, line);
-            }
-            RecordKind::Tracemem { .. } => {
-                if let printf::Value::Str(memory) = values[0] {
-                    // A dynamic size of 0, or more than was copied, shows everything.
-                    let shown = match values.get(1) {
-                        Some(printf::Value::Int { bits, .. }) if *bits != 0 => (*bits as usize).min(memory.len()),
-                        _ => memory.len(),
-                    };
-                    hex_dump(&memory[..shown], line);
-                }
-            }
-            RecordKind::Stack => {
-                if let printf::Value::Str(record) = values[0] {
-                    self.aggs.symbols.write_stack(read_u64(record, 0), line);
-                }
-            }
             RecordKind::Exit => {
                 if let printf::Value::Int { bits, .. } = values[0] {
                     self.exit_status = Some(bits as i32);
                 }
             }
-            RecordKind::Printa { format, aggs } => match format {
-                Some(f) => self.aggs.print_formatted(&self.program.formats[*f], aggs, line),
-                None => self.aggs.print_default(aggs, line),
-            },
             RecordKind::Trunc(agg) => {
                 let keep = values.first().and_then(|v| match v {
                     printf::Value::Int { bits, .. } => Some(*bits as i64),
@@ -337,14 +404,93 @@ impl State<'_> {
                 // options it cannot change while tracing.
                 let _ = self.aggs.sort.set(name, value.as_deref());
             }
+            RecordKind::System(format) => {
+                let mut command = Vec::new();
+                printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, &mut command);
+                self.system(&command, rendered);
+            }
+            _ => match rendered {
+                Rendered::Text(line) => self.text_action(&action.kind, &action.values, &values, line),
+                Rendered::Json(items) => self.json_action(&action.kind, &values, items),
+            },
+        }
+        if let RecordKind::Printa { .. } = action.kind {
+            self.write_metrics();
+        }
+    }
+
+    /// An action's text, as DTrace prints it.
+    fn text_action(&mut self, kind: &RecordKind, layouts: &[ValueLayout], values: &[printf::Value], line: &mut Vec<u8>) {
+        match kind {
+            // A struct or an array traced whole prints as DTrace prints raw bytes.
+            RecordKind::Trace => match (&layouts[0], &values[0]) {
+                (ValueLayout::Memory(_), printf::Value::Str(bytes)) => hex_dump(bytes, line),
+                _ => trace_value(&values[0], self.quiet, line),
+            },
+            RecordKind::Print(node) => match values[0] {
+                printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), line),
+                printf::Value::Str(bytes) => print::print_value(node, bytes, line),
+                printf::Value::Text(_) => {}
+            },
+            RecordKind::Printf(format) => {
+                printf::format(&self.program.formats[*format], values, &self.aggs.symbols, line)
+            }
+            RecordKind::Tracemem { .. } => hex_dump(tracemem_bytes(values), line),
+            RecordKind::Stack => {
+                if let printf::Value::Str(record) = values[0] {
+                    self.aggs.symbols.write_stack(read_u64(record, 0), line);
+                }
+            }
+            RecordKind::Printa { format, aggs } => match format {
+                Some(f) => self.aggs.print_formatted(&self.program.formats[*f], aggs, line),
+                None => self.aggs.print_default(aggs, line),
+            },
+            _ => {}
+        }
+    }
+
+    /// An action's elements of a record's "output" in structured output.
+    fn json_action(&mut self, kind: &RecordKind, values: &[printf::Value], items: &mut Vec<serde_json::Value>) {
+        match kind {
+            RecordKind::Trace => items.push(serde_json::json!({ "value": json::value(&values[0]) })),
+            // FreeBSD lists print()'s members; here is the text print() writes.
+            RecordKind::Print(node) => {
+                let mut text = Vec::new();
+                match values[0] {
+                    printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), &mut text),
+                    printf::Value::Str(bytes) => print::print_value(node, bytes, &mut text),
+                    printf::Value::Text(_) => {}
+                }
+                items.push(serde_json::json!({ "value": String::from_utf8_lossy(&text) }));
+            }
+            RecordKind::Printf(format) => {
+                let mut message = Vec::new();
+                printf::format(&self.program.formats[*format], values, &self.aggs.symbols, &mut message);
+                items.extend(json::printf(&message, values));
+            }
+            RecordKind::Tracemem { .. } => {
+                items.push(serde_json::json!({ "tracemem": json::bytes_value(tracemem_bytes(values)) }))
+            }
+            RecordKind::Stack => {
+                if let printf::Value::Str(record) = values[0] {
+                    let id = read_u64(record, 0);
+                    let user = crate::sema::ir::ustack_value::decode(id).is_some();
+                    items.push(json::stack(user, &self.aggs.symbols.stack_frames(id)));
+                }
+            }
+            // A formatted printa() gives the same data as a plain one (as FreeBSD's).
+            RecordKind::Printa { aggs, .. } => items.push(self.aggs.json_printa(aggs)),
+            _ => {}
         }
     }
 
     /// system(): what is printed so far goes out first, then the command
     /// runs with dtrace's stdout and stderr, as DTrace runs it.
-    fn system(&mut self, command: &[u8], line: &mut Vec<u8>) {
-        self.out.write_all(line).ok();
-        line.clear();
+    fn system(&mut self, command: &[u8], rendered: &mut Rendered) {
+        if let Rendered::Text(line) = rendered {
+            self.out.write_all(line).ok();
+            line.clear();
+        }
         self.out.flush().ok();
         let command = String::from_utf8_lossy(command).into_owned();
         if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(&command).status() {
@@ -361,14 +507,23 @@ impl State<'_> {
         let kind = read_u32(data, layout::FAULT_KIND);
         let addr = read_u64(data, layout::FAULT_ADDR);
         let probe = self.registry.get(probe_id).map(|p| p.full_name()).unwrap_or_default();
-        let what = match kind {
-            layout::FAULT_DIVZERO => "divide-by-zero".to_string(),
-            layout::FAULT_ILLOP => "illegal operation".to_string(),
-            _ => format!("invalid address (0x{addr:x})"),
+        let (fault, address) = match kind {
+            layout::FAULT_DIVZERO => ("divide-by-zero", None),
+            layout::FAULT_ILLOP => ("illegal operation", None),
+            _ => ("invalid address", Some(addr)),
+        };
+        let what = match address {
+            Some(a) => format!("{fault} (0x{a:x})"),
+            None => fault.to_string(),
         };
         let place = if action == 0 { "predicate".to_string() } else { format!("action #{action}") };
+        let message = format!("error on enabled probe ID {epid} (ID {probe_id}: {probe}): {what} in {place}");
+        if self.format == OutputFormat::Json {
+            let error = json::Fault { epid, probe_id, probe: &probe, fault, address, action, message: &message };
+            self.write_json_line(&json::error(&error));
+        }
         self.out.flush().ok();
-        eprintln!("dtrace: error on enabled probe ID {epid} (ID {probe_id}: {probe}): {what} in {place}");
+        eprintln!("dtrace: {message}");
     }
 }
 
@@ -393,6 +548,17 @@ fn flow_column(flow: &mut Flow, probe: &crate::provider::Probe, epid: u32) -> St
         return format!("{:indent$}| {}:{}", "", probe.function, probe.name, indent = flow.indent);
     };
     format!("{:indent$}{prefix}{}", "", probe.function, indent = flow.indent)
+}
+
+/// The bytes tracemem() shows: a dynamic size of 0, or more than was
+/// copied, shows everything.
+fn tracemem_bytes<'v>(values: &[printf::Value<'v>]) -> &'v [u8] {
+    let Some(printf::Value::Str(memory)) = values.first() else { return &[] };
+    let shown = match values.get(1) {
+        Some(printf::Value::Int { bits, .. }) if *bits != 0 => (*bits as usize).min(memory.len()),
+        _ => memory.len(),
+    };
+    &memory[..shown]
 }
 
 /// trace()'s output: DTrace pads values to columns unless quiet.

@@ -37,6 +37,21 @@ pub(crate) enum AggFunc {
 // Bucket geometry
 // ---------------------------------------------------------------------------
 
+impl AggFunc {
+    /// The bucket `value` goes to, for quantize(), lquantize() and
+    /// llquantize(); None for the other functions.
+    pub(crate) fn bucket_of(&self, value: i64) -> Option<usize> {
+        match *self {
+            AggFunc::Quantize => Some(quantize_bucket_of(value)),
+            AggFunc::Lquantize { base, limit, step } => Some(lquantize_bucket_of(base, limit, step, value)),
+            AggFunc::Llquantize { factor, low, high, nsteps } => {
+                Some(llquantize_bucket_of(factor, low, high, nsteps, value))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The value a quantize() bucket is labelled with (DTRACE_QUANTIZE_BUCKETVAL):
 /// -2^62 .. -1, 0, 1 .. 2^62. A bucket below zero holds the values from its
 /// label down to (not including) the next label below it; a bucket above
@@ -53,7 +68,8 @@ pub(crate) fn quantize_bucket_value(bucket: usize) -> i64 {
 /// The quantize() bucket of `value`, as dtrace-utils' BPF code (agg_qbin.c)
 /// and illumos' kernel assign it: 63 for 0, 63 + 1 + floor(log2(v)) above
 /// zero, 63 - 1 - floor(log2(-v)) below; i64::MIN joins bucket 0.
-#[cfg(test)] // the reference the generated code is tested against
+/// Also the reference the generated code is tested against; the metrics
+/// file derives each bucket's bounds from it.
 pub(crate) fn quantize_bucket_of(value: i64) -> usize {
     if value == 0 {
         return QUANTIZE_ZERO_BUCKET;
@@ -101,7 +117,8 @@ pub(crate) fn lquantize_bucket_value(base: i64, limit: i64, step: i64, bucket: u
 /// The lquantize() bucket of `value` (dtrace-utils' agg_lqbin.c, same as
 /// illumos' kernel): 0 below base, 1 + (value - base) / step, at most
 /// levels + 1 (the overflow bucket).
-#[cfg(test)] // the reference the generated code is tested against
+/// Also the reference the generated code is tested against; the metrics
+/// file derives each bucket's bounds from it.
 pub(crate) fn lquantize_bucket_of(base: i64, limit: i64, step: i64, value: i64) -> usize {
     let levels = lquantize_levels(base, limit, step);
     if step <= 0 || value < base {
@@ -167,7 +184,8 @@ pub(crate) fn llquantize_bucket_count(factor: u64, low: u64, high: u64, nsteps: 
 /// generator computes it (unsigned 64-bit arithmetic on |value|, division by
 /// zero giving zero as in BPF). For parameters the compiler accepts the
 /// result is always below [`llquantize_bucket_count`].
-#[cfg(test)] // the reference the generated code is tested against
+/// Also the reference the generated code is tested against; the metrics
+/// file derives each bucket's bounds from it.
 pub(crate) fn llquantize_bucket_of(factor: u64, low: u64, high: u64, nsteps: u64, value: i64) -> usize {
     let g = Llq::new(factor, low, high, nsteps);
     let tmp = value.unsigned_abs();

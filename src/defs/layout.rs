@@ -37,6 +37,7 @@ pub(crate) const HDR_PROBE_ID: usize = offset_of!(dt_rec_hdr, probe_id);
 pub(crate) const HDR_CPU: usize = offset_of!(dt_rec_hdr, cpu);
 pub(crate) const HDR_SPEC: usize = offset_of!(dt_rec_hdr, spec);
 pub(crate) const HDR_PRESENT: usize = offset_of!(dt_rec_hdr, present);
+pub(crate) const HDR_TIMESTAMP: usize = offset_of!(dt_rec_hdr, timestamp);
 
 pub(crate) const FAULT_SIZE: usize = size_of::<dt_fault_rec>();
 pub(crate) const FAULT_EPID: usize = offset_of!(dt_fault_rec, epid);
