@@ -125,6 +125,14 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if unsafe { libc::geteuid() } != 0 {
         return Err("failed to initialize dtrace: DTrace requires additional privileges".to_string());
     }
+    if flags.options.flowindent && flags.options.oformat == flags::OutputFormat::Json {
+        return Err("-F cannot be used with oformat=json: records carry their probe's function".to_string());
+    }
+    // Checked before anything is enabled: a bad path or label list attaches nothing.
+    let metrics = match &flags.options.metricsfile {
+        Some(path) => Some(consume::metrics::MetricsFile::open(path, &flags.options.metrics_labels, &compiled.program)?),
+        None => None,
+    };
     let quiet = flags.options.quiet;
     if !quiet {
         for (name, n) in &compiled.matches {
@@ -143,14 +151,6 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if let Some(reason) = &compiled.program.unavailable {
         return Err(format!("could not enable tracing: {reason}"));
     }
-    if flags.options.flowindent && flags.options.oformat == flags::OutputFormat::Json {
-        return Err("-F cannot be used with oformat=json: records carry their probe's function".to_string());
-    }
-    // Checked before anything is enabled: a bad path or label list attaches nothing.
-    let metrics = match &flags.options.metricsfile {
-        Some(path) => Some(consume::metrics::MetricsFile::open(path, &flags.options.metrics_labels, &compiled.program)?),
-        None => None,
-    };
     let runtime_opts = runtime::RuntimeOptions {
         bufsize: flags.options.bufsize,
         dynvar_entries: flags.options.dynvar_entries(),

@@ -28,6 +28,8 @@ mod proc_provider;
 mod sched_provider;
 #[path = "integration/speculations.rs"]
 mod speculations;
+#[path = "integration/structured_output.rs"]
+mod structured_output;
 #[path = "integration/sysinfo.rs"]
 mod sysinfo_provider;
 #[path = "integration/usdt_provider.rs"]

@@ -46,8 +46,9 @@ pub(crate) enum AggData {
     /// (levels + 2 buckets: underflow, levels, overflow), llquantize
     /// (see [`llquantize_bucket_of`]). DTrace keeps the counts as signed
     /// 64-bit values (negative increments are allowed); each word is read
-    /// as an `i64`.
-    Buckets(Vec<u64>),
+    /// as an `i64`. `sum` is the sum of the values (times their
+    /// increments), which DTrace does not print and metrics do.
+    Buckets { counts: Vec<u64>, sum: i64 },
 }
 
 /// What a printa() `%@` conversion receives.
@@ -314,7 +315,7 @@ pub(crate) fn write_value(func: &AggFunc, data: &AggData, normal: u64, out: &mut
     match (func, data) {
         // A distribution without its function prints as quantize() would
         // rather than be lost (the consumer never builds one).
-        (_, AggData::Buckets(_)) => write_distribution(&distribution_rows(func, data), normal, out),
+        (_, AggData::Buckets { .. }) => write_distribution(&distribution_rows(func, data), normal, out),
         (_, AggData::Avg { count, sum }) => put(out, format_args!(" {:>16}", average(*count, *sum, normal))),
         (_, AggData::Stddev { count, sum, sum_of_squares }) => {
             put(out, format_args!(" {:>16}", stddev(*count, *sum, *sum_of_squares, normal)))
@@ -352,7 +353,7 @@ pub(crate) fn printa_value(func: &AggFunc, data: &AggData, normal: u64) -> Print
         (_, AggData::Stddev { count, sum, sum_of_squares }) => {
             PrintaValue::Int(stddev(*count, *sum, *sum_of_squares, normal) as i64)
         }
-        (_, AggData::Buckets(_)) => {
+        (_, AggData::Buckets { .. }) => {
             let mut text = Vec::new();
             write_value(func, data, normal, &mut text);
             PrintaValue::Text(text)
@@ -458,11 +459,11 @@ pub(crate) struct BucketRow {
 /// other functions.
 pub(crate) fn distribution_rows(func: &AggFunc, data: &AggData) -> Vec<BucketRow> {
     match (func, data) {
-        (AggFunc::Lquantize { base, limit, step }, AggData::Buckets(b)) => lquantize_rows(*base, *limit, *step, b),
-        (AggFunc::Llquantize { factor, low, high, nsteps }, AggData::Buckets(b)) => {
+        (AggFunc::Lquantize { base, limit, step }, AggData::Buckets { counts: b, .. }) => lquantize_rows(*base, *limit, *step, b),
+        (AggFunc::Llquantize { factor, low, high, nsteps }, AggData::Buckets { counts: b, .. }) => {
             llquantize_rows(&Llq::new(*factor, *low, *high, *nsteps), b)
         }
-        (_, AggData::Buckets(b)) => quantize_rows(b),
+        (_, AggData::Buckets { counts: b, .. }) => quantize_rows(b),
         _ => Vec::new(),
     }
 }
@@ -590,7 +591,7 @@ pub(crate) fn compare_values(func: &AggFunc, a: &AggData, b: &AggData) -> Orderi
             AggData::Stddev { count: c1, sum: s1, sum_of_squares: q1 },
             AggData::Stddev { count: c2, sum: s2, sum_of_squares: q2 },
         ) => stddev(*c1, *s1, *q1, 1).cmp(&stddev(*c2, *s2, *q2, 1)),
-        (AggData::Buckets(x), AggData::Buckets(y)) => {
+        (AggData::Buckets { counts: x, .. }, AggData::Buckets { counts: y, .. }) => {
             let (wx, zx) = distribution_weight(func, x);
             let (wy, zy) = distribution_weight(func, y);
             wx.cmp(&wy).then(zx.cmp(&zy))
@@ -605,7 +606,7 @@ fn shape_rank(d: &AggData) -> u8 {
         AggData::Scalar(_) => 0,
         AggData::Avg { .. } => 1,
         AggData::Stddev { .. } => 2,
-        AggData::Buckets(_) => 3,
+        AggData::Buckets { .. } => 3,
     }
 }
 
@@ -747,11 +748,13 @@ mod tests {
     /// Builds an aggregation's buckets from (value, increment) calls.
     fn buckets(n: usize, bucket_of: impl Fn(i64) -> usize, calls: &[(i64, i64)]) -> AggData {
         let mut b = vec![0u64; n];
+        let mut sum: i64 = 0;
         for &(v, inc) in calls {
             let i = bucket_of(v);
             b[i] = (b[i] as i64).wrapping_add(inc) as u64;
+            sum = sum.wrapping_add(v.wrapping_mul(inc));
         }
-        AggData::Buckets(b)
+        AggData::Buckets { counts: b, sum }
     }
 
     fn quantize(calls: &[(i64, i64)]) -> AggData {
@@ -962,14 +965,14 @@ mod tests {
             }
             let _ = llquantize_bucket_count(factor, low, high, nsteps);
             let _ = llquantize_bucket_value(factor, low, high, nsteps, 5);
-            let data = AggData::Buckets(vec![1, 0, u64::MAX, 3, 0, 0, 9]);
+            let data = AggData::Buckets { counts: vec![1, 0, u64::MAX, 3, 0, 0, 9], sum: 0 };
             let _ = value_text(&func, &data, 0);
-            let _ = compare_values(&func, &data, &AggData::Buckets(vec![]));
+            let _ = compare_values(&func, &data, &AggData::Buckets { counts: vec![], sum: 0 });
         }
         let lq = AggFunc::Lquantize { base: 5, limit: -5, step: 0 };
-        let _ = value_text(&lq, &AggData::Buckets(vec![1, 2, 3, 4]), 1);
-        let _ = value_text(&lq, &AggData::Buckets(vec![]), 1);
-        let _ = value_text(&AggFunc::Count, &AggData::Buckets(vec![1]), 1);
+        let _ = value_text(&lq, &AggData::Buckets { counts: vec![1, 2, 3, 4], sum: 0 }, 1);
+        let _ = value_text(&lq, &AggData::Buckets { counts: vec![], sum: 0 }, 1);
+        let _ = value_text(&AggFunc::Count, &AggData::Buckets { counts: vec![1], sum: 0 }, 1);
         let _ = printa_value(&AggFunc::Quantize, &AggData::Scalar(3), 0);
         assert_eq!(lquantize_bucket_of(5, -5, 0, 100), 0);
         // factor 2, high 63: factor^(high+1) is 2^64, which DTrace accepts.
@@ -1191,10 +1194,10 @@ mod tests {
     fn zero_valued_distributions() {
         let zero_rows = "              -1 |                                         0        \n               0 |                                         0        \n               1 |                                         0        \n";
         assert_eq!(value_text(&AggFunc::Quantize, &quantize(&[(5, 1), (5, -1)]), 1), format!("{HEADER}{zero_rows}"));
-        assert_eq!(value_text(&AggFunc::Quantize, &AggData::Buckets(vec![]), 1), format!("{HEADER}{zero_rows}"));
+        assert_eq!(value_text(&AggFunc::Quantize, &AggData::Buckets { counts: vec![], sum: 0 }, 1), format!("{HEADER}{zero_rows}"));
         let lq = AggFunc::Lquantize { base: 0, limit: 100, step: 10 };
         assert_eq!(
-            value_text(&lq, &AggData::Buckets(vec![0; 12]), 1),
+            value_text(&lq, &AggData::Buckets { counts: vec![0; 12], sum: 0 }, 1),
             format!("{HEADER}             < 0 |                                         0        \n               0 |                                         0        \n              10 |                                         0        \n")
         );
     }

@@ -420,7 +420,8 @@ fn merge(func: &AggFunc, per_cpu: &[Vec<u8>]) -> AggData {
             AggData::Stddev { count: sum_word(0), sum: sum_word(1) as i64, sum_of_squares: squares }
         }
         AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
-            AggData::Buckets((0..func.state_words()).map(sum_word).collect())
+            let buckets = func.bucket_count().unwrap_or(0);
+            AggData::Buckets { counts: (0..buckets).map(sum_word).collect(), sum: sum_word(buckets) as i64 }
         }
     }
 }
@@ -440,7 +441,7 @@ fn empty_data(func: &AggFunc) -> AggData {
         AggFunc::Avg => AggData::Avg { count: 0, sum: 0 },
         AggFunc::Stddev => AggData::Stddev { count: 0, sum: 0, sum_of_squares: 0 },
         AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
-            AggData::Buckets(vec![0; func.state_words()])
+            AggData::Buckets { counts: vec![0; func.bucket_count().unwrap_or(0)], sum: 0 }
         }
         _ => AggData::Scalar(0),
     }
@@ -468,13 +469,14 @@ mod tests {
             merge(&AggFunc::Stddev, &two(&[1, 1, u64::MAX, 0], &[1, 1, 1, 0])),
             AggData::Stddev { count: 2, sum: 2, sum_of_squares: 1u128 << 64 }
         );
-        // Buckets are the function's words; an array's "updated" word after them is not one.
-        let mut a = vec![0u64; 128];
-        let mut b = vec![0u64; 128];
-        (a[0], a[63], a[127]) = (1, 2, 1);
-        (b[0], b[63], b[127]) = (1, 0, 1);
-        let AggData::Buckets(merged) = merge(&AggFunc::Quantize, &two(&a, &b)) else { panic!("not buckets") };
-        assert_eq!(merged.len(), 127);
-        assert_eq!((merged[0], merged[63], merged[126]), (2, 2, 0));
+        // Buckets are the function's words but the last, the sum; an array's
+        // "updated" word after them is neither.
+        let mut a = vec![0u64; 129];
+        let mut b = vec![0u64; 129];
+        (a[0], a[63], a[127], a[128]) = (1, 2, 40, 1);
+        (b[0], b[63], b[127], b[128]) = (1, 0, (-2i64) as u64, 1);
+        let AggData::Buckets { counts, sum } = merge(&AggFunc::Quantize, &two(&a, &b)) else { panic!("not buckets") };
+        assert_eq!(counts.len(), 127);
+        assert_eq!((counts[0], counts[63], counts[126], sum), (2, 2, 0, 38));
     }
 }

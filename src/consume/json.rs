@@ -143,7 +143,7 @@ pub(super) fn aggregation_value(func: &AggFunc, data: &AggData, normal: u64) -> 
         (_, AggData::Stddev { count, sum, sum_of_squares }) => {
             ("stddev", json!(aggfmt::stddev(*count, *sum, *sum_of_squares, normal)))
         }
-        (_, AggData::Buckets(_)) => {
+        (_, AggData::Buckets { .. }) => {
             let rows: Vec<Json> = aggfmt::distribution_rows(func, data)
                 .into_iter()
                 .map(|r| {
@@ -291,11 +291,11 @@ mod tests {
         assert_eq!(aggregation_value(&AggFunc::Avg, &AggData::Avg { count: 4, sum: 10 }, 1), ("average", json!(2)));
         let mut buckets = vec![0u64; 127];
         buckets[63 + 1 + 2] = 3; // values 4..7
-        let (name, rows) = aggregation_value(&AggFunc::Quantize, &AggData::Buckets(buckets), 1);
+        let (name, rows) = aggregation_value(&AggFunc::Quantize, &AggData::Buckets { counts: buckets, sum: 23 }, 1);
         assert_eq!(name, "buckets");
         assert_eq!(rows, json!([{"value": 2, "count": 0}, {"value": 4, "count": 3}, {"value": 8, "count": 0}]));
         let lq = AggFunc::Lquantize { base: 0, limit: 10, step: 5 };
-        let (_, rows) = aggregation_value(&lq, &AggData::Buckets(vec![1, 0, 0, 2]), 1);
+        let (_, rows) = aggregation_value(&lq, &AggData::Buckets { counts: vec![1, 0, 0, 2], sum: 53 }, 1);
         assert_eq!(
             rows,
             json!([

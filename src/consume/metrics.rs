@@ -11,7 +11,7 @@
 //! avg() is a summary without quantiles (`_sum`, `_count`); quantize(),
 //! lquantize() and llquantize() are histograms whose `le` bounds are the
 //! buckets' real, inclusive upper values (the values are integers), with
-//! `_count` (their `_sum` is not kept by the kernel and is omitted).
+//! `_sum` (which the kernel keeps beside the buckets) and `_count`.
 //! Values are the raw 64-bit integers, exact; normalize() only changes
 //! what is printed.
 
@@ -133,7 +133,7 @@ fn family(out: &mut String, agg: &Aggregation, label_names: &[String], rows: &[R
             AggData::Stddev { count, sum, sum_of_squares } => {
                 sample(out, &name, &labels, &super::aggfmt::stddev(*count, *sum, *sum_of_squares, 1).to_string())
             }
-            AggData::Buckets(counts) => {
+            AggData::Buckets { counts, sum } => {
                 let mut cumulative: i64 = 0;
                 for (i, bound) in bounds.iter().enumerate() {
                     cumulative = cumulative.wrapping_add(counts.get(i).map_or(0, |&c| c as i64));
@@ -149,6 +149,7 @@ fn family(out: &mut String, agg: &Aggregation, label_names: &[String], rows: &[R
                     with_le.push(("le", le));
                     sample(out, &format!("{base}_bucket"), &with_le, &cumulative.to_string());
                 }
+                sample(out, &format!("{base}_sum"), &labels, &sum.to_string());
                 sample(out, &format!("{base}_count"), &labels, &cumulative.to_string());
             }
         }
@@ -197,8 +198,7 @@ fn escape(value: &str) -> String {
 /// bisecting the bucket function the kernel's code is tested against; the
 /// last bucket holds everything above and is `+Inf`.
 pub(crate) fn upper_bounds(func: &AggFunc) -> Vec<Option<i64>> {
-    let n = func.state_words();
-    let Some(_) = func.bucket_of(0) else { return Vec::new() };
+    let Some(n) = func.bucket_count() else { return Vec::new() };
     let bucket = |v: i64| func.bucket_of(v).unwrap_or(0);
     // The smallest value whose bucket is above b (None: no value is).
     let first_above = |b: usize| -> Option<i64> {
@@ -245,7 +245,7 @@ fn histogram_span(bounds: &[Option<i64>], rows: &[Row]) -> std::ops::RangeInclus
     let mut low = usize::MAX;
     let mut high = 0;
     for (_, data) in rows {
-        if let AggData::Buckets(counts) = data {
+        if let AggData::Buckets { counts, .. } = data {
             for (i, &c) in counts.iter().enumerate().take(bounds.len()) {
                 if c != 0 {
                     low = low.min(i);
@@ -304,7 +304,7 @@ mod tests {
             &[
                 (&count, vec![(vec!["a\"b".into()], AggData::Scalar(u64::MAX as i64))]),
                 (&avg, vec![(vec![], AggData::Avg { count: 4, sum: -10 })]),
-                (&q, vec![(vec!["read".into(), "1".into()], AggData::Buckets(buckets))]),
+                (&q, vec![(vec!["read".into(), "1".into()], AggData::Buckets { counts: buckets, sum: 93 })]),
             ],
             &HashMap::from([("lat".to_string(), vec!["func".to_string(), "fd".to_string()])]),
         );
@@ -322,6 +322,7 @@ dtrace_lat_bucket{func="read",fd="1",le="3"} 2
 dtrace_lat_bucket{func="read",fd="1",le="7"} 2
 dtrace_lat_bucket{func="read",fd="1",le="15"} 7
 dtrace_lat_bucket{func="read",fd="1",le="+Inf"} 7
+dtrace_lat_sum{func="read",fd="1"} 93
 dtrace_lat_count{func="read",fd="1"} 7
 "#;
         assert_eq!(text, want);

@@ -38,6 +38,19 @@ pub(crate) enum AggFunc {
 // ---------------------------------------------------------------------------
 
 impl AggFunc {
+    /// Buckets of quantize(), lquantize() and llquantize(); None for the
+    /// other functions.
+    pub(crate) fn bucket_count(&self) -> Option<usize> {
+        match *self {
+            AggFunc::Quantize => Some(QUANTIZE_BUCKETS),
+            AggFunc::Lquantize { base, limit, step } => Some(lquantize_bucket_count(base, limit, step)),
+            AggFunc::Llquantize { factor, low, high, nsteps } => {
+                Some(llquantize_bucket_count(factor, low, high, nsteps))
+            }
+            _ => None,
+        }
+    }
+
     /// The bucket `value` goes to, for quantize(), lquantize() and
     /// llquantize(); None for the other functions.
     pub(crate) fn bucket_of(&self, value: i64) -> Option<usize> {

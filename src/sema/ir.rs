@@ -559,7 +559,6 @@ impl Aggregation {
 impl AggFunc {
     /// 64-bit words of the state this function keeps per CPU.
     pub(crate) fn state_words(&self) -> usize {
-        use crate::defs::agg;
         match self {
             AggFunc::Count | AggFunc::Sum => 1,
             // [number of values, extremum]: the count tells an unset CPU from a zero.
@@ -567,10 +566,10 @@ impl AggFunc {
             AggFunc::Avg => 2,
             // [count, sum, sum of squares (128 bits, low word first)]
             AggFunc::Stddev => 4,
-            AggFunc::Quantize => agg::QUANTIZE_BUCKETS,
-            AggFunc::Lquantize { base, limit, step } => agg::lquantize_bucket_count(*base, *limit, *step),
-            AggFunc::Llquantize { factor, low, high, nsteps } => {
-                agg::llquantize_bucket_count(*factor, *low, *high, *nsteps)
+            // [each bucket's count, ..., the sum of the values] (the sum
+            // for the metrics file's histograms).
+            AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. } => {
+                self.bucket_count().unwrap_or(0).saturating_add(1)
             }
         }
     }

@@ -75,7 +75,21 @@ impl Emitter<'_> {
         // r0: the value; r2: the aggregated value; r1, r3-r5 scratch.
         self.emit(ldx(Size::DW, R2, FP, value_slot));
         let func = agg.func.clone();
-        let words = agg.value_words();
+        if let Some(buckets) = func.bucket_count() {
+            // The sum of the values (times their increments), after the buckets.
+            self.emit(mov(R3, R0));
+            self.emit(alu_imm(Alu::Add, R3, (buckets * 8) as i32));
+            self.emit(ldx(Size::DW, R1, R3, 0));
+            match incr_slot {
+                Some(slot) => {
+                    self.emit(ldx(Size::DW, R4, FP, slot));
+                    self.emit(alu_reg(Alu::Mul, R4, R2));
+                    self.emit(alu_reg(Alu::Add, R1, R4));
+                }
+                None => self.emit(alu_reg(Alu::Add, R1, R2)),
+            }
+            self.emit(stx(Size::DW, R3, 0, R1));
+        }
         match &func {
             AggFunc::Count => self.add_to_word(0, None),
             AggFunc::Sum => self.add_to_word(0, Some(R2)),
@@ -107,9 +121,9 @@ impl Emitter<'_> {
                 self.llquantize_index(&llquantize_plan(*factor, *low, *high, *nsteps))
             }
         }
-        if matches!(func, AggFunc::Quantize | AggFunc::Lquantize { .. } | AggFunc::Llquantize { .. }) {
+        if let Some(buckets) = func.bucket_count() {
             // r4 = bucket index; the bound check is for the verifier.
-            self.jump(jmp_imm(Cond::Ge, R4, words as i32, 0), done);
+            self.jump(jmp_imm(Cond::Ge, R4, buckets as i32, 0), done);
             self.emit(alu_imm(Alu::Lsh, R4, 3));
             self.emit(alu_reg(Alu::Add, R0, R4));
             match incr_slot {
