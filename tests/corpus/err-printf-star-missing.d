@@ -1,1 +1,6 @@
-BEGIN { printf("%*d\\n"); }
+#pragma D option errtags
+
+BEGIN
+{
+	printf("%s %*d\n", "foo");
+}

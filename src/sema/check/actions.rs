@@ -539,6 +539,12 @@ impl Checker<'_> {
                 if !addr.ty.is_int() {
                     return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "uintptr_t", &addr.ty.name()));
                 }
+                if let Some(limit) = args.get(1) {
+                    let limit_ty = self.expr(limit)?.ty;
+                    if !limit_ty.is_int() {
+                        return Err(incompatible_arg("D_PROTO_ARG", &limit.span, name, 2, "size_t", &limit_ty.name()));
+                    }
+                }
                 Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
             }
             // An action's value is void, as its prototype says: what uses
@@ -746,18 +752,18 @@ pub(super) fn check_printf_args(action: &str, format: &printf::Format, values: &
             // `*` width/precision arguments come first and must be integers.
             let is_star = k < stars;
             let precision = is_star && !(k == 0 && matches!(conv.width, printf::Count::FromArg));
+            // dt_printf_validate tags the `*` arguments' errors D_PRINTF_DYN_*.
             let Some(arg) = values.get(next) else {
-                let message = if is_star {
-                    conv.missing_star_message(action, precision)
+                return Err(if is_star {
+                    CompileError::new("D_PRINTF_DYN_PROTO", span, conv.missing_star_message(action, precision))
                 } else {
-                    conv.missing_value_message(action)
-                };
-                return Err(CompileError::new("D_PRINTF_ARG_PROTO", span, message));
+                    CompileError::new("D_PRINTF_ARG_PROTO", span, conv.missing_value_message(action))
+                });
             };
             let class = arg_class(&arg.ty);
             if is_star && !printf::Conversion::star_accepts(&class) {
                 return Err(CompileError::new(
-                    "D_PRINTF_ARG_TYPE",
+                    "D_PRINTF_DYN_TYPE",
                     &arg.span,
                     conv.incompatible_star_message(action, next + 2, precision, &arg.ty.name()),
                 ));

@@ -149,7 +149,21 @@ impl Checker<'_> {
             let width = match &m.bits {
                 Some(bits) => {
                     let width = self.constant_value(bits)?;
-                    if !ty.is_int() || width < 0 || width as usize > 8 * member_size {
+                    if width < 0 {
+                        return Err(CompileError::new(
+                            "D_DECL_BFCONST",
+                            &m.span,
+                            "positive integral constant expression expected as bit-field size",
+                        ));
+                    }
+                    if !ty.is_int() {
+                        return Err(CompileError::new(
+                            "D_DECL_BFTYPE",
+                            &m.span,
+                            format!("invalid type for bit-field: {}", ty.name()),
+                        ));
+                    }
+                    if width as usize > 8 * member_size {
                         return Err(CompileError::new(
                             "D_DECL_BFSIZE",
                             &m.span,
@@ -400,6 +414,16 @@ impl Checker<'_> {
     /// expression over arg0..arg9, checked here like an inline's value), or
     /// argN for providers whose arguments are untyped.
     pub(super) fn probe_arg(&mut self, keys: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        if let [key] = keys {
+            // dt_idcook_args: the index must be an integer (constant).
+            if matches!(key.kind, ast::ExprKind::Str(_)) {
+                return Err(CompileError::new(
+                    "D_PROTO_ARG",
+                    &key.span,
+                    "args[ ] argument #1 is incompatible with prototype:\n\tprototype: int\n\t argument: string",
+                ));
+            }
+        }
         let n = match keys {
             [k] => const_int(k).filter(|n| (0..10).contains(n)),
             _ => None,

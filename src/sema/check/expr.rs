@@ -257,6 +257,17 @@ impl Checker<'_> {
                     // D's NULL: a void pointer 0.
                     (None, _) if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
                     (None, Some(value)) => typed(TKind::Int(value), Type::INT),
+                    // An array named without its index (dt_xcook_ident).
+                    (None, None)
+                        if name == "args"
+                            || self.program.assoc_arrays.iter().any(|a| &a.name == name && !a.thread_local) =>
+                    {
+                        return Err(CompileError::new(
+                            "D_IDENT_BADREF",
+                            &span,
+                            format!("array '{name}' may not be referenced as scalar"),
+                        ))
+                    }
                     (None, None) => {
                         return Err(CompileError::new(
                             "D_IDENT_UNDEF",
@@ -361,15 +372,12 @@ impl Checker<'_> {
             ExprKind::SizeofType(tn) => {
                 let ty = self.type_name(tn)?;
                 let ty = self.resolved(ty);
-                typed(
-                    TKind::Int(type_size(&ty, self.opts.strsize) as u64),
-                    Type::Int { size: 8, signed: false, name: "size_t" },
-                )
+                typed(TKind::Int(sizeof(&ty, self.opts.strsize, &span)?), Type::Int { size: 8, signed: false, name: "size_t" })
             }
             ExprKind::SizeofExpr(inner) => {
                 let inner = char_array(self.expr(inner)?);
                 typed(
-                    TKind::Int(type_size(&inner.ty, self.opts.strsize) as u64),
+                    TKind::Int(sizeof(&inner.ty, self.opts.strsize, &span)?),
                     Type::Int { size: 8, signed: false, name: "size_t" },
                 )
             }
@@ -562,7 +570,23 @@ impl Checker<'_> {
             }
             // &p->m, &a[i], &*p: the address the value would be read from.
             UnOp::AddrOf => {
+                let dynamic_variable =
+                    || CompileError::new("D_ADDROF_VAR", span, "cannot take address of dynamic variable");
                 let e = match &inner.kind {
+                    // D's variables live in maps, not at addresses (dt_cook_op1).
+                    ExprKind::SelfVar(_) | ExprKind::ThisVar(_) | ExprKind::Aggregation(_) => {
+                        return Err(dynamic_variable())
+                    }
+                    ExprKind::Ident(_) => match self.expr(inner)? {
+                        TExpr { kind: TKind::Var(_) | TKind::Builtin(_), .. } => return Err(dynamic_variable()),
+                        _ => {
+                            return Err(CompileError::new(
+                                "D_ADDROF_LVAL",
+                                span,
+                                "unacceptable operand for unary & operator",
+                            ))
+                        }
+                    },
                     ExprKind::Arrow(..)
                     | ExprKind::Member(..)
                     | ExprKind::Index(..)
@@ -577,6 +601,11 @@ impl Checker<'_> {
                     }
                 };
                 let (addr, to) = match e.kind {
+                    TKind::Element { .. } => return Err(dynamic_variable()),
+                    // A bit-field's value is shifted out of its storage unit.
+                    TKind::Cast(_) if matches!(inner.kind, ExprKind::Arrow(..) | ExprKind::Member(..)) => {
+                        return Err(CompileError::new("D_ADDROF_BITFIELD", span, "cannot take address of bit-field"))
+                    }
                     TKind::Load(addr) => (*addr, e.ty),
                     TKind::LoadStr(addr, len) => (*addr, Type::Array(Box::new(Type::CHAR), len)),
                     _ if matches!(e.ty, Type::Struct(_) | Type::Array(..)) => {
@@ -711,6 +740,17 @@ impl Checker<'_> {
             ExprKind::ThisVar(name) => (Scope::Clause, name),
             ExprKind::Index(base, keys) if self.names_assoc_array(base) => {
                 return self.element(base, keys, Some(default_ty), &target.span)
+            }
+            ExprKind::Index(base, _) if matches!(&base.kind, ExprKind::ThisVar(n) if self.lookup_var(Scope::Clause, n).is_none()) => {
+                let name = match &base.kind {
+                    ExprKind::ThisVar(n) => n.as_str(),
+                    _ => "",
+                };
+                return Err(CompileError::new(
+                    "D_ARR_LOCAL",
+                    &target.span,
+                    format!("local variable this->{name} may not be used as an associative array"),
+                ));
             }
             ExprKind::Index(..) | ExprKind::Unary(UnOp::Deref, _) | ExprKind::Member(..) | ExprKind::Arrow(..) => {
                 // An integer or pointer in memory: the load's address is the place.
@@ -1042,6 +1082,14 @@ pub(super) fn value_at(addr: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
             Ok(TExpr { kind: TKind::Offset(Box::new(addr), 0), ty, span: span.clone() })
         }
         _ => Err(CompileError::new("D_DEREF_VOID", span, "cannot dereference pointer to type void")),
+    }
+}
+
+/// sizeof: the type's size; void has none (dt_cook_op1's D_SIZEOF_TYPE).
+fn sizeof(ty: &Type, strsize: usize, span: &Span) -> Result<u64> {
+    match type_size(ty, strsize) {
+        n if n > 0 && *ty != Type::Void => Ok(n as u64),
+        _ => Err(CompileError::new("D_SIZEOF_TYPE", span, "cannot apply sizeof to an operand of unknown size")),
     }
 }
 

@@ -14,6 +14,7 @@ impl Checker<'_> {
         let ty = match spec {
             ast::TypeSpec::Builtin { words, .. } => {
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                check_specifier_words(&words, span)?;
                 int_type_from_words(&words)
             }
             ast::TypeSpec::Named { name, .. } => match kernel_typedef(name) {
@@ -211,6 +212,34 @@ pub(super) fn arith_result(a: &Type, b: &Type) -> Type {
         }
         _ => a,
     }
+}
+
+/// The combinations of C's type keywords DTrace refuses (dt_decl_spec,
+/// dt_decl_attr): two base types (`char int`), signed with unsigned,
+/// short or long with char, and short with long, which names no type.
+fn check_specifier_words(words: &[&str], span: &Span) -> Result<()> {
+    let count = |w: &str| words.iter().filter(|x| **x == w).count();
+    let bases = ["char", "int", "void"].iter().map(|b| count(b)).sum::<usize>();
+    let combo = || CompileError::new("D_DECL_COMBO", span, "invalid type combination");
+    if bases > 1 || (count("signed") > 0 && count("unsigned") > 0) || (count("void") > 0 && words.len() > 1) {
+        return Err(combo());
+    }
+    if count("char") > 0 && (count("short") > 0 || count("long") > 0) {
+        return Err(CompileError::new(
+            "D_DECL_CHARATTR",
+            span,
+            "invalid type declaration: short and long may not be used with char type",
+        ));
+    }
+    if count("short") > 0 && count("long") > 0 {
+        let rest: Vec<&str> = words.iter().copied().filter(|w| *w != "short" && *w != "long").collect();
+        let name = ["short", "long"].iter().copied().chain(rest).collect::<Vec<_>>().join(" ");
+        return Err(CompileError::new("D_UNKNOWN", span, format!("failed to resolve type {name} : Unknown type name")));
+    }
+    if count("short") > 1 || count("long") > 2 {
+        return Err(combo());
+    }
+    Ok(())
 }
 
 /// D's built-in integer types spelled with C keywords.

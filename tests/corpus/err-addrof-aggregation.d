@@ -1,0 +1,7 @@
+#pragma D option errtags
+
+BEGIN
+{
+	@a = count();
+	trace(&@a);
+}

@@ -1,0 +1,9 @@
+#pragma D option errtags
+
+int i;
+int *p;
+
+BEGIN
+{
+	p = &i;
+}

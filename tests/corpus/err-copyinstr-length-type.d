@@ -1,0 +1,6 @@
+#pragma D option errtags
+
+BEGIN
+{
+	copyinstr(1, "2");
+}

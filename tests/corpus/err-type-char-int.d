@@ -1,0 +1,6 @@
+#pragma D option errtags
+
+BEGIN
+{
+	i = (char int)0;
+}

@@ -1,0 +1,6 @@
+#pragma D option errtags
+
+BEGIN
+{
+	i = (long short)0;
+}
