@@ -314,13 +314,11 @@ impl Options {
                 self.oformat = match value.ok_or_else(bad)? {
                     "text" => OutputFormat::Text,
                     "json" => OutputFormat::Json,
-                    "xml" | "html" => return Err("Invalid value for specified option: only text and json are supported".to_string()),
+                    "xml" | "html" => {
+                        return Err("Invalid value for specified option: only text and json are supported".to_string())
+                    }
                     _ => return Err(bad()),
                 };
-                // Structured output is quiet: the records carry the probe (FreeBSD's dtrace sets quiet too).
-                if self.oformat == OutputFormat::Json {
-                    self.quiet = true;
-                }
             }
             "metricsfile" => {
                 let path = value.filter(|v| !v.is_empty()).ok_or_else(bad)?;

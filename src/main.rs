@@ -130,10 +130,13 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     }
     // Checked before anything is enabled: a bad path or label list attaches nothing.
     let metrics = match &flags.options.metricsfile {
-        Some(path) => Some(consume::metrics::MetricsFile::open(path, &flags.options.metrics_labels, &compiled.program)?),
+        Some(path) => {
+            Some(consume::metrics::MetricsFile::open(path, &flags.options.metrics_labels, &compiled.program)?)
+        }
         None => None,
     };
-    let quiet = flags.options.quiet;
+    // Structured output is quiet: its records carry the probe (FreeBSD's dtrace sets quiet too).
+    let quiet = flags.options.quiet || flags.options.oformat == flags::OutputFormat::Json;
     if !quiet {
         for (name, n) in &compiled.matches {
             eprintln!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });

@@ -48,7 +48,10 @@ pub(crate) enum AggData {
     /// 64-bit values (negative increments are allowed); each word is read
     /// as an `i64`. `sum` is the sum of the values (times their
     /// increments), which DTrace does not print and metrics do.
-    Buckets { counts: Vec<u64>, sum: i64 },
+    Buckets {
+        counts: Vec<u64>,
+        sum: i64,
+    },
 }
 
 /// What a printa() `%@` conversion receives.
@@ -459,7 +462,9 @@ pub(crate) struct BucketRow {
 /// other functions.
 pub(crate) fn distribution_rows(func: &AggFunc, data: &AggData) -> Vec<BucketRow> {
     match (func, data) {
-        (AggFunc::Lquantize { base, limit, step }, AggData::Buckets { counts: b, .. }) => lquantize_rows(*base, *limit, *step, b),
+        (AggFunc::Lquantize { base, limit, step }, AggData::Buckets { counts: b, .. }) => {
+            lquantize_rows(*base, *limit, *step, b)
+        }
         (AggFunc::Llquantize { factor, low, high, nsteps }, AggData::Buckets { counts: b, .. }) => {
             llquantize_rows(&Llq::new(*factor, *low, *high, *nsteps), b)
         }
@@ -1194,7 +1199,10 @@ mod tests {
     fn zero_valued_distributions() {
         let zero_rows = "              -1 |                                         0        \n               0 |                                         0        \n               1 |                                         0        \n";
         assert_eq!(value_text(&AggFunc::Quantize, &quantize(&[(5, 1), (5, -1)]), 1), format!("{HEADER}{zero_rows}"));
-        assert_eq!(value_text(&AggFunc::Quantize, &AggData::Buckets { counts: vec![], sum: 0 }, 1), format!("{HEADER}{zero_rows}"));
+        assert_eq!(
+            value_text(&AggFunc::Quantize, &AggData::Buckets { counts: vec![], sum: 0 }, 1),
+            format!("{HEADER}{zero_rows}")
+        );
         let lq = AggFunc::Lquantize { base: 0, limit: 100, step: 10 };
         assert_eq!(
             value_text(&lq, &AggData::Buckets { counts: vec![0; 12], sum: 0 }, 1),

@@ -10,9 +10,9 @@ use std::cell::RefCell;
 use libbpf_rs::{MapCore, MapFlags};
 
 use super::aggfmt::{self, AggData, PrintaValue};
-use super::{json, metrics};
 use super::ksyms::Symbols;
 use super::printf::{self, Value};
+use super::{json, metrics};
 use crate::defs::agg::AggFunc;
 use crate::defs::printf_format::Format;
 use crate::flags::AggSortOptions;
@@ -293,8 +293,12 @@ impl<'a> Aggregations<'a> {
                     .read(index)
                     .into_iter()
                     .map(|e| {
-                        let labels =
-                            agg.keys.iter().zip(key_values(agg, &e.key)).map(|(c, v)| self.label_text(&c.ty, &v)).collect();
+                        let labels = agg
+                            .keys
+                            .iter()
+                            .zip(key_values(agg, &e.key))
+                            .map(|(c, v)| self.label_text(&c.ty, &v))
+                            .collect();
                         (labels, e.data)
                     })
                     .collect();

@@ -34,15 +34,16 @@ pub(super) fn probe_record(
     probe: Option<&crate::provider::Probe>,
     output: Vec<Json>,
 ) -> Json {
-    let field = |f: fn(&crate::provider::Probe) -> &str| probe.map_or("", f).to_string();
+    let (provider, module, function, name) =
+        probe.map_or(("", "", "", ""), |p| (p.provider, p.module.as_str(), p.function.as_str(), p.name.as_str()));
     json!({
         "timestamp": timestamp,
         "cpu": cpu,
         "id": id,
-        "provider": field(|p| &p.provider),
-        "module": field(|p| &p.module),
-        "function": field(|p| &p.function),
-        "name": field(|p| &p.name),
+        "provider": provider,
+        "module": module,
+        "function": function,
+        "name": name,
         "output": output,
     })
 }
@@ -79,7 +80,9 @@ pub(super) fn bytes_value(bytes: &[u8]) -> Json {
     }
     match aggfmt::as_string(bytes) {
         Some(s) => Json::String(String::from_utf8_lossy(s).into_owned()),
-        None => Json::String(std::iter::once("0x".to_string()).chain(bytes.iter().map(|b| format!("{b:02x}"))).collect()),
+        None => {
+            Json::String(std::iter::once("0x".to_string()).chain(bytes.iter().map(|b| format!("{b:02x}"))).collect())
+        }
     }
 }
 
@@ -190,19 +193,16 @@ pub(crate) enum DropKind {
 /// stamped with the time of day as FreeBSD's drop records are.
 fn internal(name: &str, cpu: Option<u32>) -> Map<String, Json> {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let cpu = cpu.map_or(json!(-1), |c| json!(c));
-    let Json::Object(object) = json!({
-        "timestamp": format!("{}.{:06}", now.as_secs(), now.subsec_micros()),
-        "cpu": cpu,
-        "id": -1,
-        "provider": "dtrace",
-        "module": "INTERNAL",
-        "function": "INTERNAL",
-        "name": name,
-    }) else {
-        unreachable!("json! of an object literal is an object")
-    };
-    object
+    let fields = [
+        ("timestamp", json!(format!("{}.{:06}", now.as_secs(), now.subsec_micros()))),
+        ("cpu", cpu.map_or(json!(-1), |c| json!(c))),
+        ("id", json!(-1)),
+        ("provider", json!("dtrace")),
+        ("module", json!("INTERNAL")),
+        ("function", json!("INTERNAL")),
+        ("name", json!(name)),
+    ];
+    fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 /// A drop report: `count` lost since the last report, `total` so far.
@@ -263,14 +263,17 @@ mod tests {
     #[test]
     fn printf_is_the_message_then_each_argument() {
         let args = [Value::Int { bits: 7, size: 4, signed: true }, Value::Str(b"x")];
-        assert_eq!(printf(b"x=7\n", &args), vec![json!({"message": "x=7\n"}), json!({"value": 7}), json!({"value": "x"})]);
+        assert_eq!(
+            printf(b"x=7\n", &args),
+            vec![json!({"message": "x=7\n"}), json!({"value": 7}), json!({"value": "x"})]
+        );
         assert_eq!(printf(b"hi\n", &[]), vec![json!({"message": "hi\n"}), json!({"value": 0})]);
     }
 
     #[test]
     fn frames_are_split_into_module_name_and_offset() {
-        let frames = ["vmlinux`do_syscall_64+0x5d", "libc.so.6`getppid", "vmlinux`0xffff1000", "0x7f00"]
-            .map(String::from);
+        let frames =
+            ["vmlinux`do_syscall_64+0x5d", "libc.so.6`getppid", "vmlinux`0xffff1000", "0x7f00"].map(String::from);
         assert_eq!(
             stack(false, &frames),
             json!({"stack-frames": [
@@ -320,7 +323,10 @@ mod tests {
             r#"{"timestamp":5,"cpu":1,"id":2,"provider":"","module":"","function":"","name":"","output":[{"value":1}]}"#
         );
         let d = drop(DropKind::Aggregation, Some(1), 3, 7, "3 aggregation drops on CPU 1");
-        assert_eq!((d["kind"].clone(), d["cpu"].clone(), d["msg"].clone()), (json!(1), json!(1), json!("3 aggregation drops on CPU 1\n")));
+        assert_eq!(
+            (d["kind"].clone(), d["cpu"].clone(), d["msg"].clone()),
+            (json!(1), json!(1), json!("3 aggregation drops on CPU 1\n"))
+        );
         assert_eq!(d["name"], json!("DROP"));
     }
 }

@@ -62,11 +62,13 @@ impl MetricsFile {
             by_name.insert(name.clone(), names.clone());
         }
         let path = PathBuf::from(path);
-        let file_name = path.file_name().ok_or_else(|| format!("metrics file '{}' is not a file name", path.display()))?;
+        let file_name =
+            path.file_name().ok_or_else(|| format!("metrics file '{}' is not a file name", path.display()))?;
         // A name node_exporter's textfile collector skips (it reads *.prom).
         let temporary = path.with_file_name(format!(".{}.{}.tmp", file_name.to_string_lossy(), std::process::id()));
-        std::fs::File::create(&temporary)
-            .map_err(|e| format!("failed to open metrics file '{}': {}", path.display(), crate::compile::io_reason(&e)))?;
+        std::fs::File::create(&temporary).map_err(|e| {
+            format!("failed to open metrics file '{}': {}", path.display(), crate::compile::io_reason(&e))
+        })?;
         let _ = std::fs::remove_file(&temporary);
         Ok(MetricsFile { path, temporary, labels: by_name, failing: false })
     }
@@ -76,7 +78,7 @@ impl MetricsFile {
     pub(crate) fn write(&mut self, aggregations: &[(&Aggregation, Vec<Row>)]) {
         let text = render(aggregations, &self.labels);
         let written = std::fs::File::create(&self.temporary)
-            .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_data()))
+            .and_then(|mut f| f.write_all(text.as_bytes()))
             .and_then(|()| std::fs::rename(&self.temporary, &self.path));
         match written {
             Ok(()) => self.failing = false,
@@ -138,7 +140,8 @@ fn family(out: &mut String, agg: &Aggregation, label_names: &[String], rows: &[R
                 for (i, bound) in bounds.iter().enumerate() {
                     cumulative = cumulative.wrapping_add(counts.get(i).map_or(0, |&c| c as i64));
                     let last = i + 1 == bounds.len();
-                    if !last && (!shown_buckets.contains(&i) || bound.is_none()) {
+                    let shown = shown_buckets.as_ref().is_some_and(|span| span.contains(&i));
+                    if !last && (!shown || bound.is_none()) {
                         continue;
                     }
                     let le = match bound {
@@ -241,23 +244,18 @@ pub(crate) fn upper_bounds(func: &AggFunc) -> Vec<Option<i64>> {
 /// The buckets worth a series: from the lowest to the highest bucket any
 /// key of the aggregation counts in. Below, every cumulative count is 0;
 /// above, every one equals `+Inf`'s; leaving them out loses nothing.
-fn histogram_span(bounds: &[Option<i64>], rows: &[Row]) -> std::ops::RangeInclusive<usize> {
-    let mut low = usize::MAX;
-    let mut high = 0;
-    for (_, data) in rows {
-        if let AggData::Buckets { counts, .. } = data {
-            for (i, &c) in counts.iter().enumerate().take(bounds.len()) {
-                if c != 0 {
-                    low = low.min(i);
-                    high = high.max(i);
-                }
-            }
+fn histogram_span(bounds: &[Option<i64>], rows: &[Row]) -> Option<std::ops::RangeInclusive<usize>> {
+    let counted = rows.iter().flat_map(|(_, data)| match data {
+        AggData::Buckets { counts, .. } => {
+            counts.iter().enumerate().take(bounds.len()).filter(|(_, &c)| c != 0).map(|(i, _)| i).collect()
         }
-    }
-    if low == usize::MAX {
-        return 1..=0;
-    }
-    low..=high
+        _ => Vec::new(),
+    });
+    let (low, high) = counted.fold(None, |span: Option<(usize, usize)>, i| match span {
+        Some((low, high)) => Some((low.min(i), high.max(i))),
+        None => Some((i, i)),
+    })?;
+    Some(low..=high)
 }
 
 #[cfg(test)]

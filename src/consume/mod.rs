@@ -239,7 +239,13 @@ fn speculation_troubles(now: SpeculationTroubles, seen: &mut SpeculationTroubles
     let kinds = [
         (now.drops, seen.drops, Speculation, "speculative drop", ""),
         (now.busy, seen.busy, SpeculationBusy, "failed speculation", " (available buffer(s) still busy)"),
-        (now.unavailable, seen.unavailable, SpeculationUnavailable, "failed speculation", " (no speculative buffer available)"),
+        (
+            now.unavailable,
+            seen.unavailable,
+            SpeculationUnavailable,
+            "failed speculation",
+            " (no speculative buffer available)",
+        ),
     ];
     let mut reports = Vec::new();
     for (total, before, kind, what, why) in kinds {
@@ -286,24 +292,10 @@ impl State<'_> {
         }
         let Some(clause) = self.program.clauses.get(epid as usize - 1) else { return };
         self.aggs.begin_record();
-        if self.format == OutputFormat::Json {
-            let mut rendered = Rendered::Json(Vec::new());
-            for (i, action) in clause.actions.iter().enumerate() {
-                if present & (1u64 << i) != 0 {
-                    self.action(action, data, &mut rendered);
-                }
-            }
-            let Rendered::Json(output) = rendered else { return };
-            // A clause that only aggregates or exits leaves no record (as FreeBSD's).
-            if !output.is_empty() {
-                let timestamp = read_u64(data, layout::HDR_TIMESTAMP);
-                let record = json::probe_record(timestamp, cpu, probe_id, self.registry.get(probe_id), output);
-                self.write_json_line(&record);
-            }
-            return;
-        }
         let mut line = Vec::new();
-        if let Some(flows) = &mut self.flows {
+        if self.format == OutputFormat::Json {
+            // The record's fields say which probe fired: no columns.
+        } else if let Some(flows) = &mut self.flows {
             // dtrace(1) prints the flow columns even when quiet.
             if !self.heading_printed {
                 line.extend(format!("{:>3} {:<41}\n", "CPU", "FUNCTION").as_bytes());
@@ -320,18 +312,31 @@ impl State<'_> {
             let name = self.registry.get(probe_id).map(|p| format!("{}:{}", p.function, p.name)).unwrap_or_default();
             line.extend(format!("{cpu:>3} {probe_id:>6} {name:>32} ").as_bytes());
         }
-        let mut rendered = Rendered::Text(line);
+        let mut rendered = match self.format {
+            OutputFormat::Text => Rendered::Text(line),
+            OutputFormat::Json => Rendered::Json(Vec::new()),
+        };
         for (i, action) in clause.actions.iter().enumerate() {
             if present & (1u64 << i) == 0 {
                 continue;
             }
             self.action(action, data, &mut rendered);
         }
-        let Rendered::Text(mut line) = rendered else { return };
-        if !self.quiet {
-            line.push(b'\n');
+        match rendered {
+            Rendered::Text(mut line) => {
+                if !self.quiet {
+                    line.push(b'\n');
+                }
+                self.out.write_all(&line).ok();
+            }
+            // A clause that only aggregates or exits leaves no record (as FreeBSD's).
+            Rendered::Json(output) if output.is_empty() => {}
+            Rendered::Json(output) => {
+                let timestamp = read_u64(data, layout::HDR_TIMESTAMP);
+                let record = json::probe_record(timestamp, cpu, probe_id, self.registry.get(probe_id), output);
+                self.write_json_line(&record);
+            }
         }
-        self.out.write_all(&line).ok();
     }
 
     /// One record: a line of JSON in the output.
@@ -420,18 +425,20 @@ impl State<'_> {
     }
 
     /// An action's text, as DTrace prints it.
-    fn text_action(&mut self, kind: &RecordKind, layouts: &[ValueLayout], values: &[printf::Value], line: &mut Vec<u8>) {
+    fn text_action(
+        &mut self,
+        kind: &RecordKind,
+        layouts: &[ValueLayout],
+        values: &[printf::Value],
+        line: &mut Vec<u8>,
+    ) {
         match kind {
             // A struct or an array traced whole prints as DTrace prints raw bytes.
             RecordKind::Trace => match (&layouts[0], &values[0]) {
                 (ValueLayout::Memory(_), printf::Value::Str(bytes)) => hex_dump(bytes, line),
                 _ => trace_value(&values[0], self.quiet, line),
             },
-            RecordKind::Print(node) => match values[0] {
-                printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), line),
-                printf::Value::Str(bytes) => print::print_value(node, bytes, line),
-                printf::Value::Text(_) => {}
-            },
+            RecordKind::Print(node) => print_text(node, &values[0], line),
             RecordKind::Printf(format) => {
                 printf::format(&self.program.formats[*format], values, &self.aggs.symbols, line)
             }
@@ -456,11 +463,7 @@ impl State<'_> {
             // FreeBSD lists print()'s members; here is the text print() writes.
             RecordKind::Print(node) => {
                 let mut text = Vec::new();
-                match values[0] {
-                    printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), &mut text),
-                    printf::Value::Str(bytes) => print::print_value(node, bytes, &mut text),
-                    printf::Value::Text(_) => {}
-                }
+                print_text(node, &values[0], &mut text);
                 items.push(serde_json::json!({ "value": String::from_utf8_lossy(&text) }));
             }
             RecordKind::Printf(format) => {
@@ -548,6 +551,15 @@ fn flow_column(flow: &mut Flow, probe: &crate::provider::Probe, epid: u32) -> St
         return format!("{:indent$}| {}:{}", "", probe.function, probe.name, indent = flow.indent);
     };
     format!("{:indent$}{prefix}{}", "", probe.function, indent = flow.indent)
+}
+
+/// print()'s text of its recorded value.
+fn print_text(node: &crate::sema::ir::PrintNode, value: &printf::Value, out: &mut Vec<u8>) {
+    match *value {
+        printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), out),
+        printf::Value::Str(bytes) => print::print_value(node, bytes, out),
+        printf::Value::Text(_) => {}
+    }
 }
 
 /// The bytes tracemem() shows: a dynamic size of 0, or more than was

@@ -5,13 +5,13 @@
 use super::*;
 
 /// A copy of dd under a unique name, so predicates on execname see only it.
-struct Workload {
+pub(super) struct Workload {
     path: String,
-    name: String,
+    pub name: String,
 }
 
 impl Workload {
-    fn new(tag: &str) -> Workload {
+    pub fn new(tag: &str) -> Workload {
         // comm holds 15 characters.
         let name = format!("dtw{}{}", tag, std::process::id() % 100000);
         let name = name[..name.len().min(15)].to_string();
@@ -23,7 +23,7 @@ impl Workload {
     }
 
     /// dd: exactly `count` reads from fd 0 and writes to fd 1 of `bs` bytes each.
-    fn dd(&self, bs: usize, count: usize) {
+    pub fn dd(&self, bs: usize, count: usize) {
         let st = Command::new(&self.path)
             .args(["if=/dev/zero", "of=/dev/null", &format!("bs={bs}"), &format!("count={count}"), "status=none"])
             .status()

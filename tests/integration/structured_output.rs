@@ -2,6 +2,7 @@
 //! parser for every record kind, and `-x metricsfile` read by promtool and
 //! by Debian's node_exporter, scraped over HTTP.
 
+use super::aggregations::Workload;
 use super::*;
 use serde_json::{json, Value};
 
@@ -40,22 +41,40 @@ fn every_record_kind_is_json_as_freebsd_structures_it() {
     let recs = records(&out.stdout);
     assert_eq!(recs.len(), 1, "one record, no text around it: {}", out.stdout);
     let r = &recs[0];
-    assert_eq!((&r["provider"], &r["module"], &r["function"], &r["name"]), (&json!("dtrace"), &json!(""), &json!(""), &json!("BEGIN")));
+    assert_eq!(
+        (&r["provider"], &r["module"], &r["function"], &r["name"]),
+        (&json!("dtrace"), &json!(""), &json!(""), &json!("BEGIN"))
+    );
     assert_eq!(r["id"], json!(1));
     assert!(r["cpu"].is_u64() && r["timestamp"].as_u64().is_some_and(|t| t > 0), "{r}");
     let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["timestamp", "cpu", "id", "provider", "module", "function", "name", "output"]);
     let o = r["output"].as_array().unwrap();
-    assert_eq!(o[..5], [json!({"value": 42}), json!({"value": "hi"}), json!({"value": 255}), json!({"value": u64::MAX}), json!({"value": -5})]);
-    assert_eq!(o[5..10], [json!({"message": "x=7 s\n"}), json!({"value": 7}), json!({"value": "s"}), json!({"message": "plain\n"}), json!({"value": 0})]);
+    assert_eq!(
+        o[..5],
+        [
+            json!({"value": 42}),
+            json!({"value": "hi"}),
+            json!({"value": 255}),
+            json!({"value": u64::MAX}),
+            json!({"value": -5})
+        ]
+    );
+    assert_eq!(
+        o[5..10],
+        [
+            json!({"message": "x=7 s\n"}),
+            json!({"value": 7}),
+            json!({"value": "s"}),
+            json!({"message": "plain\n"}),
+            json!({"value": 0})
+        ]
+    );
     let agg = |i: usize, name: &str| {
         assert_eq!(o[i]["aggregation-name"], json!(name), "{}", o[i]);
         o[i]["aggregation-data"].clone()
     };
-    assert_eq!(
-        agg(10, "c"),
-        json!([{"keys": [{"value": "b"}], "count": 1}, {"keys": [{"value": "a"}], "count": 2}])
-    );
+    assert_eq!(agg(10, "c"), json!([{"keys": [{"value": "b"}], "count": 1}, {"keys": [{"value": "a"}], "count": 2}]));
     assert_eq!(
         agg(11, "q"),
         json!([{"keys": [], "buckets": [
@@ -95,16 +114,11 @@ fn every_record_kind_is_json_as_freebsd_structures_it() {
 
 #[test]
 fn records_follow_a_running_trace_with_their_probe_and_time() {
-    let name = format!("dtjson{}", std::process::id() % 100000);
-    let dir = std::env::temp_dir().join(format!("dtrace-json-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let dd = dir.join(&name);
-    std::fs::copy("/bin/dd", &dd).expect("copy dd");
-    let d = format!(r#"syscall::write:entry /execname == "{name}" && arg0 == 1/ {{ printf("%d\n", arg2); }}"#);
+    let w = Workload::new("json");
+    let d = format!(r#"syscall::write:entry /execname == "{}" && arg0 == 1/ {{ printf("%d\n", arg2); }}"#, w.name);
     let mut t = Tracer::spawn(&["-x", "oformat=json", "-n", READY, "-n", &d]);
     t.wait_for(r#"[{"message":"ready\n"},{"value":0}]}"#);
-    let st = Command::new(&dd).args(["if=/dev/zero", "of=/dev/null", "bs=7", "count=5", "status=none"]).status().expect("dd");
-    assert!(st.success());
+    w.dd(7, 5);
     let out = t.stop();
     out.assert_no_panic();
     // A signal ends structured output without the text mode's newline.
@@ -124,7 +138,11 @@ fn records_follow_a_running_trace_with_their_probe_and_time() {
         last = ts;
     }
     let listed = run(&["-l", "-n", "syscall::write:entry"]);
-    assert!(listed.stdout.lines().nth(1).is_some_and(|l| l.trim_start().starts_with(&format!("{id} "))), "{}", listed.stdout);
+    assert!(
+        listed.stdout.lines().nth(1).is_some_and(|l| l.trim_start().starts_with(&format!("{id} "))),
+        "{}",
+        listed.stdout
+    );
 }
 
 #[test]
@@ -141,7 +159,12 @@ fn aggregations_at_exit_only_with_capital_o() {
         ]
     );
     // The anonymous aggregation is FreeBSD's "_"; two counts in one printa() stay apart.
-    let both = run(&["-x", "oformat=json", "-n", r#"BEGIN { @[1] = count(); @b[1] = count(); @b[1] = count(); printa(@, @b); exit(0); }"#]);
+    let both = run(&[
+        "-x",
+        "oformat=json",
+        "-n",
+        r#"BEGIN { @[1] = count(); @b[1] = count(); @b[1] = count(); printa(@, @b); exit(0); }"#,
+    ]);
     assert_eq!(
         outputs_of(&records(&both.stdout), "BEGIN"),
         [&json!({"aggregation-data": [{"keys": [{"value": 1}], "count": 1, "count@b": 2}], "aggregation-name": "_"})]
@@ -154,8 +177,14 @@ fn runtime_errors_and_drops_are_records_too() {
     assert_eq!(out.code(), 0);
     let recs = records(&out.stdout);
     let error = recs.iter().find(|r| r["name"] == "ERROR").unwrap_or_else(|| panic!("no ERROR record: {}", out.stdout));
-    assert_eq!((&error["provider"], &error["module"], &error["id"]), (&json!("dtrace"), &json!("INTERNAL"), &json!(-1)));
-    assert_eq!((&error["epid"], &error["fault"], &error["probe"]), (&json!(1), &json!("divide-by-zero"), &json!("dtrace:::BEGIN")));
+    assert_eq!(
+        (&error["provider"], &error["module"], &error["id"]),
+        (&json!("dtrace"), &json!("INTERNAL"), &json!(-1))
+    );
+    assert_eq!(
+        (&error["epid"], &error["fault"], &error["probe"]),
+        (&json!(1), &json!("divide-by-zero"), &json!("dtrace:::BEGIN"))
+    );
     let msg = "error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): divide-by-zero in action #2";
     assert_eq!(error["msg"], json!(format!("{msg}\n")));
     // Standard error has it too, as FreeBSD prints it.
@@ -163,16 +192,11 @@ fn runtime_errors_and_drops_are_records_too() {
     assert_eq!(outputs_of(&recs, "BEGIN"), [&json!({"value": 2})]);
 
     // aggsize=1k holds 64 keys: the other writes are aggregation drops.
-    let name = format!("dtjdrop{}", std::process::id() % 100000);
-    let dir = std::env::temp_dir().join(format!("dtrace-json-drop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let dd = dir.join(&name);
-    std::fs::copy("/bin/dd", &dd).expect("copy dd");
-    let d = format!(r#"syscall::write:entry /execname == "{name}" && arg0 == 1/ {{ @[timestamp] = count(); }}"#);
+    let w = Workload::new("jdrop");
+    let d = format!(r#"syscall::write:entry /execname == "{}" && arg0 == 1/ {{ @[timestamp] = count(); }}"#, w.name);
     let mut t = Tracer::spawn(&["-x", "oformat=json", "-O", "-x", "aggsize=1k", "-n", READY, "-n", &d]);
     t.wait_for(r#"[{"message":"ready\n"},{"value":0}]}"#);
-    let st = Command::new(&dd).args(["if=/dev/zero", "of=/dev/null", "bs=1", "count=300", "status=none"]).status().expect("dd");
-    assert!(st.success());
+    w.dd(1, 300);
     let out = t.stop();
     assert_eq!(out.stderr.lines().filter(|l| l.contains("drop")).count(), 0, "drops go to the records: {}", out.stderr);
     let recs = records(&out.stdout);
@@ -182,7 +206,10 @@ fn runtime_errors_and_drops_are_records_too() {
     for d in &drops {
         assert_eq!((&d["kind"], &d["function"]), (&json!(1), &json!("INTERNAL")));
         let (count, cpu) = (d["count"].as_u64().unwrap(), d["cpu"].as_u64().unwrap());
-        assert_eq!(d["msg"], json!(format!("{count} aggregation drop{} on CPU {cpu}\n", if count == 1 { "" } else { "s" })));
+        assert_eq!(
+            d["msg"],
+            json!(format!("{count} aggregation drop{} on CPU {cpu}\n", if count == 1 { "" } else { "s" }))
+        );
         assert!(d["timestamp"].as_str().is_some_and(|t| t.contains('.')), "{d}");
         dropped += count;
     }
@@ -195,30 +222,43 @@ fn runtime_errors_and_drops_are_records_too() {
 fn bad_structured_output_options_say_why() {
     let xml = run(&["-x", "oformat=xml", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(xml.code(), 1);
-    assert!(xml.stderr.contains("failed to set -x oformat=xml: Invalid value for specified option: only text and json are supported"), "{}", xml.stderr);
+    assert!(
+        xml.stderr.contains(
+            "failed to set -x oformat=xml: Invalid value for specified option: only text and json are supported"
+        ),
+        "{}",
+        xml.stderr
+    );
     let flow = run(&["-F", "-x", "oformat=json", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(flow.code(), 1);
     assert!(flow.stderr.contains("-F cannot be used with oformat=json"), "{}", flow.stderr);
-    let labels = run(&["-x", "metricsfile=/tmp/dtrace-never.prom", "-x", "metricslabels=c:a,b", "-n", "BEGIN { @c[1] = count(); exit(0); }"]);
+    let labels = run(&[
+        "-x",
+        "metricsfile=/tmp/dtrace-never.prom",
+        "-x",
+        "metricslabels=c:a,b",
+        "-n",
+        "BEGIN { @c[1] = count(); exit(0); }",
+    ]);
     assert_eq!(labels.code(), 1);
     assert_eq!(labels.stderr, "dtrace: metricslabels gives 2 labels for @c, which has 1 key\n");
     let reserved = run(&["-x", "metricslabels=c:le", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(reserved.code(), 1);
     let nowhere = run(&["-x", "metricsfile=/nonexistent/dir/x.prom", "-n", "BEGIN { @c[1] = count(); exit(0); }"]);
     assert_eq!(nowhere.code(), 1);
-    assert_eq!(nowhere.stderr, "dtrace: failed to open metrics file '/nonexistent/dir/x.prom': No such file or directory\n");
+    assert_eq!(
+        nowhere.stderr,
+        "dtrace: failed to open metrics file '/nonexistent/dir/x.prom': No such file or directory\n"
+    );
 }
 
-/// A metrics file from a script that counts and times dd's writes.
-fn metrics_of_dd(path: &std::path::Path, extra: &[&str], writes: usize) -> String {
-    let name = format!("dtprom{}", std::process::id() % 100000);
-    let dir = std::env::temp_dir().join(format!("dtrace-prom-dd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let dd = dir.join(&name);
-    std::fs::copy("/bin/dd", &dd).expect("copy dd");
+/// A metrics file from a script that counts and sizes the writes of `w`
+/// (each test its own dd, so that none sees another's writes).
+fn metrics_of_dd(w: &Workload, path: &std::path::Path, extra: &[&str], writes: usize) -> String {
     let d = format!(
-        r#"syscall::write:entry /execname == "{name}" && arg0 == 1/ {{
-               @writes[execname, arg2] = count(); @size = quantize(arg2); @lat = lquantize(arg2, 0, 100, 10); }}"#
+        r#"syscall::write:entry /execname == "{}" && arg0 == 1/ {{
+               @writes[execname, arg2] = count(); @size = quantize(arg2); @lat = lquantize(arg2, 0, 100, 10); }}"#,
+        w.name
     );
     let setting = format!("metricsfile={}", path.display());
     let mut args = vec!["-q", "-x", &setting];
@@ -226,11 +266,7 @@ fn metrics_of_dd(path: &std::path::Path, extra: &[&str], writes: usize) -> Strin
     args.extend_from_slice(&["-n", READY, "-n", &d]);
     let mut t = Tracer::spawn(&args);
     t.wait_for("ready");
-    let st = Command::new(&dd)
-        .args(["if=/dev/zero", "of=/dev/null", "bs=24", &format!("count={writes}"), "status=none"])
-        .status()
-        .expect("dd");
-    assert!(st.success());
+    w.dd(24, writes);
     let out = t.stop();
     assert_eq!(out.code(), 0, "{}", out.stderr);
     std::fs::read_to_string(path).expect("metrics file")
@@ -241,8 +277,9 @@ fn metrics_file_is_prometheus_text_promtool_accepts() {
     let dir = std::env::temp_dir().join(format!("dtrace-prom-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let path = dir.join("dtrace.prom");
-    let text = metrics_of_dd(&path, &["-x", "metricslabels=writes:program,bytes"], 12);
-    let name = format!("dtprom{}", std::process::id() % 100000);
+    let w = Workload::new("prom");
+    let text = metrics_of_dd(&w, &path, &["-x", "metricslabels=writes:program,bytes"], 12);
+    let name = &w.name;
     assert!(text.contains(&format!("dtrace_writes_total{{program=\"{name}\",bytes=\"24\"}} 12\n")), "{text}");
     assert!(text.contains("# TYPE dtrace_size histogram\n"), "{text}");
     // quantize's bucket 16 holds 16..31: 24 is counted at le="31", not below.
@@ -251,8 +288,10 @@ fn metrics_file_is_prometheus_text_promtool_accepts() {
     assert!(text.contains("dtrace_lat_bucket{le=\"29\"} 12\n"), "{text}");
     assert!(!text.contains("dtrace_lat_bucket{le=\"19\"}"), "buckets below any count are left out: {text}");
     // Written atomically: nothing else left in the directory.
-    let entries: Vec<String> =
-        std::fs::read_dir(&dir).expect("dir").map(|e| e.expect("entry").file_name().to_string_lossy().into_owned()).collect();
+    let entries: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(entries, ["dtrace.prom"]);
     let mut promtool = Command::new("promtool")
         .args(["check", "metrics"])
@@ -326,9 +365,10 @@ fn node_exporter_publishes_the_aggregations() {
     let dir = std::env::temp_dir().join(format!("dtrace-textfile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let exporter = NodeExporter::start(&dir);
-    metrics_of_dd(&dir.join("dtrace.prom"), &[], 9);
+    let w = Workload::new("nodeexp");
+    metrics_of_dd(&w, &dir.join("dtrace.prom"), &[], 9);
     let scraped = exporter.scrape();
-    let name = format!("dtprom{}", std::process::id() % 100000);
+    let name = &w.name;
     assert!(scraped.contains(&format!("dtrace_writes_total{{key0=\"{name}\",key1=\"24\"}} 9\n")), "{scraped}");
     assert!(scraped.contains("dtrace_size_bucket{le=\"31\"} 9\n"), "{scraped}");
     assert!(scraped.contains("dtrace_size_sum 216\n"), "{scraped}");

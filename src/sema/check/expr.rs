@@ -372,7 +372,10 @@ impl Checker<'_> {
             ExprKind::SizeofType(tn) => {
                 let ty = self.type_name(tn)?;
                 let ty = self.resolved(ty);
-                typed(TKind::Int(sizeof(&ty, self.opts.strsize, &span)?), Type::Int { size: 8, signed: false, name: "size_t" })
+                typed(
+                    TKind::Int(sizeof(&ty, self.opts.strsize, &span)?),
+                    Type::Int { size: 8, signed: false, name: "size_t" },
+                )
             }
             ExprKind::SizeofExpr(inner) => {
                 let inner = char_array(self.expr(inner)?);
@@ -741,7 +744,8 @@ impl Checker<'_> {
             ExprKind::Index(base, keys) if self.names_assoc_array(base) => {
                 return self.element(base, keys, Some(default_ty), &target.span)
             }
-            ExprKind::Index(base, _) if matches!(&base.kind, ExprKind::ThisVar(n) if self.lookup_var(Scope::Clause, n).is_none()) => {
+            ExprKind::Index(base, _) if matches!(&base.kind, ExprKind::ThisVar(n) if self.lookup_var(Scope::Clause, n).is_none()) =>
+            {
                 let name = match &base.kind {
                     ExprKind::ThisVar(n) => n.as_str(),
                     _ => "",
