@@ -64,9 +64,7 @@ pub(crate) fn compile(
     for source in sources {
         let text = match source {
             ProgramSource::Script(path) => {
-                let read =
-                    if path == "-" { std::io::read_to_string(std::io::stdin()) } else { std::fs::read_to_string(path) };
-                let text = read.map_err(|e| format!("failed to open {path}: {}", io_reason(&e)))?;
+                let text = read_script(path)?;
                 if options.cpp {
                     preprocess(&text, path, &options.cpp_args)?
                 } else {
@@ -290,11 +288,69 @@ fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &s
     }
 }
 
+/// Scripts larger than this are refused: `-s /dev/zero` must not read
+/// until memory runs out. DTrace's own limits on a program are far lower.
+const MAX_SCRIPT_BYTES: u64 = 16 << 20;
+
+/// A script's text (`-` is standard input); bytes that are not UTF-8 are
+/// kept (`syntax::raw`), as D strings are bytes.
+fn read_script(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let failed = |e: std::io::Error| format!("failed to open {path}: {}", io_reason(&e));
+    let reader: Box<dyn Read> = if path == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(syntax::raw::os_of(path)).map_err(failed)?)
+    };
+    let mut bytes = Vec::new();
+    reader.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes).map_err(failed)?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(failed(std::io::Error::from_raw_os_error(libc::EFBIG)));
+    }
+    Ok(syntax::raw::text_from_bytes(&bytes))
+}
+
 /// An I/O error as dtrace(1) words it (strerror, without Rust's "(os error N)").
 pub(crate) fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
-        std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
-        _ => e.to_string(),
+    match e.raw_os_error() {
+        Some(code) => without_os_error(&std::io::Error::from_raw_os_error(code).to_string()),
+        None => e.to_string(),
+    }
+}
+
+/// A message without the " (os error N)" that Rust's I/O errors append,
+/// wherever in a chain of causes it appears: dtrace(1) prints strerror's
+/// text alone.
+pub(crate) fn without_os_error(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(" (os error ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + " (os error ".len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(')') {
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(" (os error ");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn os_error_suffixes_are_removed_wherever_they_appear() {
+        let message = "could not enable tracing: attach failed: Operation not permitted (os error 1): \
+                       bpf_link_create: No such device (os error 19)";
+        assert_eq!(
+            super::without_os_error(message),
+            "could not enable tracing: attach failed: Operation not permitted: bpf_link_create: No such device"
+        );
+        assert_eq!(super::without_os_error("a (os error x) b"), "a (os error x) b");
+        let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert_eq!(super::io_reason(&e), "No space left on device");
     }
 }

@@ -25,7 +25,8 @@ use flags::{Flags, ProgramSource};
 use provider::Registry;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
+    // Arguments are bytes: ones that are not UTF-8 are carried through (syntax::raw).
+    let argv: Vec<String> = std::env::args_os().map(syntax::raw::text_from_os).collect();
     let flags = match flags::parse(argv) {
         Ok(f) => f,
         Err(e) => return usage_error(e),
@@ -33,7 +34,7 @@ fn main() -> ExitCode {
     match run(flags) {
         Ok(status) => ExitCode::from(status as u8),
         Err(message) => {
-            eprintln!("dtrace: {message}");
+            eprintln!("dtrace: {}", compile::without_os_error(&message));
             ExitCode::from(1)
         }
     }
@@ -74,6 +75,18 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if let Some(why) = flags.unsupported {
         return Err(why.to_string());
     }
+    // Opened first, as dtrace(1) opens it while reading its options: a bad
+    // path is reported before anything is compiled or enabled.
+    let output = match &flags.output {
+        Some(path) if flags.generate.is_none() && !flags.list => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(syntax::raw::os_of(path))
+                .map_err(|e| format!("failed to open output file '{path}': {}", compile::io_reason(&e)))?,
+        ),
+        _ => None,
+    };
     let mut registry = Registry::new();
     if flags.list {
         return list(&flags, &mut registry);
@@ -166,14 +179,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     for warning in &session.warnings {
         eprintln!("dtrace: {warning}");
     }
-    let out: Box<dyn Write> = match &flags.output {
-        Some(path) => Box::new(std::io::BufWriter::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| format!("failed to open output file '{path}': {e}"))?,
-        )),
+    let out: Box<dyn Write> = match output {
+        Some(file) => Box::new(std::io::BufWriter::new(file)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
     consume::install_signal_handlers();
@@ -186,10 +193,30 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         print_aggregations_at_exit: flags.options.print_aggregations_at_exit,
         aggrate: flags.options.aggrate,
     };
-    let status = consume::run(&session, &compiled.program, &registry, &opts, out, metrics, &mut targets)
-        .map_err(|e| format!("{e:#}"))?;
+    let outcome = consume::run(&session, &compiled.program, &registry, &opts, out, metrics, &mut targets);
     drop(session);
-    Ok(status)
+    match outcome {
+        Ok(status) => Ok(status),
+        Err(e) => match e.downcast_ref::<consume::OutputFailure>() {
+            // Detached: now end as DTrace does when its reader goes away.
+            Some(consume::OutputFailure::ReaderGone) => {
+                drop(targets);
+                die_of_sigpipe()
+            }
+            _ => Err(format!("{e:#}")),
+        },
+    }
+}
+
+/// Ends dtrace by SIGPIPE, as a closed pipe ends DTrace (which does not
+/// catch it): `dtrace ... | head` exits as every filter in a pipeline does.
+fn die_of_sigpipe() -> Result<i32, String> {
+    // SAFETY: restores the default action and raises the signal on ourselves.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    Ok(1)
 }
 
 /// -h, -G: writes the header or the semaphores' object of the scripts'
@@ -216,7 +243,8 @@ fn generate(what: flags::Generate, flags: &Flags, compiled: &compile::Compiled) 
         flags::Generate::Header => usdt_build::header(&compiled.providers, &path)?.into_bytes(),
         flags::Generate::Object => usdt_build::semaphore_object(&compiled.providers, &flags.args)?,
     };
-    std::fs::write(&path, bytes).map_err(|e| format!("failed to write {path}: {}", compile::io_reason(&e)))?;
+    std::fs::write(syntax::raw::os_of(&path), bytes)
+        .map_err(|e| format!("failed to write {path}: {}", compile::io_reason(&e)))?;
     Ok(0)
 }
 

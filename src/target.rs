@@ -8,6 +8,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 
 use crate::flags::TargetSpec;
 
@@ -156,15 +157,21 @@ fn create(line: &str) -> Result<Target, String> {
     let words: Vec<CString> = line
         .split([' ', '\t'])
         .filter(|w| !w.is_empty())
-        .map(|w| CString::new(w).map_err(|_| format!("failed to execute {line}: invalid argument")))
+        .map(|w| {
+            CString::new(crate::syntax::raw::bytes_of(w))
+                .map_err(|_| format!("failed to execute {line}: invalid argument"))
+        })
         .collect::<Result<_, _>>()?;
     if words.is_empty() {
         return Err(format!("failed to execute {line}: no command"));
     }
-    // Found before the fork, so a missing program is reported as DTrace
-    // reports it and the held process makes no failed execve attempts.
-    let program = find_program(&words[0].to_string_lossy())
-        .ok_or_else(|| format!("failed to execute {}: No such file or directory", words[0].to_string_lossy()))?;
+    // Found and checked before the fork, so a program that cannot run is
+    // reported as DTrace reports it (exit status 1, nothing traced) and the
+    // held process makes no failed execve attempts.
+    let name = words[0].to_string_lossy();
+    let program = find_program(std::ffi::OsStr::from_bytes(words[0].as_bytes()))
+        .ok_or_else(|| format!("failed to execute {name}: No such file or directory"))?;
+    check_executable(&program).map_err(|why| format!("failed to execute {name}: {why}"))?;
     let program_path = program.clone();
     let program = CString::new(program.into_os_string().into_encoded_bytes())
         .map_err(|_| format!("failed to execute {line}: invalid argument"))?;
@@ -178,6 +185,8 @@ fn create(line: &str) -> Result<Target, String> {
     // SAFETY: both descriptors were just created and are ours.
     let (wait_end, release_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
     let failure = CString::new(format!("dtrace: failed to execute {line}: ")).unwrap_or_default();
+    // SAFETY: getpid has no preconditions.
+    let dtrace_pid = unsafe { libc::getpid() };
     // SAFETY: the child only calls async-signal-safe functions (close, read, execv,
     // write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
@@ -187,8 +196,21 @@ fn create(line: &str) -> Result<Target, String> {
     if pid == 0 {
         // SAFETY: see above; the child never returns into Rust code.
         unsafe {
-            // Only dtrace may hold the release end: its closing means "never".
-            libc::close(release_end.as_raw_fd());
+            // Only dtrace may hold a release end: its closing means "never".
+            // Every other descriptor goes too, so an earlier -c command's
+            // release end is not kept open by this one (each would wait for
+            // the other) and the command starts with only 0, 1 and 2.
+            let wait_fd = wait_end.as_raw_fd() as libc::c_uint;
+            close_range(3, wait_fd - 1);
+            close_range(wait_fd + 1, libc::c_uint::MAX);
+            // A created command does not outlive dtrace, even a SIGKILLed
+            // one: the kernel kills it when dtrace dies (kept across exec,
+            // except for set-user-ID programs). Checked after setting, in
+            // case dtrace died first.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != dtrace_pid {
+                libc::_exit(1);
+            }
             let mut go = 0u8;
             if libc::read(wait_end.as_raw_fd(), (&mut go as *mut u8).cast(), 1) != 1 {
                 libc::_exit(1);
@@ -249,15 +271,51 @@ unsafe fn raw_execv(path: *const libc::c_char, argv: *const *const libc::c_char)
 
 /// The program a command names: a path as is, else the first executable
 /// file of that name in PATH, as execvp looks.
-fn find_program(name: &str) -> Option<std::path::PathBuf> {
+fn find_program(name: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let is_executable =
         |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-    if name.contains('/') {
+    if name.as_bytes().contains(&b'/') {
         return Some(name.into());
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
     std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| is_executable(p))
+}
+
+/// close_range(2), with close(2) over the range where the kernel (before
+/// 5.9) lacks it. Async-signal-safe.
+///
+/// # Safety
+/// Closes descriptors other code may own: only for a forked child.
+unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
+    if first > last {
+        return;
+    }
+    // SAFETY: the caller owns every descriptor in the range.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, first, last, 0) == 0 {
+            return;
+        }
+        let limit = libc::sysconf(libc::_SC_OPEN_MAX).clamp(0, 1 << 20) as libc::c_uint;
+        for fd in first..=last.min(limit) {
+            libc::close(fd as i32);
+        }
+    }
+}
+
+/// What execve would say of `program`, checked in advance: a missing file,
+/// a directory or a file without execute permission.
+fn check_executable(program: &std::path::Path) -> Result<(), &'static str> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(program).map_err(|e| match e.raw_os_error() {
+        Some(libc::EACCES) => "Permission denied",
+        Some(libc::ENOTDIR) => "Not a directory",
+        _ => "No such file or directory",
+    })?;
+    if meta.is_dir() || meta.permissions().mode() & 0o111 == 0 {
+        return Err("Permission denied");
+    }
+    Ok(())
 }
 
 /// -p: watches a running process.

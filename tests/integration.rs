@@ -24,6 +24,8 @@ mod package;
 mod pid_provider;
 #[path = "integration/proc_provider.rs"]
 mod proc_provider;
+#[path = "integration/robustness.rs"]
+mod robustness;
 #[path = "integration/sched_provider.rs"]
 mod sched_provider;
 #[path = "integration/speculations.rs"]

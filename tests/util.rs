@@ -104,6 +104,13 @@ impl Tracer {
         panic!("dtrace did not print {line:?} within {WAIT:?}; saw {:?}", self.seen);
     }
 
+    /// The next stdout line, waiting at most a second.
+    pub fn next_line(&mut self) -> Result<String, std::sync::mpsc::RecvTimeoutError> {
+        let line = self.lines.recv_timeout(Duration::from_secs(1))?;
+        self.seen.push(line.clone());
+        Ok(line)
+    }
+
     pub fn signal(&mut self, sig: i32) {
         // SAFETY: plain kill(2) on our own child.
         unsafe { libc::kill(self.child.id() as i32, sig) };

@@ -73,7 +73,7 @@ struct State<'a> {
     quiet: bool,
     /// -F: the flow of each CPU, when indenting.
     flows: Option<HashMap<u32, Flow>>,
-    out: Box<dyn Write + 'a>,
+    out: Output<'a>,
     /// exit(N) seen: the status to exit with.
     exit_status: Option<i32>,
     /// Set once END fires: its records are wanted even after exit().
@@ -87,6 +87,51 @@ struct State<'a> {
     format: OutputFormat,
     /// -x metricsfile: rewritten at printa(), at aggrate and at exit.
     metrics: Option<metrics::MetricsFile>,
+}
+
+/// The output stream. A failed write is kept, not returned: the loop
+/// checks `failure` after each drain and ends the session (every writer in
+/// the consumer can then ignore results without losing an error).
+struct Output<'a> {
+    inner: Box<dyn Write + 'a>,
+    failure: Option<std::io::Error>,
+}
+
+impl Write for Output<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.failure.is_some() {
+            return Ok(buf.len());
+        }
+        match self.inner.write_all(buf) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                self.failure = Some(e);
+                Ok(buf.len())
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.failure.is_none() {
+            if let Err(e) = self.inner.flush() {
+                self.failure = Some(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How the session ends when its output cannot be written; `run` returns
+/// it as its error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OutputFailure {
+    /// The reader went away (EPIPE): dtrace ends as SIGPIPE ends DTrace,
+    /// quietly, after detaching.
+    #[error("output closed")]
+    ReaderGone,
+    /// Anything else (a full disk, an I/O error): DTrace's "processing aborted".
+    #[error("processing aborted: {}", crate::compile::io_reason(.0))]
+    Error(std::io::Error),
 }
 
 /// What one record's actions produce: DTrace's text, or the elements of
@@ -122,7 +167,7 @@ pub(crate) fn run(
         registry,
         quiet: opts.quiet,
         flows: opts.flowindent.then(HashMap::new),
-        out,
+        out: Output { inner: out, failure: None },
         exit_status: None,
         heading_printed: false,
         ending: false,
@@ -186,6 +231,9 @@ pub(crate) fn run(
             state.borrow_mut().write_metrics();
             last_metrics = std::time::Instant::now();
         }
+        if let Some(failure) = state.borrow_mut().out.failure.take() {
+            return Err(output_failure(failure).into());
+        }
         if state.borrow().exit_status.is_some() || interrupted || targets.all_exited() {
             break;
         }
@@ -213,7 +261,18 @@ pub(crate) fn run(
     }
     st.out.flush().ok();
     st.write_metrics();
+    if let Some(failure) = st.out.failure.take() {
+        return Err(output_failure(failure).into());
+    }
     Ok(st.exit_status.unwrap_or(0))
+}
+
+fn output_failure(error: std::io::Error) -> OutputFailure {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        OutputFailure::ReaderGone
+    } else {
+        OutputFailure::Error(error)
+    }
 }
 
 /// `N drops on CPU C` for what was lost on each CPU since the last report.

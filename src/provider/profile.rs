@@ -170,8 +170,9 @@ pub(crate) fn parse_name(name: &str) -> Option<Rate> {
         Some(unit) => value.checked_mul(unit)?,
         None => 1_000_000_000 / value,
     };
-    // DTrace refuses intervals under 200us for profile/tick.
-    if period_ns < 200_000 {
+    // DTrace refuses intervals under 200us for profile/tick, and ones past
+    // what a signed 64-bit hrtime holds (the kernel's timers take a ktime_t).
+    if !(200_000..=i64::MAX as u64).contains(&period_ns) {
         return None;
     }
     Some(Rate { period_ns, every_cpu })
@@ -196,5 +197,7 @@ mod tests {
         assert_eq!(period("tick-"), None);
         assert_eq!(period("tick-0"), None);
         assert_eq!(period("tick-10ns"), None);
+        assert_eq!(period("tick-18446744073709551615ns"), None);
+        assert_eq!(period("tick-9223372036854775807ns"), Some(9223372036854775807));
     }
 }

@@ -561,9 +561,11 @@ impl<'a> Lexer<'a> {
                     None | Some(b'\n') => p += 1,
                     Some(_) => p = decode_escape(bytes, p + 1, &mut out),
                 },
+                // A byte that was not UTF-8 in the source is itself again.
                 Some(b) => {
-                    out.push(b);
-                    p += 1;
+                    let (len, byte) = super::raw::byte_at(bytes, p).unwrap_or((1, b));
+                    out.push(byte);
+                    p += len;
                 }
             }
         }

@@ -8,6 +8,7 @@
 pub(crate) mod ast;
 mod lexer;
 mod parser;
+pub(crate) mod raw;
 
 /// The first lexical or syntax error found in a script.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -290,7 +290,7 @@ impl Checker<'_> {
             },
             ExprKind::MacroArg(n) => self.macro_arg(*n, &span)?,
             ExprKind::MacroStr(n) => match self.opts.macro_args.get(*n as usize) {
-                Some(s) => return self.expr(&ast::Expr { kind: ExprKind::Str(s.as_bytes().to_vec()), span }),
+                Some(s) => return self.expr(&ast::Expr { kind: ExprKind::Str(crate::syntax::raw::bytes_of(s)), span }),
                 None => {
                     return Err(CompileError::new(
                         "D_MACRO_UNDEF",
@@ -519,7 +519,9 @@ impl Checker<'_> {
                 };
                 Ok(TExpr { kind: TKind::Int(v), ty, span: span.clone() })
             }
-            None => self.expr(&ast::Expr { kind: ExprKind::Str(text.as_bytes().to_vec()), span: span.clone() }),
+            None => {
+                self.expr(&ast::Expr { kind: ExprKind::Str(crate::syntax::raw::bytes_of(text)), span: span.clone() })
+            }
         }
     }
 

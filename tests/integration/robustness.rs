@@ -1,0 +1,162 @@
+//! Nothing silent, nothing stuck: output errors, -c commands that cannot
+//! run or must not outlive dtrace, arguments and scripts that are not
+//! UTF-8, inputs that must be bounded.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{self, run, Tracer, DTRACE, WAIT};
+
+/// Runs dtrace with byte-string arguments, bounded by WAIT; its output is
+/// kept as bytes (small: it stays in the pipes until dtrace exits).
+fn run_bytes(args: &[&[u8]]) -> std::process::Output {
+    let mut child = Command::new(DTRACE)
+        .args(args.iter().map(|a| OsStr::from_bytes(a)))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + WAIT;
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("dtrace did not exit within {WAIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn two_c_commands_do_not_hold_each_other() {
+    // Each held command used to inherit the other's release pipe: -e never returned.
+    let out = run(&["-e", "-n", "BEGIN", "-c", "/bin/true", "-c", "/bin/true"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let out = run(&["-qn", "BEGIN { exit(0); }", "-c", "/bin/true", "-c", "/bin/true"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_c_command_that_cannot_run_is_an_error_before_tracing() {
+    let not_executable = util::script("not-executable", "echo hi\n");
+    for (program, why) in
+        [("/nonexistent/prog", "No such file or directory"), (not_executable.as_str(), "Permission denied")]
+    {
+        let out = run(&["-n", "BEGIN { trace(1); }", "-c", program]);
+        out.assert_no_panic();
+        assert_eq!(out.code(), 1, "{program}: {}", out.stderr);
+        assert_eq!(out.stderr, format!("dtrace: failed to execute {program}: {why}\n"));
+        assert_eq!(out.stdout, "", "nothing may be traced");
+    }
+}
+
+#[test]
+fn a_c_command_dies_with_a_killed_dtrace() {
+    let mut tracer = Tracer::spawn(&["-q", "-c", "sleep 57.25", "-n", "BEGIN { printf(\"%d\\n\", $target); }"]);
+    let deadline = Instant::now() + WAIT;
+    let pid = loop {
+        if let Ok(line) = tracer.next_line() {
+            break line.trim().parse::<i32>().expect("pid");
+        }
+        assert!(Instant::now() < deadline, "no pid printed");
+    };
+    tracer.signal(libc::SIGKILL);
+    let _ = tracer.finish();
+    // The command is dtrace's child until dtrace dies; then it must die too.
+    let gone = |pid: i32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.is_empty() || stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z'))
+    };
+    let deadline = Instant::now() + WAIT;
+    while !gone(pid) {
+        assert!(Instant::now() < deadline, "sleep {pid} outlived a SIGKILLed dtrace");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_closed_pipe_ends_dtrace_as_sigpipe_ends_dtrace() {
+    // `dtrace ... | head -2` used to trace forever.
+    let mut child = Command::new(DTRACE)
+        .args(["-n", "tick-10ms { trace(1); }"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(&mut stdout, &mut first).expect("some output");
+    drop(stdout);
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("dtrace kept tracing into a closed pipe");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
+}
+
+#[test]
+fn a_write_error_aborts_with_exit_status_1() {
+    let mut command = Command::new(DTRACE);
+    command.args(["-qn", "tick-1ms { printf(\"%s\\n\", \"0123456789abcdef0123456789abcdef\"); }"]);
+    command.stdout(std::fs::File::options().write(true).open("/dev/full").expect("/dev/full"));
+    let mut child = command.stderr(Stdio::piped()).spawn().expect("spawn");
+    let deadline = Instant::now() + WAIT;
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("dtrace kept tracing into a full device");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "dtrace: processing aborted: No space left on device\n");
+}
+
+#[test]
+fn output_file_errors_come_before_anything_is_enabled() {
+    let out = run(&["-n", "BEGIN { trace(1); }", "-o", "/nonexistent/dir/out"]);
+    assert_eq!(out.code(), 1);
+    assert_eq!(out.stderr, "dtrace: failed to open output file '/nonexistent/dir/out': No such file or directory\n");
+}
+
+#[test]
+fn arguments_and_scripts_that_are_not_utf8_are_bytes() {
+    // Used to panic in std::env::args (exit 134).
+    let out = run_bytes(&[b"-qn", b"BEGIN { /* \xff */ printf(\"%s|%s\\n\", \"a\xfeb\", $$1); exit(0); }", b"z\xfd"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(out.stdout, b"a\xfeb|z\xfd\n\n");
+    let path = util::script("bytes.d", "");
+    std::fs::write(&path, b"BEGIN { /* caf\xe9 */ trace(\"\xe9t\xe9\"); exit(0); }").expect("write");
+    let out = run_bytes(&[b"-qs", path.as_bytes()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, b"\xe9t\xe9\n");
+    let out = run_bytes(&[b"-e", b"-n", b"BEGIN", b"-c", b"/bin/tr\xff"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}
+
+#[test]
+fn a_script_without_end_is_refused_not_read_forever() {
+    let out = run(&["-e", "-s", "/dev/zero"]);
+    assert_eq!((out.code(), out.stderr.as_str()), (1, "dtrace: failed to open /dev/zero: File too large\n"));
+}
+
+#[test]
+fn an_interval_past_a_64_bit_hrtime_matches_no_probe() {
+    let out = run(&["-e", "-n", "tick-18446744073709551615ns {}"]);
+    assert_eq!(out.code(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
+}
