@@ -28,6 +28,15 @@ struct {
 	__type(value, __u64);
 } dt_drops SEC(".maps");
 
+/* Dynamic variable (associative array, self->) stores lost because the
+ * variable's map was full, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dt_dyndrops SEC(".maps");
+
 /* Aggregation updates lost because an aggregation's map was full, per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -334,11 +334,6 @@ impl Options {
         }
         Ok(())
     }
-
-    /// Entries of each thread-local map, from dynvarsize.
-    pub(crate) fn dynvar_entries(&self) -> u32 {
-        (self.dynvarsize / 64).clamp(1024, 1 << 20) as u32
-    }
 }
 
 /// `name:label,label,...` (`:label,...` for the anonymous aggregation):

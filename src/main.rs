@@ -169,7 +169,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     }
     let runtime_opts = runtime::RuntimeOptions {
         bufsize: flags.options.bufsize,
-        dynvar_entries: flags.options.dynvar_entries(),
+        dynvarsize: flags.options.dynvarsize,
         aggsize: flags.options.aggsize,
         nspec: flags.options.nspec,
         ustackframes: flags.options.ustackframes,

@@ -794,6 +794,9 @@ impl<'a> Emitter<'a> {
         }
         self.emit(mov_imm(R4, 0));
         self.emit(call(Helper::MapUpdateElem));
+        // A full map keeps the store from happening: DTrace's dynamic variable drop.
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), end);
+        self.count_in(MapRef::DynDrops, 0);
         self.bind(end);
         self.emit(ldx(Size::DW, R0, FP, value));
         self.stack_top += 8;

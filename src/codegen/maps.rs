@@ -44,6 +44,8 @@ pub(crate) enum MapRef {
     AggZero,
     /// Aggregation updates lost to a full map, per CPU (shared).
     AggDrops,
+    /// Dynamic variable stores lost to a full map, per CPU (shared).
+    DynDrops,
     /// Per-thread on-CPU time for vtimestamp (shared).
     Vtime,
     /// Speculations by ID, the free IDs, the count being ended and the
@@ -58,7 +60,7 @@ pub(crate) enum MapRef {
 const INDEX_BITS: u32 = 16;
 
 impl MapRef {
-    const FIXED: [MapRef; 18] = [
+    const FIXED: [MapRef; 19] = [
         MapRef::Ctx,
         MapRef::Events,
         MapRef::State,
@@ -77,6 +79,7 @@ impl MapRef {
         MapRef::SpecFree,
         MapRef::SpecEnding,
         MapRef::SpecStats,
+        MapRef::DynDrops,
     ];
 
     /// The most thread-local variables, aggregations or associative arrays

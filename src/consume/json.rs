@@ -184,6 +184,7 @@ pub(super) fn aggregation_row(keys: Vec<Json>, values: Vec<(&str, &'static str, 
 pub(crate) enum DropKind {
     Principal = 0,
     Aggregation = 1,
+    Dynamic = 2,
     Speculation = 5,
     SpeculationBusy = 6,
     SpeculationUnavailable = 7,

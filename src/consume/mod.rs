@@ -191,9 +191,13 @@ pub(crate) fn run(
     let mut drops_seen: Vec<u64> = Vec::new();
     let mut agg_drops_seen: Vec<u64> = Vec::new();
     let mut speculation_troubles_seen = SpeculationTroubles::default();
+    let mut dynamic_drops_seen = 0;
     let mut report_drops = |session: &Session, state: &mut State| {
         let mut reports = new_drops(&session.drops(), &mut drops_seen, json::DropKind::Principal);
         reports.extend(new_drops(&session.aggregation_drops(), &mut agg_drops_seen, json::DropKind::Aggregation));
+        let dynamic = session.dynamic_variable_drops();
+        reports.extend(status_drop(dynamic, dynamic_drops_seen, json::DropKind::Dynamic, "dynamic variable drop", ""));
+        dynamic_drops_seen = dynamic;
         reports.extend(speculation_troubles(session.speculation_troubles(), &mut speculation_troubles_seen));
         for report in reports {
             state.report_drop(&report);
@@ -306,16 +310,19 @@ fn speculation_troubles(now: SpeculationTroubles, seen: &mut SpeculationTroubles
             " (no speculative buffer available)",
         ),
     ];
-    let mut reports = Vec::new();
-    for (total, before, kind, what, why) in kinds {
-        let count = total.saturating_sub(before);
-        if count > 0 {
-            let message = format!("{count} {what}{}{why}", if count == 1 { "" } else { "s" });
-            reports.push(DropReport { kind, cpu: None, count, total, message });
-        }
-    }
+    let reports =
+        kinds.into_iter().filter_map(|(total, before, kind, what, why)| status_drop(total, before, kind, what, why));
+    let reports = reports.collect();
     *seen = now;
     reports
+}
+
+/// One line of DTrace's status table (dt_drop.c): `N <what>[s]<why>` for
+/// what was lost since `before`, over all CPUs.
+fn status_drop(total: u64, before: u64, kind: json::DropKind, what: &str, why: &str) -> Option<DropReport> {
+    let count = total.saturating_sub(before);
+    let message = format!("{count} {what}{}{why}", if count == 1 { "" } else { "s" });
+    (count > 0).then_some(DropReport { kind, cpu: None, count, total, message })
 }
 
 impl State<'_> {

@@ -29,7 +29,9 @@ use crate::sema::ir::Program;
 /// Options that shape the maps and buffers.
 pub(crate) struct RuntimeOptions {
     pub bufsize: u32,
-    pub dynvar_entries: u32,
+    /// Bytes each dynamic variable (associative array, thread-local) may
+    /// hold (the dynvarsize option).
+    pub dynvarsize: u64,
     /// Bytes per CPU for each aggregation (the aggsize option), when set.
     pub aggsize: Option<u64>,
     pub nspec: u32,
@@ -117,14 +119,9 @@ impl CodeMaps {
         }
         keep(MapRef::ProbeNames, probenames, &mut maps);
         for (i, v) in program.thread_locals.iter().enumerate() {
-            let m = MapHandle::create(
-                MapType::Hash,
-                Some("dt_self"),
-                4,
-                var_bytes(&v.ty, program.strsize) as u32,
-                opts.dynvar_entries,
-                &map_opts(),
-            )?;
+            let value_size = var_bytes(&v.ty, program.strsize);
+            let entries = dynvar_entries(opts.dynvarsize, 4, value_size);
+            let m = MapHandle::create(MapType::Hash, Some("dt_self"), 4, value_size as u32, entries, &map_opts())?;
             keep(MapRef::ThreadLocal(i), m, &mut maps);
         }
         // Aggregations: one per-CPU hash map each, sized by aggsize. The maps
@@ -152,12 +149,14 @@ impl CodeMaps {
         }
         // Associative arrays: one hash map each, sized like thread-local variables.
         for (i, a) in program.assoc_arrays.iter().enumerate() {
+            let value_size = var_bytes(&a.value, program.strsize);
+            let entries = dynvar_entries(opts.dynvarsize, a.key_size(), value_size);
             let map = MapHandle::create(
                 MapType::Hash,
                 Some("dt_assoc"),
                 a.key_size() as u32,
-                var_bytes(&a.value, program.strsize) as u32,
-                opts.dynvar_entries,
+                value_size as u32,
+                entries,
                 &map_opts(),
             )
             .with_context(|| format!("creating the map of associative array {}", a.name))?;
@@ -218,6 +217,7 @@ impl CodeMaps {
             (MapRef::State, m.dt_state.as_fd()),
             (MapRef::Drops, m.dt_drops.as_fd()),
             (MapRef::AggDrops, m.dt_aggdrops.as_fd()),
+            (MapRef::DynDrops, m.dt_dyndrops.as_fd()),
             (MapRef::Vtime, m.dt_vtime.as_fd()),
             (MapRef::Specs, m.dt_specs.as_fd()),
             (MapRef::SpecFree, m.dt_spec_free.as_fd()),
@@ -371,6 +371,11 @@ impl Session {
         percpu_counter(&self.core.maps.dt_drops)
     }
 
+    /// Dynamic variable stores lost because a variable's map was full, over all CPUs.
+    pub(crate) fn dynamic_variable_drops(&self) -> u64 {
+        percpu_counter(&self.core.maps.dt_dyndrops).iter().sum()
+    }
+
     /// Aggregation updates lost because an aggregation's map was full, per CPU.
     pub(crate) fn aggregation_drops(&self) -> Vec<u64> {
         percpu_counter(&self.core.maps.dt_aggdrops)
@@ -469,6 +474,15 @@ fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
         Ok(Some(values)) => values.iter().map(|v| layout::read_u64(v, 0)).collect(),
         _ => Vec::new(),
     }
+}
+
+/// How many elements of a dynamic variable fit in `dynvarsize` bytes: each
+/// costs its key and value, 8-byte aligned, and the kernel's element header
+/// (struct htab_elem, 48 bytes). A store into a full variable is a dynamic
+/// variable drop, as in DTrace.
+fn dynvar_entries(dynvarsize: u64, key_size: usize, value_size: usize) -> u32 {
+    let element = (48 + key_size.next_multiple_of(8) + value_size.next_multiple_of(8)) as u64;
+    (dynvarsize / element).clamp(1, u64::from(u32::MAX)) as u32
 }
 
 fn map_opts() -> libbpf_sys::bpf_map_create_opts {

@@ -160,3 +160,27 @@ fn an_interval_past_a_64_bit_hrtime_matches_no_probe() {
     assert_eq!(out.code(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
 }
+
+#[test]
+fn dynamic_variable_stores_into_a_full_dynvarsize_are_reported_drops() {
+    // 1k of dynvarsize holds 16 elements of int keys and values (64 bytes
+    // each); every store beyond them is a drop DTrace reports.
+    let program = "BEGIN { i = 1; }
+        tick-1ms /i <= 40/ { a[i] = 1; self->v[i] = 1; }
+        tick-1ms /i <= 40 && a[i] == 1/ { kept++; }
+        tick-1ms /i <= 40 && a[i] != 1/ { lost++; }
+        tick-1ms /i <= 40/ { i++; }
+        tick-1ms /i > 40/ { printf(\"kept %d lost %d\\n\", kept, lost); exit(0); }";
+    let out = run(&["-q", "-x", "dynvarsize=1k", "-n", program]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "kept 16 lost 24\n\n");
+    // a[] lost 24; self->v[] (thread and index keys: 72-byte elements, 14
+    // fit) lost 26. Reported once a second and at exit.
+    let reported: u64 = out
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("dtrace: ")?.strip_suffix(" dynamic variable drops"))
+        .map(|n| n.parse::<u64>().expect("count"))
+        .sum();
+    assert_eq!(reported, 50, "{}", out.stderr);
+}
