@@ -46,7 +46,8 @@ struct dt_probe_ctx {
 
 /* State shared by every program; lives in the core object's dt_state map. */
 struct dt_state {
-	__u32 draining; /* set by exit(): entry programs stop firing probes */
+	__u32 draining; /* nonzero: entry programs fire no probes (BEGIN has
+	                 * not run yet, or exit() was called, or END is firing) */
 	__u32 exit_status;
 	__u64 wall_offset_ns; /* walltimestamp = bpf_ktime_get_ns() + this */
 };

@@ -972,7 +972,7 @@ impl<'a> Emitter<'a> {
         if matches!(kind, ActionKind::Exit(_)) {
             let draining = layout::STATE_DRAINING as u32;
             self.emit2(ld_map_value(R1, MapRef::State, draining));
-            self.emit(st_imm(Size::W, R1, 0, 1));
+            self.emit(st_imm(Size::W, R1, 0, layout::STATE_STOPPED as i32));
         }
         // Mark the action as present in the record.
         self.emit(ldx(Size::DW, R1, R9, layout::HDR_PRESENT as i16));

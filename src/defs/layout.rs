@@ -29,6 +29,12 @@ pub(crate) const CTX_COMM: usize = offset_of!(dt_probe_ctx, comm);
 
 pub(crate) const STATE_SIZE: usize = size_of::<dt_state>();
 pub(crate) const STATE_DRAINING: usize = offset_of!(dt_state, draining);
+/// Values of `dt_state.draining`: probes fire only while it is FIRING.
+pub(crate) const STATE_FIRING: u32 = 0;
+/// exit() was called, or END is firing: nothing else fires any more.
+pub(crate) const STATE_STOPPED: u32 = 1;
+/// Programs are attached but BEGIN has not run: DTrace fires BEGIN first.
+pub(crate) const STATE_NOT_BEGUN: u32 = 2;
 pub(crate) const STATE_WALL_OFFSET: usize = offset_of!(dt_state, wall_offset_ns);
 
 pub(crate) const HDR_SIZE: usize = size_of::<dt_rec_hdr>();

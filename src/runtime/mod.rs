@@ -267,6 +267,8 @@ pub(crate) fn start(
     }
     let mut state = vec![0u8; layout::STATE_SIZE];
     state[layout::STATE_WALL_OFFSET..layout::STATE_WALL_OFFSET + 8].copy_from_slice(&wall_offset_ns().to_ne_bytes());
+    // Attached probes fire nothing until BEGIN has run (fire_begin).
+    state[layout::STATE_DRAINING..layout::STATE_DRAINING + 4].copy_from_slice(&layout::STATE_NOT_BEGUN.to_ne_bytes());
     core.maps.dt_state.update(&0u32.to_ne_bytes(), &state, MapFlags::ANY)?;
 
     let code_maps = CodeMaps::create(program, generated, registry, opts, &core)?;
@@ -340,9 +342,14 @@ impl Session {
         &self.core.maps.dt_events
     }
 
-    /// Tracing starts: BEGIN fires, in this process as DTrace does.
+    /// Tracing starts: BEGIN fires, in this process as DTrace does, and
+    /// then (unless BEGIN called exit()) every other enabled probe.
     pub(crate) fn fire_begin(&self) -> Result<()> {
-        self.providers.iter().try_for_each(|p| p.begin())
+        self.providers.iter().try_for_each(|p| p.begin())?;
+        if self.draining()? == layout::STATE_NOT_BEGUN {
+            self.set_draining(layout::STATE_FIRING)?;
+        }
+        Ok(())
     }
 
     /// Starts what must not fire before BEGIN has run (profile timers).
@@ -350,19 +357,24 @@ impl Session {
         self.providers.iter().try_for_each(|p| p.started())
     }
 
+    /// END fires last: every other probe is stopped first (END itself
+    /// fires through BPF_PROG_TEST_RUN, which the flag does not stop).
     pub(crate) fn fire_end(&self) -> Result<()> {
-        // END fires even after exit(): clear the draining flag for it.
-        self.set_draining(false)?;
-        self.providers.iter().try_for_each(|p| p.end())?;
-        self.set_draining(true)
+        self.set_draining(layout::STATE_STOPPED)?;
+        self.providers.iter().try_for_each(|p| p.end())
     }
 
-    fn set_draining(&self, on: bool) -> Result<()> {
+    fn draining(&self) -> Result<u32> {
+        let value = self.core.maps.dt_state.lookup(&0u32.to_ne_bytes(), MapFlags::ANY)?.unwrap_or_default();
+        Ok(layout::read_u32(&value, layout::STATE_DRAINING))
+    }
+
+    fn set_draining(&self, value: u32) -> Result<()> {
         let key = 0u32.to_ne_bytes();
         let state = &self.core.maps.dt_state;
-        let mut value = state.lookup(&key, MapFlags::ANY)?.unwrap_or_else(|| vec![0u8; layout::STATE_SIZE]);
-        value[layout::STATE_DRAINING..layout::STATE_DRAINING + 4].copy_from_slice(&(on as u32).to_ne_bytes());
-        state.update(&key, &value, MapFlags::ANY)?;
+        let mut bytes = state.lookup(&key, MapFlags::ANY)?.unwrap_or_else(|| vec![0u8; layout::STATE_SIZE]);
+        bytes[layout::STATE_DRAINING..layout::STATE_DRAINING + 4].copy_from_slice(&value.to_ne_bytes());
+        state.update(&key, &bytes, MapFlags::ANY)?;
         Ok(())
     }
 

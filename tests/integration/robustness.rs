@@ -184,3 +184,18 @@ fn dynamic_variable_stores_into_a_full_dynvarsize_are_reported_drops() {
         .sum();
     assert_eq!(reported, 50, "{}", out.stderr);
 }
+
+#[test]
+fn begin_fires_before_any_other_probe_and_end_after_every_other() {
+    // dtrace's own system calls between attaching and BEGIN (or after END)
+    // used to fire the syscall probes: 71 early and 2 late here.
+    let program = "int began, ended;
+        BEGIN { began = 1; }
+        syscall:::entry /began == 0/ { @early = count(); }
+        syscall:::entry /ended == 1/ { @late = count(); }
+        tick-100ms { exit(0); }
+        END { ended = 1; }";
+    let out = run(&["-q", "-n", program]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "\n", "no probe may fire before BEGIN or after END");
+}
