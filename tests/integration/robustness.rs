@@ -197,5 +197,5 @@ fn begin_fires_before_any_other_probe_and_end_after_every_other() {
         END { ended = 1; }";
     let out = run(&["-q", "-n", program]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
-    assert_eq!(out.stdout, "\n", "no probe may fire before BEGIN or after END");
+    assert_eq!(out.stdout.trim(), "", "no probe may fire before BEGIN or after END");
 }
