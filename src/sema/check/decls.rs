@@ -27,6 +27,8 @@ pub(super) struct Declared {
     /// Translator members being checked (a member defined through itself
     /// would otherwise recurse without end).
     translating: Vec<(usize, String)>,
+    /// Inline expansions made so far (see `Inline::checked`).
+    inline_expansions: u64,
 }
 
 struct Inline {
@@ -34,7 +36,15 @@ struct Inline {
     value: ast::Expr,
     /// From the D library: errors in it are reported where it is used.
     library: bool,
+    /// A script's inline, checked once where it is defined, and how many
+    /// inline expansions its value holds: each use is a copy, never a new
+    /// check, so chains of inlines cost their size, not 2^depth checks.
+    checked: Option<(TExpr, u64)>,
 }
+
+/// The most inline expansions one inline's value may hold. Past it the
+/// program could never load (and copying it would exhaust memory).
+const MAX_INLINE_EXPANSIONS: u64 = 1 << 16;
 
 pub(super) struct Translator {
     output: Rc<Record>,
@@ -310,6 +320,11 @@ impl Checker<'_> {
             return Ok(TExpr { kind: TKind::Int(v as u64), ty: Type::INT, span: span.clone() });
         }
         let inline = &self.declared.inlines[name];
+        if let Some((value, expansions)) = &inline.checked {
+            let value = TExpr { span: span.clone(), ..value.clone() };
+            self.declared.inline_expansions += expansions;
+            return Ok(value);
+        }
         let (ty, value, library) = (inline.ty.clone(), inline.value.clone(), inline.library);
         let value = self.expr_any(&value).map_err(|e| if library { e.at(span) } else { e })?;
         convert(value, ty, span)
@@ -327,12 +342,29 @@ impl Checker<'_> {
         if self.declared.inlines.contains_key(&def.name) || predefined {
             return Err(CompileError::new("D_DECL_IDRED", &def.span, format!("identifier redeclared: {}", def.name)));
         }
-        if check_now {
-            let value = self.expr_any(&def.value)?;
-            convert(value, ty.clone(), &def.span)?;
-        }
+        let checked = if check_now {
+            let before = self.declared.inline_expansions;
+            let value = convert(self.expr_any(&def.value)?, ty.clone(), &def.span)?;
+            let expansions = 1 + (self.declared.inline_expansions - before);
+            if expansions > MAX_INLINE_EXPANSIONS {
+                return Err(CompileError::new(
+                    "D_UNKNOWN",
+                    &def.span,
+                    format!("inline {} is too large: it expands to {expansions} inlines", def.name),
+                ));
+            }
+            // A constant stays one node however many inlines made it.
+            match (super::expr::folded(&value), &value.ty) {
+                (Some(v), &Type::Int { size, signed, .. }) => {
+                    Some((TExpr { kind: TKind::Int(fit_to_size(v, size, signed)), ..value }, 1))
+                }
+                _ => Some((value, expansions)),
+            }
+        } else {
+            None
+        };
         let library = !check_now;
-        self.declared.inlines.insert(def.name.clone(), Inline { ty, value: def.value.clone(), library });
+        self.declared.inlines.insert(def.name.clone(), Inline { ty, value: def.value.clone(), library, checked });
         Ok(())
     }
 
@@ -582,5 +614,20 @@ fn convert(value: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
             span,
             format!("operands have incompatible types: \"{}\" = \"{}\"", ty.name(), value.ty.name()),
         )),
+    }
+}
+
+/// `v` as a value of an integer type of `size` bytes: truncated, and sign-
+/// extended to 64 bits when signed, as a cast of the constant would give it.
+fn fit_to_size(v: u64, size: u8, signed: bool) -> u64 {
+    if size >= 8 {
+        return v;
+    }
+    let bits = u32::from(size) * 8;
+    let low = v & ((1u64 << bits) - 1);
+    if signed && (low >> (bits - 1)) & 1 == 1 {
+        low | !((1u64 << bits) - 1)
+    } else {
+        low
     }
 }

@@ -76,6 +76,35 @@ fn enumerators_typedefs_and_inlines_are_names_for_values_and_types() {
     assert_eq!(error_of("inline int X = 1; inline int X = 2;"), "identifier redeclared: X");
 }
 
+/// The constant an inline's single trace() records.
+fn traced_constant(source: &str) -> u64 {
+    let program = compile(source).expect("compiles");
+    let TStmt::Action { kind: ActionKind::Record(v), .. } = &program.clauses[0].body[0] else { panic!() };
+    match v[0].kind {
+        TKind::Int(n) => n,
+        ref other => panic!("not a constant: {other:?}"),
+    }
+}
+
+#[test]
+fn chained_inlines_are_checked_once_each() {
+    // Each use used to check the value again: 2^depth checks (depth 22 took
+    // 5 s and 1 GB). Constants fold; other chains stop at a bound.
+    let chain = |first: &str, depth: usize| {
+        let mut text = format!("inline int i0 = {first};\n");
+        for k in 1..=depth {
+            text += &format!("inline int i{k} = i{} + i{};\n", k - 1, k - 1);
+        }
+        text + &format!("BEGIN {{ trace(i{depth}); }}")
+    };
+    assert_eq!(traced_constant(&chain("1", 30)), 1 << 30);
+    let error = error_of(&chain("pid", 30));
+    assert!(error.starts_with("inline i16 is too large"), "{error}");
+    // A folded inline keeps its type's width, as the cast would.
+    assert_eq!(traced_constant("inline uint8_t x = 300; BEGIN { trace(x); }"), 44);
+    assert_eq!(traced_constant("inline int8_t y = 255; BEGIN { trace(y); }"), u64::MAX);
+}
+
 #[test]
 fn translators_check_their_members_when_used() {
     if !has_btf() {
