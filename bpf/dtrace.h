@@ -49,6 +49,8 @@ struct dt_state {
 	__u32 draining; /* nonzero: entry programs fire no probes (BEGIN has
 	                 * not run yet, or exit() was called, or END is firing) */
 	__u32 exit_status;
+	__u32 only_cpu; /* the cpu option plus one: probes fire on that CPU only; 0: all */
+	__u32 pad;
 	__u64 wall_offset_ns; /* walltimestamp = bpf_ktime_get_ns() + this */
 };
 
@@ -157,6 +159,8 @@ static __always_inline struct dt_probe_ctx *dt_begin_probe(void)
 	__u32 zero = 0;
 	struct dt_state *st = bpf_map_lookup_elem(&dt_state, &zero);
 	if (!st || st->draining)
+		return NULL;
+	if (st->only_cpu && bpf_get_smp_processor_id() + 1 != st->only_cpu)
 		return NULL;
 	struct dt_probe_ctx *pc = bpf_map_lookup_elem(&dt_ctx, &zero);
 	if (!pc)

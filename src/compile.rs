@@ -66,7 +66,7 @@ pub(crate) fn compile(
             ProgramSource::Script(path) => {
                 let text = read_script(path)?;
                 if options.cpp {
-                    preprocess(&text, path, &options.cpp_args)?
+                    preprocess(&text, path, &options.cpp_args, options.cpppath.as_deref())?
                 } else {
                     text
                 }
@@ -95,9 +95,12 @@ pub(crate) fn compile(
     let mut checker = Checker::new(
         CheckOptions {
             macro_args,
-            zero_matches_ok: context.zero_matches_ok,
+            // zdefs is -Z's option form, and may come from a #pragma.
+            zero_matches_ok: context.zero_matches_ok || options.zdefs,
             strsize: options.strsize,
             target_pid: context.target_pid,
+            defaultargs: options.defaultargs,
+            stackframes: options.stackframes,
         },
         registry,
     );
@@ -218,9 +221,10 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
 }
 
 /// Runs the C preprocessor over a script (-C), as DTrace does, with the
-/// names DTrace defines for D programs and the -D/-U/-I arguments. The first
-/// of cpp, gcc -E and clang -E that exists is used.
-fn preprocess(text: &str, path: &str, args: &[String]) -> Result<String, String> {
+/// names DTrace defines for D programs and the -D/-U/-I arguments. The
+/// cpppath option's program, or else the first of cpp, gcc -E and clang -E
+/// that exists, is used.
+fn preprocess(text: &str, path: &str, args: &[String], cpppath: Option<&str>) -> Result<String, String> {
     use std::io::Write;
     use std::process::{Command, Stdio};
     // A `#!` interpreter line is for the shell, not for cpp.
@@ -229,7 +233,13 @@ fn preprocess(text: &str, path: &str, args: &[String]) -> Result<String, String>
         None => text.to_string(),
     };
     let dir = std::path::Path::new(path).parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
-    for (program, first) in [("cpp", None), ("gcc", Some("-E")), ("clang", Some("-E"))] {
+    let found = [("cpp", None), ("gcc", Some("-E")), ("clang", Some("-E"))];
+    let chosen = cpppath.map(|p| [(p, None)]);
+    let candidates: &[(&str, Option<&str>)] = match &chosen {
+        Some(one) => one,
+        None => &found,
+    };
+    for &(program, first) in candidates {
         let mut cmd = Command::new(program);
         cmd.args(first)
             .args(["-P", "-x", "c", "-D__SUNW_D=1", "-D__SUNW_D_64", "-D__linux"])
@@ -241,7 +251,7 @@ fn preprocess(text: &str, path: &str, args: &[String]) -> Result<String, String>
             .stderr(Stdio::piped());
         let Ok(mut child) = cmd.spawn() else { continue };
         if let Some(mut stdin) = child.stdin.take() {
-            let _ = stdin.write_all(body.as_bytes());
+            let _ = stdin.write_all(&syntax::raw::bytes_of(&body));
         }
         let out = child.wait_with_output().map_err(|e| format!("failed to run {program}: {e}"))?;
         if !out.status.success() {
@@ -251,9 +261,12 @@ fn preprocess(text: &str, path: &str, args: &[String]) -> Result<String, String>
                 why.lines().find(|l| l.contains("error")).unwrap_or("the C preprocessor failed").trim()
             ));
         }
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+        return Ok(syntax::raw::text_from_bytes(&out.stdout));
     }
-    Err("failed to preprocess: no C preprocessor (cpp, gcc or clang) found".to_string())
+    Err(match cpppath {
+        Some(program) => format!("failed to preprocess {path}: cannot run {program}"),
+        None => "failed to preprocess: no C preprocessor (cpp, gcc or clang) found".to_string(),
+    })
 }
 
 /// How dtrace names a source in its "matched N probes" notice.

@@ -86,6 +86,24 @@ pub(crate) struct Options {
     pub flowindent: bool,
     /// Frames ustack() keeps (ustackframes; at most the kernel's 127).
     pub ustackframes: u32,
+    /// Frames stack() keeps when not given a count (stackframes).
+    pub stackframes: u32,
+    /// Spaces before each frame of a printed stack (stackindent).
+    pub stackindent: usize,
+    /// How often drops and other losses are reported (statusrate).
+    pub statusrate: Duration,
+    /// Trace only on this CPU (cpu).
+    pub cpu: Option<u32>,
+    /// Unreferenced macro arguments are 0 or "" (defaultargs).
+    pub defaultargs: bool,
+    /// trace() of a string shows its bytes, as of other data (rawbytes).
+    pub rawbytes: bool,
+    /// Show the generated programs, as -S does (verbose).
+    pub verbose: bool,
+    /// The preprocessor -C runs (cpppath), instead of the first found.
+    pub cpppath: Option<String>,
+    /// setenv/unsetenv: changes to the environment of -c commands, in order.
+    pub child_env: Vec<(String, Option<String>)>,
     /// oformat: DTrace's text, or FreeBSD's structured records as JSON.
     pub oformat: OutputFormat,
     /// -O: with oformat=json, the aggregations are printed at exit too.
@@ -124,8 +142,10 @@ impl AggSortOptions {
     /// Applies one option by name; false when `name` is not a sort option.
     pub(crate) fn set(&mut self, name: &str, value: Option<&str>) -> Result<bool, String> {
         let bad = || "Invalid value for specified option".to_string();
-        let number =
-            |v: Option<&str>| -> Result<usize, String> { v.ok_or_else(bad)?.parse::<usize>().map_err(|_| bad()) };
+        let number = |v: Option<&str>| -> Result<usize, String> {
+            let n = runtime_value(v).ok_or_else(bad)?.unwrap_or(0);
+            usize::try_from(n).map_err(|_| bad())
+        };
         match name {
             "aggsortkey" => self.by_key = flag_value(value).ok_or_else(bad)?,
             "aggsortrev" => self.reverse = flag_value(value).ok_or_else(bad)?,
@@ -137,13 +157,9 @@ impl AggSortOptions {
     }
 }
 
-/// A boolean option: set by its bare name; "unset" clears it (as setopt does).
+/// A boolean option as dt_opt_runtime reads it (see `runtime_value`).
 fn flag_value(value: Option<&str>) -> Option<bool> {
-    match value {
-        None | Some("") | Some("set") => Some(true),
-        Some("unset") => Some(false),
-        Some(_) => None,
-    }
+    runtime_value(value).map(|v| v.is_some())
 }
 
 impl Default for Options {
@@ -169,6 +185,15 @@ impl Default for Options {
             specsize: 32 << 10,
             flowindent: false,
             ustackframes: 100,
+            stackframes: 20,
+            stackindent: 14,
+            statusrate: Duration::from_secs(1),
+            cpu: None,
+            defaultargs: false,
+            rawbytes: false,
+            verbose: false,
+            cpppath: None,
+            child_env: Vec::new(),
             oformat: OutputFormat::Text,
             print_aggregations_at_exit: false,
             metricsfile: None,
@@ -179,6 +204,8 @@ impl Default for Options {
 
 /// Every option name DTrace accepts with -x or `#pragma D option`.
 const OPTION_NAMES: &[&str] = &[
+    "agghist",
+    "aggpack",
     "aggpercpu",
     "aggrate",
     "aggsize",
@@ -239,6 +266,7 @@ const OPTION_NAMES: &[&str] = &[
     "pspec",
     "quiet",
     "rawbytes",
+    "setenv",
     "specsize",
     "stackframes",
     "stackindent",
@@ -254,27 +282,130 @@ const OPTION_NAMES: &[&str] = &[
     "udefs",
     "undef",
     "unodefs",
+    "unsetenv",
     "ustackframes",
     "verbose",
     "version",
     "zdefs",
 ];
 
+/// Options of DTrace that this dtrace refuses, and why: each names
+/// something Linux or this implementation does not have. Setting one is an
+/// error, never a silent no-op.
+const REFUSED_OPTIONS: &[(&str, &str)] = &[
+    ("aggpercpu", "aggregations are printed combined over all CPUs only"),
+    ("agghist", "aggregations are not printed as histograms"),
+    ("aggpack", "aggregations are not printed in packed form"),
+    ("aggzoom", "histogram bars are scaled to the total only"),
+    ("amin", "stability attributes are not checked against a minimum"),
+    ("core", "no core file is written"),
+    ("cpphdrs", "the preprocessor is given no extra headers"),
+    ("ctypes", "there are no CTF types to write"),
+    ("debug", "libdtrace's debugging output does not exist here"),
+    ("droptags", "drop messages carry no tags"),
+    ("dtypes", "there are no CTF types to write"),
+    ("encoding", "no DOF is written (-G writes an ELF object)"),
+    ("grabanon", "there is no anonymous tracing on Linux"),
+    ("iregs", "BPF programs have no DIF registers to size"),
+    ("jstackframes", "jstack() is not supported"),
+    ("jstackstrsize", "jstack() is not supported"),
+    ("ld_path", "-G writes its object without a linker"),
+    ("ldpath", "-G writes its object without a linker"),
+    ("libdir", "only the built-in D library is loaded"),
+    ("linkmode", "-G writes its object without a linker"),
+    ("lockmem", "BPF memory is charged to the memory cgroup, not locked"),
+    ("maxframes", "stack depth is set with stackframes and ustackframes"),
+    ("modpath", "kernel types come from BTF, not module files"),
+    ("pgmax", "grabbed processes are not limited"),
+    ("preallocate", "dynamic variables are preallocated by the kernel"),
+    ("procfs", "processes are read through /proc always"),
+    ("syslibdir", "only the built-in D library is loaded"),
+    ("tree", "libdtrace's parse tree dumps do not exist here"),
+    ("tregs", "BPF programs have no DIF registers to size"),
+];
+
+/// dt_opt_runtime's reading of a value: none or a yes-word sets the
+/// option, an empty value or a no-word unsets it, a number sets it to that
+/// number (0 included). None: not a valid value.
+fn runtime_value(value: Option<&str>) -> Option<Option<u64>> {
+    const COUPLES: [(&str, &str); 6] = [
+        ("yes", "no"),
+        ("enable", "disable"),
+        ("enabled", "disabled"),
+        ("true", "false"),
+        ("on", "off"),
+        ("set", "unset"),
+    ];
+    let Some(text) = value else { return Some(Some(1)) };
+    if text.is_empty() {
+        return Some(None);
+    }
+    for (yes, no) in COUPLES {
+        if text.eq_ignore_ascii_case(yes) {
+            return Some(Some(1));
+        }
+        if text.eq_ignore_ascii_case(no) {
+            return Some(None);
+        }
+    }
+    parse_c_number(text).map(Some)
+}
+
+/// A number as strtoull(3) with base 0 reads it: decimal, 0x hex, 0 octal.
+fn parse_c_number(text: &str) -> Option<u64> {
+    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).ok()
+    } else if text.len() > 1 && text.starts_with('0') {
+        u64::from_str_radix(&text[1..], 8).ok()
+    } else {
+        text.parse().ok()
+    }
+}
+
 impl Options {
-    /// Applies `name[=value]`; errors read like DTrace's.
+    /// Applies `name[=value]`, reading the value as DTrace's option table
+    /// does for that option; errors read like DTrace's.
     pub(crate) fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
         if !OPTION_NAMES.contains(&name) {
             return Err("Invalid option name".to_string());
         }
         let bad = || "Invalid value for specified option".to_string();
+        if let Some((_, why)) = REFUSED_OPTIONS.iter().find(|(n, _)| *n == name) {
+            return Err(format!("Option not supported: {why}"));
+        }
+        // Compiler flags take no value (dt_opt_cflags).
+        let no_value = || if value.is_some() { Err(bad()) } else { Ok(true) };
+        // Runtime flags: set, or unset with a no-word.
+        let flag = || flag_value(value).ok_or_else(bad);
+        let number = || runtime_value(value).ok_or_else(bad).map(|v| v.unwrap_or(0));
+        let size = || parse_size(value.ok_or_else(bad)?).ok_or_else(bad);
+        let rate = || parse_rate(value.ok_or_else(bad)?).ok_or_else(bad);
+        let one_of = |choices: &[&str]| value.filter(|v| choices.contains(v)).ok_or_else(bad);
         match name {
-            "quiet" => self.quiet = true,
-            "destructive" => self.destructive = true,
-            "zdefs" => self.zdefs = true,
-            "errtags" => self.errtags = true,
-            "flowindent" => self.flowindent = true,
+            "quiet" => self.quiet = flag()?,
+            "destructive" => self.destructive = flag()?,
+            "flowindent" => self.flowindent = flag()?,
+            "rawbytes" => self.rawbytes = flag()?,
+            // Records from every CPU go through one ring buffer in the order
+            // they were written: output is always in time order.
+            "temporal" => {
+                flag()?;
+            }
+            "zdefs" => self.zdefs = no_value()?,
+            "errtags" => self.errtags = no_value()?,
+            "cpp" => self.cpp = no_value()?,
+            "defaultargs" => self.defaultargs = no_value()?,
+            "verbose" => self.verbose = no_value()?,
+            // What these ask for is how this dtrace always works: empty
+            // programs compile, macro arguments need not be used, symbols
+            // resolve at compile time (an unknown one is an error), no
+            // library directories are read, -G's object has no debugging
+            // data to strip nor DOF to load lazily, descriptions parse one way.
+            "empty" | "argref" | "kdefs" | "knodefs" | "udefs" | "unodefs" | "nolibs" | "strip" | "lazyload"
+            | "pspec" => {
+                no_value()?;
+            }
             // -x forms of -C, -D, -I and -U.
-            "cpp" => self.cpp = true,
             "define" | "incdir" | "undef" => {
                 let flag = match name {
                     "define" => "-D",
@@ -283,33 +414,88 @@ impl Options {
                 };
                 self.cpp_args.push(format!("{flag}{}", value.ok_or_else(bad)?));
             }
+            "cpppath" => self.cpppath = Some(value.filter(|v| !v.is_empty()).ok_or_else(bad)?.to_string()),
+            // The C dialect asks cpp for what -C always gives here.
+            "stdc" => {
+                one_of(&["a", "c", "s", "t", "X"])?;
+            }
+            // Translators are always applied at compile time.
+            "late" => {
+                one_of(&["dynamic", "static"])?;
+            }
+            // -c commands are held before exec and probes are enabled
+            // before they run a single instruction (what "exec" asks for);
+            // the pid provider reads their libraries from the program's
+            // file, so probes in them need no later evaluation point.
+            "evaltime" => {
+                one_of(&["exec", "preinit", "postinit", "main"])?;
+            }
+            // -G writes an ELF object.
+            "linktype" => {
+                if value != Some("elf") {
+                    return Err(format!("{}: -G writes ELF objects only", bad()));
+                }
+            }
+            "version" => {
+                let v = value.ok_or_else(bad)?;
+                let known = ["1.0", "1.1", "1.2", "1.2.1", "1.2.2", "1.3", "1.4", "1.4.1", "1.5", "1.6", "1.6.1"];
+                let later = (7..=13).any(|minor| v == format!("1.{minor}"));
+                if !known.contains(&v) && !later {
+                    return Err("Invalid version specifier".to_string());
+                }
+            }
+            "setenv" => {
+                let (var, val) = value.and_then(|v| v.split_once('=')).ok_or_else(bad)?;
+                self.child_env.push((var.to_string(), Some(val.to_string())));
+            }
+            "unsetenv" => self.child_env.push((value.filter(|v| !v.is_empty()).ok_or_else(bad)?.to_string(), None)),
             "strsize" => {
-                let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
+                let v = size()?;
                 if !(2..=65536).contains(&v) {
                     return Err(bad());
                 }
                 // Strings are handled in 8-byte units by the generated code.
                 self.strsize = ((v as usize) + 7) & !7;
             }
-            "bufsize" => {
-                let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
-                self.bufsize = u32::try_from(v).map_err(|_| bad())?;
+            "bufsize" => self.bufsize = u32::try_from(size()?).map_err(|_| bad())?,
+            "dynvarsize" => self.dynvarsize = size()?,
+            "aggsize" => self.aggsize = Some(size()?),
+            "specsize" => self.specsize = size()?,
+            "switchrate" => self.switchrate = rate()?,
+            "aggrate" => self.aggrate = rate()?,
+            "statusrate" => self.statusrate = rate()?,
+            // Dynamic variables are freed the moment they are assigned 0:
+            // there is no cleaning to pace. The value is checked all the same.
+            "cleanrate" => {
+                rate()?;
             }
-            "dynvarsize" => self.dynvarsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
-            "switchrate" => self.switchrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
-            "aggrate" => self.aggrate = parse_rate(value.ok_or_else(bad)?).ok_or_else(bad)?,
-            "aggsize" => self.aggsize = Some(parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?),
+            // The ring buffer is drained as it fills (DTrace's "switch");
+            // it is allocated at its size or tracing fails (as "manual").
+            "bufpolicy" => {
+                if one_of(&["fill", "switch", "ring"])? != "switch" {
+                    return Err(format!("{}: only bufpolicy=switch is supported", bad()));
+                }
+            }
+            "bufresize" => {
+                one_of(&["auto", "manual"])?;
+            }
             "nspec" => {
-                let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
+                let v = number()?;
                 // A speculation's tag keeps its ID below SPEC_TAG_STEP.
                 let limit = u64::from(crate::defs::layout::SPEC_TAG_STEP);
                 self.nspec = u32::try_from(v).ok().filter(|_| v < limit).ok_or_else(bad)?;
             }
-            "ustackframes" => {
-                let v = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?;
-                self.ustackframes = u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(bad)?;
+            "stackframes" => self.stackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
+            "ustackframes" => self.ustackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
+            "stackindent" => {
+                self.stackindent = usize::try_from(number()?).ok().filter(|v| *v <= 1024).ok_or_else(bad)?
             }
-            "specsize" => self.specsize = parse_size(value.ok_or_else(bad)?).ok_or_else(bad)?,
+            "cpu" => {
+                self.cpu = match runtime_value(value).ok_or_else(bad)? {
+                    Some(cpu) => Some(u32::try_from(cpu).map_err(|_| bad())?),
+                    None => None,
+                }
+            }
             "oformat" => {
                 self.oformat = match value.ok_or_else(bad)? {
                     "text" => OutputFormat::Text,
@@ -328,9 +514,7 @@ impl Options {
             "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
                 self.aggsort.set(name, value)?;
             }
-            // Accepted and not yet acting, as DTrace accepts options a
-            // platform does not use.
-            _ => {}
+            _ => return Err(format!("internal error: option {name} has no meaning assigned")),
         }
         Ok(())
     }
@@ -597,7 +781,9 @@ mod tests {
         let man = include_str!("../man/dtrace.1");
         for name in OPTION_NAMES {
             assert!(
-                man.contains(&format!(".BR {name} ,")) || man.contains(&format!(".BR {name} .")),
+                [".BR {} ,", ".BR {} .", ".BR {}\n", ".B {}\n"]
+                    .iter()
+                    .any(|form| man.contains(&form.replace("{}", name))),
                 "man/dtrace.1 does not say what -x {name} does"
             );
         }

@@ -104,7 +104,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     macro_args.extend(flags.args.iter().cloned());
     // As dtrace(1) does, processes are created (held before exec) or
     // grabbed before compiling: $target is the pid.
-    let mut targets = target::Targets::start(&flags.targets)?;
+    let mut targets = target::Targets::start(&flags.targets, &flags.options.child_env)?;
     for (pid, program) in targets.held_programs() {
         registry.processes.set_exec_hint(pid, program);
     }
@@ -119,7 +119,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if let Some(what) = flags.generate {
         return generate(what, &flags, &compiled);
     }
-    if flags.show_programs {
+    if flags.show_programs || flags.options.verbose {
         for (clauses, insns) in &compiled.generated.programs {
             eprint!("{}", codegen::show_program(clauses, insns));
         }
@@ -173,6 +173,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         aggsize: flags.options.aggsize,
         nspec: flags.options.nspec,
         ustackframes: flags.options.ustackframes,
+        cpu: flags.options.cpu,
     };
     let session = runtime::start(&compiled.program, &compiled.generated, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
@@ -192,6 +193,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         format: flags.options.oformat,
         print_aggregations_at_exit: flags.options.print_aggregations_at_exit,
         aggrate: flags.options.aggrate,
+        statusrate: flags.options.statusrate,
+        stackindent: flags.options.stackindent,
+        rawbytes: flags.options.rawbytes,
     };
     let outcome = consume::run(&session, &compiled.program, &registry, &opts, out, metrics, &mut targets);
     drop(session);
@@ -252,7 +256,7 @@ fn generate(what: flags::Generate, flags: &Flags, compiled: &compile::Compiled) 
 fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     // -c/-p give $target (pid provider probes); a created command never
     // runs: it exits when `targets` is dropped.
-    let targets = target::Targets::start(&flags.targets)?;
+    let targets = target::Targets::start(&flags.targets, &flags.options.child_env)?;
     for (pid, program) in targets.held_programs() {
         registry.processes.set_exec_hint(pid, program);
     }

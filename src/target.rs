@@ -32,11 +32,14 @@ pub(crate) struct Targets {
 impl Targets {
     /// Creates the -c commands (held before exec) and grabs the -p pids, in
     /// command-line order; errors read like dtrace(1)'s.
-    pub(crate) fn start(specs: &[TargetSpec]) -> Result<Targets, String> {
+    /// `env` holds the setenv/unsetenv options: the -c commands' environment
+    /// is dtrace's with those changes, in order.
+    pub(crate) fn start(specs: &[TargetSpec], env: &[(String, Option<String>)]) -> Result<Targets, String> {
         let mut targets = Targets::default();
+        let environment = command_environment(env);
         for spec in specs {
             let target = match spec {
-                TargetSpec::Command(line) => create(line)?,
+                TargetSpec::Command(line) => create(line, &environment)?,
                 TargetSpec::Pid(text) => grab(text)?,
             };
             targets.targets.push(target);
@@ -153,7 +156,7 @@ fn pidfd_open(pid: i32) -> std::io::Result<OwnedFd> {
 
 /// -c: forks the command, held until `release`. As DTrace's make_argv does,
 /// the line is split on blanks (no shell quoting).
-fn create(line: &str) -> Result<Target, String> {
+fn create(line: &str, environment: &[CString]) -> Result<Target, String> {
     let words: Vec<CString> = line
         .split([' ', '\t'])
         .filter(|w| !w.is_empty())
@@ -177,6 +180,8 @@ fn create(line: &str) -> Result<Target, String> {
         .map_err(|_| format!("failed to execute {line}: invalid argument"))?;
     let mut argv: Vec<*const libc::c_char> = words.iter().map(|w| w.as_ptr()).collect();
     argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = environment.iter().map(|v| v.as_ptr()).collect();
+    envp.push(std::ptr::null());
     let mut fds = [0; 2];
     // SAFETY: fds has room for the two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -215,7 +220,7 @@ fn create(line: &str) -> Result<Target, String> {
             if libc::read(wait_end.as_raw_fd(), (&mut go as *mut u8).cast(), 1) != 1 {
                 libc::_exit(1);
             }
-            raw_execv(program.as_ptr(), argv.as_ptr());
+            raw_execve(program.as_ptr(), argv.as_ptr(), envp.as_ptr());
             let error = libc::strerror(*libc::__errno_location());
             libc::write(2, failure.as_ptr().cast(), failure.as_bytes().len());
             libc::write(2, error.cast(), libc::strlen(error));
@@ -228,19 +233,35 @@ fn create(line: &str) -> Result<Target, String> {
     Ok(Target { pid, pidfd, release: Some(release_end), created: true, exited: false, program: Some(program_path) })
 }
 
-/// execv(2) without calling into libc: the pid provider's probes on libc
+/// dtrace's environment with the setenv/unsetenv changes applied, as
+/// `NAME=value` strings for execve.
+fn command_environment(changes: &[(String, Option<String>)]) -> Vec<CString> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut vars: Vec<(Vec<u8>, Vec<u8>)> = std::env::vars_os().map(|(k, v)| (k.into_vec(), v.into_vec())).collect();
+    for (name, value) in changes {
+        let name = crate::syntax::raw::bytes_of(name);
+        vars.retain(|(k, _)| *k != name);
+        if let Some(value) = value {
+            vars.push((name, crate::syntax::raw::bytes_of(value)));
+        }
+    }
+    vars.into_iter()
+        .filter_map(|(mut k, v)| {
+            k.push(b'=');
+            k.extend(v);
+            CString::new(k).ok()
+        })
+        .collect()
+}
+
+/// execve(2) without calling into libc: the pid provider's probes on libc
 /// are attached for this pid before it is released, and its last steps in
-/// dtrace's own code must not fire them (`-> execv` with no return).
+/// dtrace's own code must not fire them (`-> execve` with no return).
 /// On failure errno is set and it returns.
 ///
 /// # Safety
-/// As execv: `path` and the NULL-terminated `argv` must be valid.
-unsafe fn raw_execv(path: *const libc::c_char, argv: *const *const libc::c_char) {
-    extern "C" {
-        static environ: *const *const libc::c_char;
-    }
-    // SAFETY: environ is the process's environment, set by the loader.
-    let envp = unsafe { environ };
+/// As execve: `path` and the NULL-terminated `argv` and `envp` must be valid.
+unsafe fn raw_execve(path: *const libc::c_char, argv: *const *const libc::c_char, envp: *const *const libc::c_char) {
     #[cfg(target_arch = "x86_64")]
     {
         let ret: i64;

@@ -1099,12 +1099,19 @@ impl<'a> Emitter<'a> {
             TKind::Xlate { .. } => {
                 return Err(CodegenError("internal error: a translated struct reached code generation".into()))
             }
-            TKind::StackId => {
-                // The kernel stack of the probe's context; -1 when it cannot be had.
+            TKind::StackId(frames) => {
+                // The kernel stack of the probe's context, with the frames
+                // to print packed above the ID; -1 when it cannot be had.
+                let failed = self.new_label();
                 self.emit(mov(R1, R6));
                 self.emit2(ld_map_fd(R2, MapRef::Stacks));
                 self.emit(mov_imm(R3, 0));
                 self.emit(call(Helper::GetStackid));
+                self.jump(jmp_imm(Cond::Slt, R0, 0, 0), failed);
+                let tag = u64::from(*frames) << crate::sema::ir::ustack_value::FRAMES_SHIFT;
+                self.emit2(ld_imm64(R1, tag));
+                self.emit(alu_reg(Alu::Or, R0, R1));
+                self.bind(failed);
             }
             TKind::UStackId(frames) => self.ustack_id(*frames)?,
             TKind::LoadStr(addr, len) => self.load_str(addr, *len)?,

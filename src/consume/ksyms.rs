@@ -8,9 +8,6 @@ use super::usyms::UserSymbols;
 use crate::runtime::{Session, UserFrame};
 use crate::sema::ir::ustack_value;
 
-/// DTrace's default stackindent: frames are indented by 14 spaces.
-const STACK_INDENT: usize = 14;
-
 /// Text symbols sorted by address: (address, "module`name").
 struct KernelSymbols {
     symbols: Vec<(u64, String)>,
@@ -52,11 +49,13 @@ pub(crate) struct Symbols<'a> {
     session: &'a Session,
     kernel: OnceCell<KernelSymbols>,
     user: UserSymbols,
+    /// Spaces before each frame of a stack() record (stackindent).
+    pub stack_indent: usize,
 }
 
 impl<'a> Symbols<'a> {
     pub(crate) fn new(session: &'a Session, user: UserSymbols) -> Symbols<'a> {
-        Symbols { session, kernel: OnceCell::new(), user }
+        Symbols { session, kernel: OnceCell::new(), user, stack_indent: 14 }
     }
 
     /// One frame as DTrace prints it: `module`symbol+0xoff`, or the address.
@@ -84,12 +83,14 @@ impl<'a> Symbols<'a> {
             let limit = if limit == 0 { frames.len() } else { limit as usize };
             return frames.into_iter().take(limit).map(|f| self.user.frame(pid, f)).collect();
         }
-        self.session.stack_frames(id).into_iter().map(|a| self.frame(a)).collect()
+        let (limit, id) = ustack_value::decode_kernel(id);
+        let frames = self.session.stack_frames(u64::from(id)).into_iter().take(limit as usize);
+        frames.map(|a| self.frame(a)).collect()
     }
 
     /// A stack as the stack() action prints it.
     pub(crate) fn write_stack(&self, id: u64, out: &mut Vec<u8>) {
-        self.write_frames(id, STACK_INDENT, None, out);
+        self.write_frames(id, self.stack_indent, None, out);
     }
 
     /// A stack as DTrace prints it (dt_print_stack): a newline, then each

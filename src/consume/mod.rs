@@ -29,9 +29,6 @@ use crate::provider::Registry;
 use crate::runtime::{Session, SpeculationTroubles};
 use crate::sema::ir::{ActionLayout, Program, RecordKind, ValueLayout};
 
-/// How often drop counters are read (DTrace's default statusrate).
-const STATUS_RATE: Duration = Duration::from_secs(1);
-
 /// Set by SIGINT/SIGTERM.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -57,6 +54,12 @@ pub(crate) struct ConsumeOptions {
     pub print_aggregations_at_exit: bool,
     /// How often the metrics file is rewritten (aggrate).
     pub aggrate: Duration,
+    /// How often drops are read and reported (statusrate).
+    pub statusrate: Duration,
+    /// Spaces before each stack frame (stackindent).
+    pub stackindent: usize,
+    /// trace() of data always as bytes (rawbytes).
+    pub rawbytes: bool,
 }
 
 /// -F's state on one CPU: the depth, and the last record's clause, whose
@@ -87,6 +90,10 @@ struct State<'a> {
     format: OutputFormat,
     /// -x metricsfile: rewritten at printa(), at aggrate and at exit.
     metrics: Option<metrics::MetricsFile>,
+    /// The options setopt() can change while tracing.
+    switchrate: Duration,
+    aggrate: Duration,
+    rawbytes: bool,
 }
 
 /// The output stream. A failed write is kept, not returned: the loop
@@ -180,7 +187,11 @@ pub(crate) fn run(
         speculations: HashMap::new(),
         format: opts.format,
         metrics,
+        switchrate: opts.switchrate,
+        aggrate: opts.aggrate,
+        rawbytes: opts.rawbytes,
     }));
+    state.borrow_mut().aggs.symbols.stack_indent = opts.stackindent;
     let mut builder = libbpf_rs::RingBufferBuilder::new();
     let cb_state = Rc::clone(&state);
     builder.add(session.events_map(), move |data: &[u8]| {
@@ -227,11 +238,11 @@ pub(crate) fn run(
             eprintln!("dtrace: {notice}");
         }
         // Drop counters are read at DTrace's statusrate, not at every drain.
-        if last_status.elapsed() >= STATUS_RATE {
+        if last_status.elapsed() >= opts.statusrate {
             report_drops(session, &mut state.borrow_mut());
             last_status = std::time::Instant::now();
         }
-        if last_metrics.elapsed() >= opts.aggrate {
+        if last_metrics.elapsed() >= state.borrow().aggrate {
             state.borrow_mut().write_metrics();
             last_metrics = std::time::Instant::now();
         }
@@ -241,7 +252,8 @@ pub(crate) fn run(
         if state.borrow().exit_status.is_some() || interrupted || targets.all_exited() {
             break;
         }
-        std::thread::sleep(opts.switchrate);
+        let switchrate = state.borrow().switchrate;
+        std::thread::sleep(switchrate);
     }
     state.borrow_mut().ending = true;
     session.fire_end()?;
@@ -470,11 +482,7 @@ impl State<'_> {
                 }
             }
             RecordKind::Denormalize(agg) => self.aggs.denormalize(*agg),
-            RecordKind::Setopt { name, value } => {
-                // Unknown or non-sort options are ignored at run time, as DTrace ignores
-                // options it cannot change while tracing.
-                let _ = self.aggs.sort.set(name, value.as_deref());
-            }
+            RecordKind::Setopt { name, value } => self.setopt(name, value.as_deref(), data),
             RecordKind::System(format) => {
                 let mut command = Vec::new();
                 printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, &mut command);
@@ -500,8 +508,11 @@ impl State<'_> {
     ) {
         match kind {
             // A struct or an array traced whole prints as DTrace prints raw bytes.
+            // A struct or an array traced whole prints as DTrace prints raw
+            // bytes; with rawbytes, so does a string.
             RecordKind::Trace => match (&layouts[0], &values[0]) {
                 (ValueLayout::Memory(_), printf::Value::Str(bytes)) => hex_dump(bytes, line),
+                (ValueLayout::Str, printf::Value::Str(bytes)) if self.rawbytes => hex_dump(bytes, line),
                 _ => trace_value(&values[0], self.quiet, line),
             },
             RecordKind::Print(node) => print_text(node, &values[0], line),
@@ -550,6 +561,38 @@ impl State<'_> {
             // A formatted printa() gives the same data as a plain one (as FreeBSD's).
             RecordKind::Printa { aggs, .. } => items.push(self.aggs.json_printa(aggs)),
             _ => {}
+        }
+    }
+
+    /// setopt(): sets one of the options that may change while tracing
+    /// (DTrace's dynamic runtime options); anything else is an error
+    /// reported as DTrace's dt_setopt reports it, and tracing goes on.
+    fn setopt(&mut self, name: &str, value: Option<&str>, data: &[u8]) {
+        let mut options = crate::flags::Options::default();
+        let result = options.set(name, value).and_then(|()| {
+            match name {
+                "quiet" => self.quiet = options.quiet,
+                "rawbytes" => self.rawbytes = options.rawbytes,
+                "stackindent" => self.aggs.symbols.stack_indent = options.stackindent,
+                "switchrate" => self.switchrate = options.switchrate,
+                "aggrate" => self.aggrate = options.aggrate,
+                "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
+                    self.aggs.sort.set(name, value)?;
+                }
+                "flowindent" => self.flows = options.flowindent.then(HashMap::new),
+                _ => return Err("Operation illegal when tracing is active".to_string()),
+            }
+            Ok(())
+        });
+        if let Err(why) = result {
+            let epid = read_u32(data, layout::HDR_EPID);
+            let probe_id = read_u32(data, layout::HDR_PROBE_ID);
+            let probe = self.registry.get(probe_id).map(|p| p.full_name()).unwrap_or_default();
+            self.out.flush().ok();
+            eprintln!(
+                "dtrace: error on enabled probe ID {epid} (ID {probe_id}: {probe}): couldn't set option \"{name}\" to \"{}\": {why}",
+                value.unwrap_or("")
+            );
         }
     }
 

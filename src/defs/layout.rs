@@ -35,6 +35,7 @@ pub(crate) const STATE_FIRING: u32 = 0;
 pub(crate) const STATE_STOPPED: u32 = 1;
 /// Programs are attached but BEGIN has not run: DTrace fires BEGIN first.
 pub(crate) const STATE_NOT_BEGUN: u32 = 2;
+pub(crate) const STATE_ONLY_CPU: usize = offset_of!(dt_state, only_cpu);
 pub(crate) const STATE_WALL_OFFSET: usize = offset_of!(dt_state, wall_offset_ns);
 
 pub(crate) const HDR_SIZE: usize = size_of::<dt_rec_hdr>();

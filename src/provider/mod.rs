@@ -585,7 +585,14 @@ pub(crate) mod testing {
         let mut registry = Registry::new();
         let library = crate::compile::parse_library(&registry).expect("the D library parses");
         let mut checker = Checker::new(
-            CheckOptions { macro_args: &[], zero_matches_ok: false, strsize: 256, target_pid: None },
+            CheckOptions {
+                macro_args: &[],
+                zero_matches_ok: false,
+                strsize: 256,
+                target_pid: None,
+                defaultargs: false,
+                stackframes: 20,
+            },
             &mut registry,
         );
         checker.load_library(&library).map_err(|e| e.message).expect("the D library loads");

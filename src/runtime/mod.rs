@@ -37,6 +37,8 @@ pub(crate) struct RuntimeOptions {
     pub nspec: u32,
     /// Frames kept per ustack() (the ustackframes option).
     pub ustackframes: u32,
+    /// The only CPU probes fire on (the cpu option).
+    pub cpu: Option<u32>,
 }
 
 /// Everything loaded and attached for one run.
@@ -267,6 +269,13 @@ pub(crate) fn start(
     }
     let mut state = vec![0u8; layout::STATE_SIZE];
     state[layout::STATE_WALL_OFFSET..layout::STATE_WALL_OFFSET + 8].copy_from_slice(&wall_offset_ns().to_ne_bytes());
+    if let Some(cpu) = opts.cpu {
+        let cpus = libbpf_rs::num_possible_cpus()?;
+        if cpu as usize >= cpus {
+            anyhow::bail!("cpu {cpu} does not exist (this machine has {cpus})");
+        }
+        state[layout::STATE_ONLY_CPU..layout::STATE_ONLY_CPU + 4].copy_from_slice(&(cpu + 1).to_ne_bytes());
+    }
     // Attached probes fire nothing until BEGIN has run (fire_begin).
     state[layout::STATE_DRAINING..layout::STATE_DRAINING + 4].copy_from_slice(&layout::STATE_NOT_BEGUN.to_ne_bytes());
     core.maps.dt_state.update(&0u32.to_ne_bytes(), &state, MapFlags::ANY)?;

@@ -41,6 +41,10 @@ pub(crate) struct CheckOptions<'a> {
     pub strsize: usize,
     /// Value of `$target` (-c/-p), if any.
     pub target_pid: Option<u32>,
+    /// defaultargs: a macro argument not given is 0, or "" as `$$n`.
+    pub defaultargs: bool,
+    /// Frames of a stack() given no count (stackframes).
+    pub stackframes: u32,
 }
 
 /// Where an error was found, for DTrace's "in predicate:" / "in action list:" prefix.

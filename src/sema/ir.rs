@@ -275,8 +275,9 @@ pub(crate) enum TKind {
     CopyInStr(Box<TExpr>),
     /// A D subroutine computed in the kernel.
     Subr(Subr, Vec<TExpr>),
-    /// `stack()`: the current kernel stack's ID in the stack map.
-    StackId,
+    /// `stack(n)`: the current kernel stack's ID in the stack map, with
+    /// the frames to print (n, or stackframes) packed in (`ustack_value`).
+    StackId(u8),
     /// `ustack(n)`: the current user stack's ID in the user stack map, with
     /// the process ID and frame limit (0: all) packed in (`ustack_value`).
     UStackId(u8),
@@ -675,6 +676,14 @@ pub(crate) mod ustack_value {
     pub const FRAMES_SHIFT: u32 = 54;
     pub const PID_SHIFT: u32 = 32;
     pub const PID_MASK: u64 = (1 << 22) - 1;
+    /// The most frames a stack value can ask for (its frame count's bits).
+    pub const MAX_FRAMES: u8 = u8::MAX;
+
+    /// (frame limit, stack ID) of a kernel stack value: the ID with the
+    /// limit of stack(n) packed above it.
+    pub fn decode_kernel(value: u64) -> (u32, u32) {
+        (((value >> FRAMES_SHIFT) & 0xff) as u32, value as u32)
+    }
 
     /// (pid, frame limit, stack ID) of a user stack value.
     pub fn decode(value: u64) -> Option<(u32, u32, u32)> {

@@ -96,19 +96,26 @@ fn s_shows_the_generated_program() {
 fn unknown_and_unsupported_options_say_so() {
     let out = run(&["-x", "nosuchopt", "-n", "BEGIN"]);
     assert_eq!((out.code(), out.stderr.as_str()), (1, "dtrace: failed to set -x nosuchopt: Invalid option name\n"));
-    // Options DTrace has and this dtrace does not act on are accepted.
-    let out = run(&[
-        "-x",
-        "bufpolicy=switch",
-        "-x",
-        "cleanrate=50hz",
-        "-x",
-        "ldpath=/bin/ld",
-        "-64",
-        "-qn",
-        "BEGIN { exit(0); }",
-    ]);
+    // Options that ask for what this dtrace always does are accepted, their
+    // values checked; ones whose subject does not exist here are refused.
+    let out =
+        run(&["-x", "bufpolicy=switch", "-x", "cleanrate=50hz", "-x", "temporal", "-64", "-qn", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
+    for (option, message) in [
+        ("quiet=garbage", "Invalid value for specified option"),
+        ("zdefs=1", "Invalid value for specified option"),
+        ("cleanrate=fast", "Invalid value for specified option"),
+        ("bufpolicy=ring", "Invalid value for specified option: only bufpolicy=switch is supported"),
+        ("ldpath=/bin/ld", "Option not supported: -G writes its object without a linker"),
+        ("grabanon", "Option not supported: there is no anonymous tracing on Linux"),
+        ("agghist", "Option not supported: aggregations are not printed as histograms"),
+    ] {
+        let out = run(&["-x", option, "-n", "BEGIN"]);
+        assert_eq!(
+            (out.code(), out.stderr.as_str()),
+            (1, format!("dtrace: failed to set -x {option}: {message}\n").as_str())
+        );
+    }
     for (flags, why) in [
         (&["-32"][..], "-32 is not supported"),
         (&["-h", "-G"], "-h and -G may not be used together"),
@@ -224,4 +231,66 @@ fn b_sets_the_buffer_size() {
     let out = run(&["-q", "-b16", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 1);
     assert_eq!(out.stderr, "dtrace: could not enable tracing: Enabling exceeds size of buffer\n");
+}
+
+#[test]
+fn options_that_used_to_be_ignored_act() {
+    // defaultargs: $1 is 0 and $$2 is "" when not given.
+    let out = run(&["-q", "-x", "defaultargs", "-n", "BEGIN { printf(\"%d [%s]\\n\", $1, $$2); exit(0); }"]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "0 []\n\n"), "{}", out.stderr);
+    // quiet=no unsets, quiet=0 sets (dt_opt_runtime).
+    let out = run(&["-x", "quiet=no", "-n", "BEGIN { trace(7); exit(0); }"]);
+    assert!(out.stdout.contains(":BEGIN"), "{}", out.stdout);
+    let out = run(&["-x", "quiet=0", "-n", "BEGIN { trace(7); exit(0); }"]);
+    assert_eq!(out.stdout, "7\n");
+    // zdefs: a description that matches nothing is allowed, as with -Z.
+    let out = run(&["-x", "zdefs", "-qn", "nosuch:::probe, BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    // setenv/unsetenv: the -c command's environment.
+    let script = crate::util::script("env.sh", "#!/bin/sh\necho \"[$DT_TEST_VAR] [${HOME-unset}]\"\n");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let out = run(&["-q", "-x", "setenv=DT_TEST_VAR=hello", "-x", "unsetenv=HOME", "-c", &script, "-n", "BEGIN {}"]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "[hello] [unset]\n\n"), "{}", out.stderr);
+    // cpu: probes fire on that CPU only.
+    let out = run(&[
+        "-q",
+        "-x",
+        "cpu=0",
+        "-n",
+        "profile-997 { @[cpu] = count(); } profile-997 /cpu == 0 && ++n == 30/ { exit(0); }",
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let cpus: Vec<&str> = out.stdout.split_whitespace().step_by(2).collect();
+    assert_eq!(cpus, ["0"], "{}", out.stdout);
+    // verbose shows the generated programs, as -S.
+    let out = run(&["-e", "-x", "verbose", "-n", "BEGIN { trace(1); }"]);
+    assert!(out.stderr.contains("exit"), "{}", out.stderr);
+}
+
+#[test]
+fn stack_depth_and_indent_follow_stack_n_stackframes_and_stackindent() {
+    let frames = |out: &crate::util::Output| out.stdout.lines().filter(|l| l.contains('`')).count();
+    let indents = |out: &crate::util::Output| {
+        out.stdout.lines().filter(|l| l.contains('`')).map(|l| l.len() - l.trim_start().len()).collect::<Vec<_>>()
+    };
+    // Stacks taken in a system call are deep (entry code, the handler).
+    let program = |action: &str| format!("syscall::getppid:entry /pid == $target/ {{ {action} exit(0); }}");
+    let command = workload_command("getppid 50");
+    let out = run(&["-q", "-x", "stackframes=2", "-c", &command, "-n", &program("stack();")]);
+    assert_eq!(frames(&out), 2, "{}{}", out.stdout, out.stderr);
+    let out = run(&["-q", "-x", "stackindent=3", "-c", &command, "-n", &program("stack(3);")]);
+    assert_eq!(indents(&out), [3, 3, 3], "{}{}", out.stdout, out.stderr);
+    let out = run(&["-e", "-n", "BEGIN { stack(0); }"]);
+    assert!(out.stderr.contains("stack( ) argument #1 must be a non-zero positive integer constant"), "{}", out.stderr);
+}
+
+#[test]
+fn setopt_changes_dynamic_options_and_reports_the_rest() {
+    let out = run(&["-n", "BEGIN { setopt(\"quiet\"); trace(5); } BEGIN { setopt(\"bufsize\", \"8m\"); exit(0); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("couldn't set option \"bufsize\" to \"8m\": Operation illegal when tracing is active"),
+        "{}",
+        out.stderr
+    );
 }

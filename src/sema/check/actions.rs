@@ -305,9 +305,7 @@ impl Checker<'_> {
             "printa" => self.printa(name_span, args, span)?,
             "tracemem" => self.tracemem(name_span, args)?,
             "stack" => {
-                self.arity(name, name_span, args, 0, 0)?;
-                self.program.uses_stack = true;
-                let id = TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() };
+                let id = self.stack(name, name_span, args, span)?;
                 (RecordKind::Stack, ActionKind::Record(vec![id]))
             }
             "ustack" => {
@@ -448,6 +446,27 @@ impl Checker<'_> {
 
     /// `ustack([nframes[, strsize]])`: the user stack; strsize (for
     /// Java frames in DTrace) is accepted and unused.
+    /// stack(), stack(n): the kernel stack, `n` frames or stackframes'.
+    pub(super) fn stack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        self.arity(name, name_span, args, 0, 1)?;
+        let frames = match args.first() {
+            None => self.opts.stackframes,
+            Some(arg) => match self.integer_constant(arg) {
+                Some(n) if n > 0 => u32::try_from(n).unwrap_or(u32::MAX),
+                _ => {
+                    return Err(CompileError::new(
+                        "D_STACK_SIZE",
+                        &arg.span,
+                        "stack( ) argument #1 must be a non-zero positive integer constant",
+                    ))
+                }
+            },
+        };
+        self.program.uses_stack = true;
+        let frames = frames.min(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES)) as u8;
+        Ok(TExpr { kind: TKind::StackId(frames), ty: Type::Stack, span: span.clone() })
+    }
+
     pub(super) fn ustack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
         self.arity(name, name_span, args, 0, 2)?;
         let frames = match args.first() {
@@ -506,11 +525,7 @@ impl Checker<'_> {
         span: &Span,
     ) -> Result<TExpr> {
         match name {
-            "stack" => {
-                self.arity(name, name_span, args, 0, 0)?;
-                self.program.uses_stack = true;
-                Ok(TExpr { kind: TKind::StackId, ty: Type::Stack, span: span.clone() })
-            }
+            "stack" => self.stack(name, name_span, args, span),
             "ustack" => self.ustack(name, name_span, args, span),
             "progenyof" => {
                 self.arity(name, name_span, args, 1, 1)?;

@@ -291,6 +291,9 @@ impl Checker<'_> {
             ExprKind::MacroArg(n) => self.macro_arg(*n, &span)?,
             ExprKind::MacroStr(n) => match self.opts.macro_args.get(*n as usize) {
                 Some(s) => return self.expr(&ast::Expr { kind: ExprKind::Str(crate::syntax::raw::bytes_of(s)), span }),
+                None if self.opts.defaultargs => {
+                    return self.expr(&ast::Expr { kind: ExprKind::Str(Vec::new()), span })
+                }
                 None => {
                     return Err(CompileError::new(
                         "D_MACRO_UNDEF",
@@ -499,6 +502,9 @@ impl Checker<'_> {
 
     pub(super) fn macro_arg(&mut self, n: u32, span: &Span) -> Result<TExpr> {
         let Some(text) = self.opts.macro_args.get(n as usize) else {
+            if self.opts.defaultargs {
+                return Ok(TExpr { kind: TKind::Int(0), ty: Type::INT, span: span.clone() });
+            }
             return Err(CompileError::new("D_MACRO_UNDEF", span, format!("macro argument ${n} is not defined")));
         };
         // An argument that looks like an integer is an integer; else a string (DTrace
