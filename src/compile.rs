@@ -354,6 +354,84 @@ pub(crate) fn without_os_error(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A small deterministic generator (xorshift64*), so a failing case
+    /// can be replayed from its seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    /// Fuzzes the whole front end (parser, checker, code generator, as
+    /// `dtrace -e` runs them) with mutations of the scripts in tests/corpus:
+    /// bytes removed, inserted or changed, and pieces of one script spliced
+    /// into another. Any outcome but a panic is fine. A short run is part of
+    /// the test suite; a long one:
+    /// `DTRACE_FUZZ_ITERATIONS=200000 DTRACE_FUZZ_SEED=7 cargo test --release --bin dtrace front_end_fuzz`.
+    #[test]
+    fn front_end_fuzz() {
+        let env = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+        let iterations = env("DTRACE_FUZZ_ITERATIONS", 2000);
+        let seed = env("DTRACE_FUZZ_SEED", 0x5eed_d7ace);
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+        let mut corpus: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+            .expect("tests/corpus")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "d"))
+            .filter_map(|p| std::fs::read(p).ok())
+            .collect();
+        corpus.sort();
+        assert!(corpus.len() > 100, "the corpus seeds the fuzzer");
+        const PIECES: &[&[u8]] =
+            &[b"(", b")", b"{", b"}", b"[", b"]", b"/", b";", b",", b"\"", b"'", b"@", b"$1", b"->", b"*", b"&", b"\n"];
+        let mut rng = Rng(seed | 1);
+        for i in 0..iterations {
+            let mut text = corpus[rng.below(corpus.len())].clone();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(text.len() + 1);
+                match rng.below(4) {
+                    0 if at < text.len() => {
+                        let end = (at + 1 + rng.below(8)).min(text.len());
+                        text.drain(at..end);
+                    }
+                    1 => {
+                        let piece = PIECES[rng.below(PIECES.len())];
+                        text.splice(at..at, piece.iter().copied());
+                    }
+                    2 if at < text.len() => text[at] = rng.next() as u8,
+                    _ => {
+                        let other = &corpus[rng.below(corpus.len())];
+                        let from = rng.below(other.len());
+                        let to = (from + rng.below(64)).min(other.len());
+                        text.splice(at..at, other[from..to].iter().copied());
+                    }
+                }
+            }
+            let source = crate::syntax::raw::text_from_bytes(&text);
+            let outcome = std::panic::catch_unwind(|| {
+                let mut options = crate::flags::Options::default();
+                let mut registry = crate::provider::Registry::new();
+                let sources = [crate::flags::ProgramSource::Description(source.clone())];
+                let _ = super::compile(
+                    &sources,
+                    &["dtrace".to_string(), "1".to_string()],
+                    &mut options,
+                    &mut registry,
+                    super::Context { zero_matches_ok: true, target_pid: None },
+                );
+            });
+            assert!(outcome.is_ok(), "iteration {i} (seed {seed}) panicked on:\n{source}");
+        }
+    }
+
     #[test]
     fn os_error_suffixes_are_removed_wherever_they_appear() {
         let message = "could not enable tracing: attach failed: Operation not permitted (os error 1): \

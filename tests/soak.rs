@@ -20,11 +20,7 @@ fn dtrace_programs() -> Vec<String> {
     progs
         .as_array()
         .map(|all| {
-            all.iter()
-                .filter_map(|p| p["name"].as_str())
-                .filter(|n| n.starts_with("dt_"))
-                .map(str::to_string)
-                .collect()
+            all.iter().filter_map(|p| p["name"].as_str()).filter(|n| n.starts_with("dt_")).map(str::to_string).collect()
         })
         .unwrap_or_default()
 }

@@ -141,6 +141,19 @@ impl Tracer {
         Output { status, stdout, stderr }
     }
 
+    /// Waits up to `patience` for dtrace to exit by itself, then interrupts
+    /// it as Ctrl-C would, and collects the output (bounded by WAIT).
+    pub fn finish_within(&mut self, patience: Duration) -> Output {
+        let deadline = Instant::now() + patience;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return self.finish();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.stop()
+    }
+
     /// Sends SIGINT and collects the output.
     pub fn stop(&mut self) -> Output {
         self.signal(libc::SIGINT);

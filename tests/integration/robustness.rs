@@ -199,3 +199,66 @@ fn begin_fires_before_any_other_probe_and_end_after_every_other() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim(), "", "no probe may fire before BEGIN or after END");
 }
+
+/// Random combinations of dtrace's options, -c commands included: each run
+/// ends by itself or at Ctrl-C (some, like `-Z -n nosuch:::probe`, trace
+/// until then, as DTrace does), without a panic, with one of dtrace's exit
+/// statuses, and leaves no -c command behind. `DTRACE_ARGS_FUZZ_RUNS` makes a longer run.
+#[test]
+fn command_line_combinations_end_cleanly() {
+    const WORDS: &[&[&str]] = &[
+        &["-n", "BEGIN { exit(0); }"],
+        &["-n", "tick-10ms { exit(0); }"],
+        &["-n", "syscall::getppid:entry { @[pid] = count(); } tick-20ms { exit(0); }"],
+        &["-n", "BEGIN {"],
+        &["-n", "nosuch:::probe"],
+        &["-c", "/bin/true"],
+        &["-c", "sleep 0.05"],
+        &["-c", "/nonexistent/prog"],
+        &["-p", "1"],
+        &["-p", "notapid"],
+        &["-q"],
+        &["-e"],
+        &["-Z"],
+        &["-F"],
+        &["-S"],
+        &["-l"],
+        &["-v"],
+        &["-w"],
+        &["-x", "quiet"],
+        &["-x", "bufsize=16k"],
+        &["-x", "strsize=1"],
+        &["-x", "nosuchopt"],
+        &["-x", "oformat=json"],
+        &["-x", "stackframes=3"],
+        &["-b", "4k"],
+        &["-o", "/dev/null"],
+        &["-s", "/dev/null"],
+        &["-s", "/nonexistent.d"],
+        &["-P", "dtrace"],
+        &["-32"],
+        &["-V"],
+        &["--"],
+        &["-y"],
+        &["$1"],
+    ];
+    let runs: u64 = std::env::var("DTRACE_ARGS_FUZZ_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..runs {
+        let count = 1 + (next() % 5) as usize;
+        let args: Vec<&str> =
+            (0..count).flat_map(|_| WORDS[(next() % WORDS.len() as u64) as usize].iter().copied()).collect();
+        let out = Tracer::spawn(&args).finish_within(Duration::from_millis(500));
+        out.assert_no_panic();
+        assert!(matches!(out.code(), 0..=2), "{args:?}: status {:?}: {}", out.status, out.stderr);
+    }
+    // No -c command outlives its dtrace.
+    let stray = Command::new("pgrep").args(["-f", "^sleep 0.05$"]).output().expect("pgrep");
+    assert!(stray.stdout.is_empty(), "left behind: {}", String::from_utf8_lossy(&stray.stdout));
+}
