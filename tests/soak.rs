@@ -5,6 +5,8 @@
 //! binaries one after another, so no other test's programs are loaded
 //! while this one counts them.
 
+// The soak uses a few of the shared helpers.
+#[allow(dead_code)]
 mod util;
 
 use std::process::Command;
