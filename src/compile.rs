@@ -354,22 +354,6 @@ pub(crate) fn without_os_error(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// A small deterministic generator (xorshift64*), so a failing case
-    /// can be replayed from its seed.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-    }
-
     /// Fuzzes the whole front end (parser, checker, code generator, as
     /// `dtrace -e` runs them) with mutations of the scripts in tests/corpus:
     /// bytes removed, inserted or changed, and pieces of one script spliced
@@ -392,7 +376,7 @@ mod tests {
         assert!(corpus.len() > 100, "the corpus seeds the fuzzer");
         const PIECES: &[&[u8]] =
             &[b"(", b")", b"{", b"}", b"[", b"]", b"/", b";", b",", b"\"", b"'", b"@", b"$1", b"->", b"*", b"&", b"\n"];
-        let mut rng = Rng(seed | 1);
+        let mut rng = crate::syntax::XorShift(seed | 1);
         for i in 0..iterations {
             let mut text = corpus[rng.below(corpus.len())].clone();
             for _ in 0..1 + rng.below(4) {

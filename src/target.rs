@@ -293,14 +293,11 @@ unsafe fn raw_execve(path: *const libc::c_char, argv: *const *const libc::c_char
 /// The program a command names: a path as is, else the first executable
 /// file of that name in PATH, as execvp looks.
 fn find_program(name: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let is_executable =
-        |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     if name.as_bytes().contains(&b'/') {
         return Some(name.into());
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| is_executable(p))
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| check_executable(p).is_ok())
 }
 
 /// close_range(2), with close(2) over the range where the kernel (before

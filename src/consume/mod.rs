@@ -58,7 +58,7 @@ pub(crate) struct ConsumeOptions {
     pub statusrate: Duration,
     /// Spaces before each stack frame (stackindent).
     pub stackindent: usize,
-    /// trace() of data always as bytes (rawbytes).
+    /// trace() of a string shows its bytes, as of other data (rawbytes).
     pub rawbytes: bool,
 }
 
@@ -507,7 +507,6 @@ impl State<'_> {
         line: &mut Vec<u8>,
     ) {
         match kind {
-            // A struct or an array traced whole prints as DTrace prints raw bytes.
             // A struct or an array traced whole prints as DTrace prints raw
             // bytes; with rawbytes, so does a string.
             RecordKind::Trace => match (&layouts[0], &values[0]) {

@@ -57,3 +57,22 @@ pub fn line_of(src: &str, offset: usize) -> usize {
     let end = offset.min(src.len());
     1 + src.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count()
 }
+
+/// A small deterministic generator (xorshift64) for the fuzz tests of the
+/// front end: a failing case replays from its seed.
+#[cfg(test)]
+pub(crate) struct XorShift(pub u64);
+
+#[cfg(test)]
+impl XorShift {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}

@@ -1802,21 +1802,6 @@ mod tests {
     }
 
     /// Small deterministic generator so the test needs no crates.
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
     const SAMPLE: &str = r#"#!/usr/sbin/dtrace -qs
 #pragma D option quiet
 typedef struct foo { int a; char b[4]; unsigned c : 3; } foo_t;
@@ -1902,7 +1887,7 @@ syscall::open*:entry, syscall::read:entry
             "enum",
             "{A,B}",
         ];
-        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut rng = crate::syntax::XorShift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..600 {
             let len = rng.below(40);
             let src: String = (0..len).map(|_| pieces[rng.below(pieces.len())]).collect::<Vec<_>>().join("");

@@ -19,15 +19,23 @@ fn run_bytes(args: &[&[u8]]) -> std::process::Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
+    wait_bounded(&mut child, "dtrace did not exit");
+    child.wait_with_output().expect("output")
+}
+
+/// Waits (bounded by WAIT) for `child` to exit; `why` says what a timeout means.
+fn wait_bounded(child: &mut std::process::Child, why: &str) -> std::process::ExitStatus {
     let deadline = Instant::now() + WAIT;
-    while child.try_wait().expect("wait").is_none() {
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("dtrace did not exit within {WAIT:?}");
+            panic!("{why} within {WAIT:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    child.wait_with_output().expect("output")
 }
 
 #[test]
@@ -90,17 +98,7 @@ fn a_closed_pipe_ends_dtrace_as_sigpipe_ends_dtrace() {
     let mut first = [0u8; 16];
     std::io::Read::read_exact(&mut stdout, &mut first).expect("some output");
     drop(stdout);
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("dtrace kept tracing into a closed pipe");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_bounded(&mut child, "dtrace kept tracing into a closed pipe");
     assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
 }
 
@@ -110,14 +108,7 @@ fn a_write_error_aborts_with_exit_status_1() {
     command.args(["-qn", "tick-1ms { printf(\"%s\\n\", \"0123456789abcdef0123456789abcdef\"); }"]);
     command.stdout(std::fs::File::options().write(true).open("/dev/full").expect("/dev/full"));
     let mut child = command.stderr(Stdio::piped()).spawn().expect("spawn");
-    let deadline = Instant::now() + WAIT;
-    while child.try_wait().expect("wait").is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("dtrace kept tracing into a full device");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_bounded(&mut child, "dtrace kept tracing into a full device");
     let out = child.wait_with_output().expect("output");
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "dtrace: processing aborted: No space left on device\n");
