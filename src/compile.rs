@@ -101,6 +101,7 @@ pub(crate) fn compile(
             target_pid: context.target_pid,
             defaultargs: options.defaultargs,
             stackframes: options.stackframes,
+            ustackframes: options.ustackframes,
         },
         registry,
     );
@@ -126,6 +127,7 @@ pub(crate) fn compile(
             .any(|id| registry.fires_for_another_thread(*id)),
         specsize: options.specsize,
         record_timestamps: options.oformat == crate::flags::OutputFormat::Json,
+        probe_name: &|id| registry.get(id).map_or_else(|| format!("probe ID {id}"), |p| p.full_name()),
     };
     let generated = codegen::generate(&program, &target).map_err(|e| {
         // Code generation sees the whole program: the error is the script's.

@@ -129,7 +129,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     }
     // ustack() frames are symbolized from the target's files, read now:
     // a short-lived target may be gone when its stacks are printed.
-    if compiled.program.uses_ustack {
+    if compiled.program.uses_ustack() {
         if let Some(pid) = targets.last_pid() {
             registry.processes.modules(pid);
         }
@@ -172,7 +172,6 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         dynvarsize: flags.options.dynvarsize,
         aggsize: flags.options.aggsize,
         nspec: flags.options.nspec,
-        ustackframes: flags.options.ustackframes,
         cpu: flags.options.cpu,
     };
     let session = runtime::start(&compiled.program, &compiled.generated, &registry, &runtime_opts)

@@ -180,6 +180,13 @@ pub fn script(name: &str, text: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The workload program (examples/workload.rs).
+pub fn workload_path() -> std::path::PathBuf {
+    // target/<profile>/deps/integration-* -> target/<profile>/examples/workload
+    let exe = std::env::current_exe().expect("test binary");
+    exe.parent().and_then(|d| d.parent()).expect("target dir").join("examples/workload")
+}
+
 /// The workload, waiting for "go" on stdin so tracing can start first.
 pub struct Workload {
     child: Child,
@@ -187,9 +194,7 @@ pub struct Workload {
 
 impl Workload {
     pub fn spawn(args: &[&str]) -> Workload {
-        // target/<profile>/deps/integration-* -> target/<profile>/examples/workload
-        let exe = std::env::current_exe().expect("test binary");
-        let path = exe.parent().and_then(|d| d.parent()).expect("target dir").join("examples/workload");
+        let path = workload_path();
         let child = Command::new(&path)
             .args(args)
             .stdin(Stdio::piped())

@@ -116,7 +116,6 @@ impl ScratchLayout {
 
 const BPF_RB_NO_WAKEUP: i32 = 1;
 const BPF_NOEXIST: i32 = 1;
-const EEXIST: i32 = 17;
 /// Where a dynamic variable's map key is.
 #[derive(Clone, Copy)]
 enum MapKey {
@@ -271,7 +270,8 @@ impl<'a> Emitter<'a> {
     }
 
     /// r0 = a ustack() value (`ir::ustack_value`): the user stack's ID in
-    /// the user stack map with this process's ID and the frame limit, or
+    /// the user stack map of `frames` frames with this process's ID and
+    /// the depth, or
     /// the helper's negative error.
     fn ustack_id(&mut self, frames: u8) -> Result<(), CodegenError> {
         use crate::sema::ir::ustack_value;
@@ -279,7 +279,7 @@ impl<'a> Emitter<'a> {
         let done = self.new_label();
         let id = self.alloc_slot(8)?;
         self.emit(mov(R1, R6));
-        self.emit2(ld_map_fd(R2, MapRef::UserStacks));
+        self.emit2(ld_map_fd(R2, MapRef::UserStacks(frames)));
         self.emit(mov_imm(R3, BPF_F_USER_STACK));
         self.emit(call(Helper::GetStackid));
         self.jump(jmp_imm(Cond::Slt, R0, 0, 0), done);
@@ -1104,7 +1104,7 @@ impl<'a> Emitter<'a> {
                 // to print packed above the ID; -1 when it cannot be had.
                 let failed = self.new_label();
                 self.emit(mov(R1, R6));
-                self.emit2(ld_map_fd(R2, MapRef::Stacks));
+                self.emit2(ld_map_fd(R2, MapRef::Stacks(*frames)));
                 self.emit(mov_imm(R3, 0));
                 self.emit(call(Helper::GetStackid));
                 self.jump(jmp_imm(Cond::Slt, R0, 0, 0), failed);

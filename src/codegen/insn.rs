@@ -43,6 +43,9 @@ const X: u8 = 0x08;
 const MEM: u8 = 0x60;
 const IMM: u8 = 0x00;
 const ATOMIC: u8 = 0xc0;
+// Jump operations.
+const CALL: u8 = 0x80;
+const EXIT: u8 = 0x90;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Size {
@@ -195,7 +198,6 @@ pub(crate) fn atomic_cmpxchg64(dst: Reg, off: i16, src: Reg) -> Insn {
 const BPF_CMPXCHG: i32 = 0xf0 | 0x01; // with BPF_FETCH
 
 impl Insn {
-    /// Whether this is a compare-and-exchange (Linux 5.12 and later).
     /// The first half of a 64-bit immediate load (two instruction slots).
     pub(crate) fn is_ld_imm64(&self) -> bool {
         self.code == LD | IMM | Size::DW as u8
@@ -204,6 +206,7 @@ impl Insn {
     pub(crate) fn loads_map(&self) -> bool {
         self.is_ld_imm64() && matches!(self.regs >> 4, PSEUDO_MAP_FD | PSEUDO_MAP_VALUE)
     }
+    /// Whether this is a compare-and-exchange (Linux 5.12 and later).
     pub(crate) fn is_cmpxchg(&self) -> bool {
         self.code == STX | ATOMIC | Size::DW as u8 && self.imm == BPF_CMPXCHG
     }
@@ -218,10 +221,10 @@ pub(crate) fn ja(off: i16) -> Insn {
     insn(JMP, R0, R0, off, 0)
 }
 pub(crate) fn call(helper: Helper) -> Insn {
-    insn(JMP | 0x80, R0, R0, 0, helper as i32)
+    insn(JMP | CALL, R0, R0, 0, helper as i32)
 }
 pub(crate) fn exit() -> Insn {
-    insn(JMP | 0x90, R0, R0, 0, 0)
+    insn(JMP | EXIT, R0, R0, 0, 0)
 }
 
 /// The program in readable form, one line per instruction (a 64-bit

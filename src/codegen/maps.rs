@@ -36,10 +36,10 @@ pub(crate) enum MapRef {
     AggKey,
     /// The hash map of associative array `n`.
     Assoc(usize),
-    /// Kernel stacks for stack().
-    Stacks,
-    /// User stacks for ustack().
-    UserStacks,
+    /// Kernel stacks of n frames for stack(n).
+    Stacks(u8),
+    /// User stacks of n frames for ustack(n).
+    UserStacks(u8),
     /// One zero-filled value as large as the largest aggregation's.
     AggZero,
     /// Aggregation updates lost to a full map, per CPU (shared).
@@ -60,7 +60,7 @@ pub(crate) enum MapRef {
 const INDEX_BITS: u32 = 16;
 
 impl MapRef {
-    const FIXED: [MapRef; 19] = [
+    const FIXED: [MapRef; 17] = [
         MapRef::Ctx,
         MapRef::Events,
         MapRef::State,
@@ -70,8 +70,6 @@ impl MapRef {
         MapRef::Scratch,
         MapRef::ProbeNames,
         MapRef::AggKey,
-        MapRef::Stacks,
-        MapRef::UserStacks,
         MapRef::AggZero,
         MapRef::AggDrops,
         MapRef::Vtime,
@@ -92,6 +90,8 @@ impl MapRef {
             MapRef::ThreadLocal(n) => (1, n),
             MapRef::Aggregation(n) => (2, n),
             MapRef::Assoc(n) => (3, n),
+            MapRef::Stacks(n) => (5, usize::from(n)),
+            MapRef::UserStacks(n) => (6, usize::from(n)),
             fixed => (4, Self::FIXED.iter().position(|m| *m == fixed).unwrap_or(0)),
         };
         debug_assert!(index <= Self::MAX_INDEX);
@@ -105,14 +105,15 @@ impl MapRef {
             2 => Some(MapRef::Aggregation(index)),
             3 => Some(MapRef::Assoc(index)),
             4 => Self::FIXED.get(index).copied(),
+            5 => u8::try_from(index).ok().map(MapRef::Stacks),
+            6 => u8::try_from(index).ok().map(MapRef::UserStacks),
             _ => None,
         }
     }
 }
 
 /// The maps a program's instructions refer to, in order of first use.
-#[cfg(test)]
-fn maps_used(insns: &[Insn]) -> Vec<MapRef> {
+pub(crate) fn maps_used(insns: &[Insn]) -> Vec<MapRef> {
     let mut used = Vec::new();
     for (_, symbol) in map_loads(insns) {
         if let Some(m) = MapRef::from_symbol(symbol) {
@@ -161,7 +162,13 @@ mod tests {
 
     #[test]
     fn maps_symbols_round_trip() {
-        for m in MapRef::FIXED.into_iter().chain([MapRef::ThreadLocal(3), MapRef::Aggregation(0), MapRef::Assoc(9)]) {
+        for m in MapRef::FIXED.into_iter().chain([
+            MapRef::ThreadLocal(3),
+            MapRef::Aggregation(0),
+            MapRef::Assoc(9),
+            MapRef::Stacks(20),
+            MapRef::UserStacks(127),
+        ]) {
             assert_eq!(MapRef::from_symbol(m.symbol()), Some(m));
         }
         assert_eq!(MapRef::from_symbol(0), None);
@@ -182,7 +189,7 @@ mod tests {
         };
         patch_maps(&mut insns, &fd_of).unwrap();
         assert_eq!((insns[0].imm, insns[2].imm, insns[3].imm, insns[4].imm), (7, MapRef::Ctx.symbol(), 8, 16));
-        let mut stack = ld_map_fd(R1, MapRef::Stacks).to_vec();
+        let mut stack = ld_map_fd(R1, MapRef::Stacks(20)).to_vec();
         assert!(patch_maps(&mut stack, &fd_of).is_err());
     }
 }

@@ -34,8 +34,27 @@ pub(crate) struct Generated {
     pub key_buffer_size: usize,
 }
 
+/// The kernel's limits on one program, checked here so that a script that
+/// would exceed them gets a D-level error at compile time (and from `-e`),
+/// not the verifier's log at enable time.
+pub(crate) mod limits {
+    /// MAX_USED_MAPS: distinct maps one program may refer to.
+    pub const MAPS_PER_PROGRAM: usize = 64;
+    /// BPF_COMPLEXITY_LIMIT_JMP_SEQ: branches the verifier may hold to
+    /// explore later. It follows one path depth-first and holds the other
+    /// side of each conditional jump on it whose outcome it cannot tell
+    /// from the values it tracks, so the count depends on those values:
+    /// exceeding it is found at load time (runtime::load_program), where it
+    /// is reported with this number. About 2,700 aggregating clauses on
+    /// one probe fit.
+    pub const PENDING_BRANCHES: usize = 8192;
+    /// BPF_COMPLEXITY_LIMIT_INSNS: the longest program a privileged loader
+    /// may load.
+    pub const INSTRUCTIONS: usize = 1_000_000;
+}
+
 /// What code generation needs to know besides the program.
-pub(crate) struct Target {
+pub(crate) struct Target<'a> {
     /// The ID of dtrace:::ERROR.
     pub error_probe_id: u32,
     /// Some enabled probe fires for a thread other than the current one.
@@ -44,6 +63,8 @@ pub(crate) struct Target {
     pub specsize: u64,
     /// Records carry their firing's timestamp (-x oformat=json).
     pub record_timestamps: bool,
+    /// A probe's name, for errors about the program of its clauses.
+    pub probe_name: &'a dyn Fn(u32) -> String,
 }
 
 /// Generates every program the script needs, or the first reason one
@@ -96,12 +117,42 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
     // ERROR clauses run inline in the programs that fault (see emit::generate).
     let error_clauses = clauses_of.get(&target.error_probe_id).cloned().unwrap_or_default();
     let mut programs = BTreeMap::new();
-    for clauses in clauses_of.values() {
+    for (&probe, clauses) in &clauses_of {
         if !programs.contains_key(clauses) {
-            programs.insert(clauses.clone(), emit::generate(program, &env, clauses, &error_clauses)?);
+            let insns = emit::generate(program, &env, clauses, &error_clauses)?;
+            within_limits(&insns).map_err(|why| {
+                CodegenError(format!(
+                    "the {} clause{} enabled on {} {why}",
+                    clauses.len(),
+                    if clauses.len() == 1 { "" } else { "s" },
+                    (target.probe_name)(probe)
+                ))
+            })?;
+            programs.insert(clauses.clone(), insns);
         }
     }
     Ok(Generated { clauses_of, programs, scratch_size, key_buffer_size })
+}
+
+/// Whether the kernel will take a program of these instructions as far as
+/// its size and shape go; if not, what exceeds which limit.
+fn within_limits(insns: &[Insn]) -> Result<(), String> {
+    let maps = maps::maps_used(insns).len();
+    if maps > limits::MAPS_PER_PROGRAM {
+        return Err(format!(
+            "use {maps} maps (aggregations, associative arrays, thread-local variables, stacks and dtrace's own); \
+             the kernel allows {} in one program: spread them over fewer clauses of this probe",
+            limits::MAPS_PER_PROGRAM
+        ));
+    }
+    if insns.len() > limits::INSTRUCTIONS {
+        return Err(format!(
+            "make a program of {} instructions; the kernel allows {}",
+            insns.len(),
+            limits::INSTRUCTIONS
+        ));
+    }
+    Ok(())
 }
 
 /// -S: a generated program as DTrace shows DIF, one instruction a line,
@@ -252,6 +303,20 @@ mod tests {
         let insns = program("BEGIN { trace(walltimestamp); }");
         assert!(calls(&insns).contains(&(Helper::KtimeGetNs as i32)));
         assert!(loads_value_of(&insns, MapRef::State, layout::STATE_WALL_OFFSET));
+    }
+
+    #[test]
+    fn codegen_more_maps_than_a_program_may_use_are_a_compile_error() {
+        let clauses = |n: usize| -> String {
+            (0..n).map(|i| format!("syscall::getppid:entry {{ @a{i} = count(); }}\n")).collect()
+        };
+        // With the context, state, drops and zero-value maps, 60 fit.
+        assert!(crate::compile::compile_for_test(&clauses(60)).is_ok());
+        let e = crate::compile::compile_for_test(&clauses(70)).err().expect("an error");
+        assert!(
+            e.contains("the 70 clauses enabled on syscall::getppid:entry use 71 maps") && e.contains("allows 64"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -76,15 +76,14 @@ impl<'a> Symbols<'a> {
             // address no user process can have.
             let frames: Vec<UserFrame> = self
                 .session
-                .ustack_frames(id)
+                .ustack_frames(limit as u8, id)
                 .into_iter()
                 .take_while(|f| !matches!(f, UserFrame::Ip(addr) if *addr > USER_ADDRESS_LIMIT))
                 .collect();
-            let limit = if limit == 0 { frames.len() } else { limit as usize };
-            return frames.into_iter().take(limit).map(|f| self.user.frame(pid, f)).collect();
+            return frames.into_iter().map(|f| self.user.frame(pid, f)).collect();
         }
-        let (limit, id) = ustack_value::decode_kernel(id);
-        let frames = self.session.stack_frames(u64::from(id)).into_iter().take(limit as usize);
+        let (depth, id) = ustack_value::decode_kernel(id);
+        let frames = self.session.stack_frames(depth as u8, id).into_iter();
         frames.map(|a| self.frame(a)).collect()
     }
 

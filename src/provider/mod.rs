@@ -592,6 +592,7 @@ pub(crate) mod testing {
                 target_pid: None,
                 defaultargs: false,
                 stackframes: 20,
+                ustackframes: 100,
             },
             &mut registry,
         );

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 
@@ -35,8 +35,6 @@ pub(crate) struct RuntimeOptions {
     /// Bytes per CPU for each aggregation (the aggsize option), when set.
     pub aggsize: Option<u64>,
     pub nspec: u32,
-    /// Frames kept per ustack() (the ustackframes option).
-    pub ustackframes: u32,
     /// The only CPU probes fire on (the cpu option).
     pub cpu: Option<u32>,
 }
@@ -53,10 +51,10 @@ pub(crate) struct Session {
     _maps: Vec<MapHandle>,
     /// One per aggregation, in `Program::aggregations` order.
     aggregations: Vec<MapHandle>,
-    /// stack()'s frames by stack ID.
-    stacks: Option<MapHandle>,
-    /// ustack()'s frames by stack ID.
-    ustacks: Option<MapHandle>,
+    /// stack(n)'s frames by stack ID, one map per depth n.
+    stacks: BTreeMap<u8, MapHandle>,
+    /// ustack(n)'s frames by stack ID, one map per depth n.
+    ustacks: BTreeMap<u8, MapHandle>,
 }
 
 /// The maps of the generated code, by role.
@@ -65,8 +63,8 @@ struct CodeMaps {
     /// The maps created for this script (the core object owns the others).
     owned: Vec<MapHandle>,
     aggregations: Vec<MapHandle>,
-    stacks: Option<MapHandle>,
-    ustacks: Option<MapHandle>,
+    stacks: BTreeMap<u8, MapHandle>,
+    ustacks: BTreeMap<u8, MapHandle>,
 }
 
 impl CodeMaps {
@@ -175,27 +173,32 @@ impl CodeMaps {
         )?;
         keep(MapRef::AggKey, agg_key, &mut maps);
         keep(MapRef::AggZero, array_map("dt_aggzero", max_value)?, &mut maps);
-        // Kernel stacks for stack(): frames of 8 bytes, up to MAX_STACK_FRAMES.
-        let stacks = if program.uses_stack {
+        // A stack map of n frames hashes only the first n: stack(n)s equal
+        // there get one ID, so they are one aggregation key, as in DTrace.
+        // The kernel refuses maps deeper than perf_event_max_stack.
+        let max_frames = perf_event_max_stack();
+        let mut stacks = BTreeMap::new();
+        for &depth in &program.stack_depths {
+            let frames = u32::from(depth).clamp(1, max_frames);
             let map = MapHandle::create(
                 MapType::StackTrace,
                 Some("dt_stacks"),
                 4,
-                (8 * MAX_STACK_FRAMES) as u32,
-                16384,
+                8 * frames,
+                stack_map_entries(8 * frames),
                 &map_opts(),
-            )?;
-            fds.insert(MapRef::Stacks, map.as_fd().as_raw_fd());
-            Some(map)
-        } else {
-            None
-        };
-        // User stacks for ustack(): each frame as the kernel resolves it when
-        // the stack is taken, a build ID and file offset (struct
-        // bpf_stack_build_id), so that frames of a process that has exited by
-        // the time they are printed can still be symbolized.
-        let ustacks = if program.uses_ustack {
-            let frames = opts.ustackframes.clamp(1, MAX_USTACK_FRAMES);
+            )
+            .context("creating the stack map for stack( )")?;
+            fds.insert(MapRef::Stacks(depth), map.as_fd().as_raw_fd());
+            stacks.insert(depth, map);
+        }
+        // User stacks: each frame as the kernel resolves it when the stack is
+        // taken, a build ID and file offset (struct bpf_stack_build_id), so
+        // that frames of a process that has exited by the time they are
+        // printed can still be symbolized.
+        let mut ustacks = BTreeMap::new();
+        for &depth in &program.ustack_depths {
+            let frames = u32::from(depth).clamp(1, max_frames);
             let mut create = map_opts();
             create.map_flags = libbpf_sys::BPF_F_STACK_BUILD_ID;
             let map = MapHandle::create(
@@ -207,11 +210,9 @@ impl CodeMaps {
                 &create,
             )
             .context("creating the user stack map for ustack( )")?;
-            fds.insert(MapRef::UserStacks, map.as_fd().as_raw_fd());
-            Some(map)
-        } else {
-            None
-        };
+            fds.insert(MapRef::UserStacks(depth), map.as_fd().as_raw_fd());
+            ustacks.insert(depth, map);
+        }
         let m = &core.maps;
         for (role, map) in [
             (MapRef::Ctx, m.dt_ctx.as_fd()),
@@ -304,7 +305,23 @@ pub(crate) fn start(
             .with_context(|| format!("internal error: no program for clauses {clauses:?}"))?
             .clone();
         patch_maps(&mut insns, &|m| code_maps.fd(m)).map_err(anyhow::Error::msg)?;
-        let fd = load_program(prog_type, &insns)?;
+        let fd = load_program(prog_type, &insns).map_err(|e| match e {
+            LoadError::TooComplex(why) => {
+                let probe = generated
+                    .clauses_of
+                    .iter()
+                    .find(|(_, list)| list.as_slice() == clauses)
+                    .and_then(|(id, _)| registry.get(*id))
+                    .map_or_else(|| "one probe".to_string(), |p| p.full_name());
+                anyhow::anyhow!(
+                    "the {} clause{} enabled on {probe} are too much for the kernel's verifier in one program \
+                     ({why}): use fewer clauses on this probe",
+                    clauses.len(),
+                    if clauses.len() == 1 { "" } else { "s" },
+                )
+            }
+            LoadError::Other(e) => e,
+        })?;
         let raw = fd.as_raw_fd();
         programs.push(fd);
         loaded.insert((prog_type, clauses.to_vec()), raw);
@@ -317,7 +334,7 @@ pub(crate) fn start(
         needs: ScriptNeeds {
             ppid: program.uses_ppid,
             args: program.uses_args,
-            stack: program.uses_stack,
+            stack: program.uses_stack(),
             typed_args_used: &program.typed_args_used,
         },
         shared_ctx: core.maps.dt_ctx.as_fd(),
@@ -417,10 +434,11 @@ impl Session {
         }
     }
 
-    /// The kernel addresses of stack `id` (innermost first), if recorded.
-    pub(crate) fn stack_frames(&self, id: u64) -> Vec<u64> {
-        let Some(map) = &self.stacks else { return Vec::new() };
-        let Ok(Some(bytes)) = map.lookup(&(id as u32).to_ne_bytes(), MapFlags::ANY) else { return Vec::new() };
+    /// The kernel addresses of stack `id` of `depth` frames (innermost
+    /// first), if recorded.
+    pub(crate) fn stack_frames(&self, depth: u8, id: u32) -> Vec<u64> {
+        let Some(map) = self.stacks.get(&depth) else { return Vec::new() };
+        let Ok(Some(bytes)) = map.lookup(&id.to_ne_bytes(), MapFlags::ANY) else { return Vec::new() };
         bytes
             .chunks_exact(8)
             .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
@@ -428,9 +446,10 @@ impl Session {
             .collect()
     }
 
-    /// The frames of user stack `id` (innermost first), if recorded.
-    pub(crate) fn ustack_frames(&self, id: u32) -> Vec<UserFrame> {
-        let Some(map) = &self.ustacks else { return Vec::new() };
+    /// The frames of user stack `id` of `depth` frames (innermost first),
+    /// if recorded.
+    pub(crate) fn ustack_frames(&self, depth: u8, id: u32) -> Vec<UserFrame> {
+        let Some(map) = self.ustacks.get(&depth) else { return Vec::new() };
         let Ok(Some(bytes)) = map.lookup(&id.to_ne_bytes(), MapFlags::ANY) else { return Vec::new() };
         let mut frames = Vec::new();
         for f in bytes.chunks_exact(USTACK_FRAME_BYTES as usize) {
@@ -476,12 +495,26 @@ pub(crate) struct SpeculationTroubles {
     pub unavailable: u64,
 }
 
-/// Frames kept per stack (the kernel's default perf_event_max_stack is 127).
-const MAX_STACK_FRAMES: usize = 64;
+/// Slots of a kernel stack map whose values are `value_size` bytes. A
+/// stack map is a table indexed by the stack's hash, without chaining: a
+/// stack whose slot holds another is lost (EEXIST), so with k distinct
+/// stacks about k²/2n are lost. As many slots as fit in 16 MB (each
+/// costs the value and a 24-byte header), at most 65,536: 65,536 for 20
+/// frames, where 500 distinct stacks lose about 2.
+fn stack_map_entries(value_size: u32) -> u32 {
+    let fit = (16 << 20) / (value_size + 24);
+    let power_of_two = 1u32 << (31 - fit.max(1).leading_zeros());
+    power_of_two.clamp(1024, 65536)
+}
 
-/// The kernel's default kernel.perf_event_max_stack, the most frames a
-/// stack map may hold.
-const MAX_USTACK_FRAMES: u32 = 127;
+/// kernel.perf_event_max_stack: the most frames a stack map may hold.
+fn perf_event_max_stack() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_stack")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES))
+}
+
 /// sizeof(struct bpf_stack_build_id).
 const USTACK_FRAME_BYTES: u32 = 32;
 /// Distinct user stacks kept (~13 MB at 100 frames).
@@ -517,8 +550,17 @@ fn array_map(name: &str, value_size: usize) -> Result<MapHandle> {
     Ok(MapHandle::create(MapType::Array, Some(name), 4, value_size as u32, 1, &map_opts())?)
 }
 
-/// Loads a generated program; on rejection, the verifier's log is the error.
-fn load_program(kind: ClauseProgType, insns: &[Insn]) -> Result<OwnedFd> {
+/// Why a generated program did not load.
+enum LoadError {
+    /// It exceeds the verifier's limits on the work of checking one
+    /// program (which of them: the text).
+    TooComplex(String),
+    Other(anyhow::Error),
+}
+
+/// Loads a generated program; on rejection, what the verifier's log
+/// says went wrong.
+fn load_program(kind: ClauseProgType, insns: &[Insn]) -> Result<OwnedFd, LoadError> {
     let prog_type = kind.prog_type;
     let name = CString::new("dt_clause").expect("no NUL");
     let license = CString::new("GPL").expect("no NUL");
@@ -551,18 +593,36 @@ fn load_program(kind: ClauseProgType, insns: &[Insn]) -> Result<OwnedFd> {
     }
     // commit()/discard() use compare-and-exchange, which kernels before
     // 5.12 lack: say so rather than show the verifier's log.
+    let other = |e: anyhow::Error| Err(LoadError::Other(e));
     if insns.iter().any(Insn::is_cmpxchg) && !kernel_has_cmpxchg(prog_type) {
-        bail!("commit( ) and discard( ) need BPF compare-and-exchange, which this kernel lacks (Linux 5.12 or later)");
+        return other(anyhow::anyhow!(
+            "commit( ) and discard( ) need BPF compare-and-exchange, which this kernel lacks (Linux 5.12 or later)"
+        ));
     }
     let text = String::from_utf8_lossy(&log);
     let text = text.trim_end_matches('\0');
     // The kernel offers no user-memory writes under lockdown (integrity).
     if text.contains("cannot use helper bpf_probe_write_user") {
-        bail!("copyout( ) and copyoutstr( ) are refused by this kernel: it does not allow BPF to write user memory (kernel lockdown)");
+        return other(anyhow::anyhow!(
+            "copyout( ) and copyoutstr( ) are refused by this kernel: it does not allow BPF to write user memory (kernel lockdown)"
+        ));
+    }
+    // The verifier's limits on its own work (BPF_COMPLEXITY_LIMIT_JMP_SEQ,
+    // BPF_COMPLEXITY_LIMIT_INSNS, BPF_COMPLEXITY_LIMIT_STATES): what they
+    // depend on is known only to the verifier, so they are found here.
+    if let Some(line) = text.lines().find(|l| l.contains("jumps is too complex")) {
+        let jumps = line.split_whitespace().find_map(|w| w.parse::<u64>().ok()).unwrap_or(0);
+        return Err(LoadError::TooComplex(format!(
+            "it would have to hold {jumps} branches to explore; it holds at most {}",
+            crate::codegen::limits::PENDING_BRANCHES
+        )));
+    }
+    if text.contains("BPF program is too large") {
+        return Err(LoadError::TooComplex("it would have to check more than 1,000,000 instructions".into()));
     }
     let tail: Vec<&str> = text.lines().rev().take(12).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
-    bail!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n"))
+    other(anyhow::anyhow!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n")))
 }
 
 /// Whether the verifier accepts BPF_CMPXCHG: a tiny program that

@@ -45,6 +45,8 @@ pub(crate) struct CheckOptions<'a> {
     pub defaultargs: bool,
     /// Frames of a stack() given no count (stackframes).
     pub stackframes: u32,
+    /// Frames of a ustack() given no count (ustackframes).
+    pub ustackframes: u32,
 }
 
 /// Where an error was found, for DTrace's "in predicate:" / "in action list:" prefix.

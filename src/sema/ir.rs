@@ -275,11 +275,12 @@ pub(crate) enum TKind {
     CopyInStr(Box<TExpr>),
     /// A D subroutine computed in the kernel.
     Subr(Subr, Vec<TExpr>),
-    /// `stack(n)`: the current kernel stack's ID in the stack map, with
-    /// the frames to print (n, or stackframes) packed in (`ustack_value`).
+    /// `stack(n)`: the current kernel stack's ID in the stack map of depth
+    /// n (n, or stackframes), with n packed in (`ustack_value`).
     StackId(u8),
-    /// `ustack(n)`: the current user stack's ID in the user stack map, with
-    /// the process ID and frame limit (0: all) packed in (`ustack_value`).
+    /// `ustack(n)`: the current user stack's ID in the user stack map of
+    /// depth n (n, or ustackframes), with the process ID and n packed in
+    /// (`ustack_value`).
     UStackId(u8),
     /// `xlate<T>(input)`: only its members are values (sema replaces
     /// `xlate<T>(e)->m` with the translator's expression for m), so codegen
@@ -633,10 +634,12 @@ pub(crate) struct Program {
     pub uses_ppid: bool,
     /// Some clause reads arg0..arg9: entry programs must copy the arguments.
     pub uses_args: bool,
-    /// Some clause records `stack()`: a stack map is needed.
-    pub uses_stack: bool,
-    /// Some clause records `ustack()`: a user stack map is needed.
-    pub uses_ustack: bool,
+    /// The depths (frames) of the `stack()`s clauses record: one stack map
+    /// each, so that stacks equal in their first n frames share one ID (and
+    /// one aggregation key).
+    pub stack_depths: std::collections::BTreeSet<u8>,
+    /// The same for `ustack()`.
+    pub ustack_depths: std::collections::BTreeSet<u8>,
     pub uses_probe_names: bool,
     /// The most alloca() memory any clause reserves.
     pub alloca_bytes: usize,
@@ -659,6 +662,14 @@ pub(crate) struct Program {
 }
 
 impl Program {
+    pub(crate) fn uses_stack(&self) -> bool {
+        !self.stack_depths.is_empty()
+    }
+
+    pub(crate) fn uses_ustack(&self) -> bool {
+        !self.ustack_depths.is_empty()
+    }
+
     /// Bytes of the globals map's one value: every global variable, each
     /// 8-byte aligned, at its `offset`.
     pub(crate) fn globals_bytes(&self) -> usize {
@@ -668,7 +679,7 @@ impl Program {
 
 /// How a ustack() value is packed in a stack-typed word (stack() values
 /// are the plain stack ID): bit 62 marks a user stack, bits 54-61 hold the
-/// frame limit (0: all), bits 32-53 the process ID (pid_max is at most
+/// depth (the stack map it is in), bits 32-53 the process ID (pid_max is at most
 /// 2^22), bits 0-31 the ID in the user stack map. A failed capture is the
 /// helper's negative error, as for stack().
 pub(crate) mod ustack_value {
@@ -676,16 +687,17 @@ pub(crate) mod ustack_value {
     pub const FRAMES_SHIFT: u32 = 54;
     pub const PID_SHIFT: u32 = 32;
     pub const PID_MASK: u64 = (1 << 22) - 1;
-    /// The most frames a stack value can ask for (its frame count's bits).
-    pub const MAX_FRAMES: u8 = u8::MAX;
+    /// The most frames a stack map may hold: the kernel's default
+    /// perf_event_max_stack (a stack map deeper than the sysctl is refused).
+    pub const MAX_FRAMES: u8 = 127;
 
-    /// (frame limit, stack ID) of a kernel stack value: the ID with the
-    /// limit of stack(n) packed above it.
+    /// (depth, stack ID) of a kernel stack value: the ID with the depth
+    /// of stack(n) packed above it.
     pub fn decode_kernel(value: u64) -> (u32, u32) {
         (((value >> FRAMES_SHIFT) & 0xff) as u32, value as u32)
     }
 
-    /// (pid, frame limit, stack ID) of a user stack value.
+    /// (pid, depth, stack ID) of a user stack value.
     pub fn decode(value: u64) -> Option<(u32, u32, u32)> {
         if value & USER == 0 || (value as i64) < 0 {
             return None;

@@ -115,6 +115,38 @@ fn stack_prints_symbolized_kernel_frames() {
 }
 
 #[test]
+fn stacks_equal_in_their_first_n_frames_are_one_key_of_stack_n() {
+    // Sampled kernel stacks share top frames and differ below them (the
+    // idle loop of each CPU, a copy routine under read and write): stack(1)
+    // and stack(2) must each print every distinct key once, as DTrace does.
+    // (A stack lost to a full slot of the stack map prints no frames: the
+    // empty keys are not compared.)
+    let out = run(&[
+        "-q",
+        "-c",
+        "dd if=/dev/zero of=/dev/null bs=512 count=1000000",
+        "-n",
+        "profile-997 { @one[stack(1)] = count(); @two[stack(2)] = count(); }",
+        "-n",
+        r#"END { printa("one%k\n", @one); printa("two%k\n", @two); }"#,
+    ]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    for (name, depth) in [("one", 1), ("two", 2)] {
+        let keys: Vec<&str> =
+            out.stdout.split("\n\n").filter_map(|k| k.strip_prefix(name)).filter(|k| !k.trim().is_empty()).collect();
+        assert!(!keys.is_empty(), "no @{name}: {}", out.stdout);
+        for key in &keys {
+            assert!(key.lines().filter(|l| !l.is_empty()).count() <= depth, "@{name}: {key}");
+        }
+        let mut sorted = keys.clone();
+        sorted.sort();
+        let repeated: Vec<&&str> = sorted.windows(2).filter(|w| w[0] == w[1]).map(|w| &w[0]).collect();
+        assert!(repeated.is_empty(), "@{name} repeats {repeated:?}: {}", out.stdout);
+    }
+}
+
+#[test]
 fn printf_and_printa_print_stacks_with_k() {
     // As dt_print_stack: a newline, then one frame per line, indented by
     // the width of a left-justified %-Nk.

@@ -5,9 +5,7 @@ use super::*;
 
 /// The workload example (see util::Workload) as a -c command line.
 fn workload_command(args: &str) -> String {
-    let exe = std::env::current_exe().expect("test binary");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    format!("{} {args}", dir.join("examples/workload").display())
+    format!("{} {args}", crate::util::workload_path().display())
 }
 
 /// The pid in dtrace's `pid N has exited` (or `... exited with status`,

@@ -191,6 +191,31 @@ fn begin_fires_before_any_other_probe_and_end_after_every_other() {
     assert_eq!(out.stdout.trim(), "", "no probe may fire before BEGIN or after END");
 }
 
+#[test]
+fn thousands_of_clauses_on_one_probe_run_or_are_refused_in_d_terms() {
+    // Thousands of aggregating clauses on one probe used to end in the
+    // verifier's "8193 jumps is too complex" (at about 1,600); 2,500 run
+    // now, each counted. (The verifier's time grows with the square of the
+    // clauses on one probe: 2,500 take about 5 s.)
+    let clauses = |n: usize| -> String { (0..n).map(|i| format!("BEGIN {{ @[{}] = count(); }}\n", i % 4)).collect() };
+    let path = util::script("clauses.d", &clauses(2500));
+    let out = run(&["-q", "-s", &path, "-n", "BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let counts: Vec<&str> = out.stdout.split_whitespace().collect();
+    assert_eq!(counts, ["0", "625", "1", "625", "2", "625", "3", "625"], "{}", out.stdout);
+    // Beyond what the verifier can check in one program: a D-level error,
+    // exit status 1, not the verifier's log.
+    let path = util::script("too_many_clauses.d", &clauses(12000));
+    let out = run(&["-q", "-s", &path, "-n", "BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the 12001 clauses enabled on dtrace:::BEGIN are too much for the kernel's verifier"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("processed"), "the verifier's log leaked: {}", out.stderr);
+}
+
 /// Random combinations of dtrace's options, -c commands included: each run
 /// ends by itself or at Ctrl-C (some, like `-Z -n nosuch:::probe`, trace
 /// until then, as DTrace does), without a panic, with one of dtrace's exit

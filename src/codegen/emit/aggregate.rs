@@ -49,8 +49,11 @@ impl Emitter<'_> {
         } else {
             let key_ptr = self.build_key(&agg.keys.clone(), keys, false, done)?;
 
-            // This CPU's value for the key; a new key starts from zeros.
-            let inserted = self.new_label();
+            // This CPU's value for the key; a new key starts from zeros. The
+            // insert's result is not checked: the second lookup finds the
+            // key whether this insert or a racing one (EEXIST) made it, and
+            // finds nothing only if the map is full. Fewer branches per
+            // aggregation let more clauses share a probe (codegen::limits).
             self.emit2(ld_map_fd(R1, map));
             self.emit(ldx(Size::DW, R2, FP, key_ptr));
             self.emit(call(Helper::MapLookupElem));
@@ -60,20 +63,19 @@ impl Emitter<'_> {
             self.emit2(ld_map_value(R3, MapRef::AggZero, 0));
             self.emit(mov_imm(R4, BPF_NOEXIST));
             self.emit(call(Helper::MapUpdateElem));
-            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), inserted);
-            self.jump(jmp_imm(Cond::Eq, R0, -EEXIST, 0), inserted);
-            self.count_in(MapRef::AggDrops, 0);
-            self.jump(ja(0), done);
-            self.bind(inserted);
             self.emit2(ld_map_fd(R1, map));
             self.emit(ldx(Size::DW, R2, FP, key_ptr));
             self.emit(call(Helper::MapLookupElem));
-            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
+            self.count_in(MapRef::AggDrops, 0);
+            self.jump(ja(0), done);
         }
         self.bind(found);
 
         // r0: the value; r2: the aggregated value; r1, r3-r5 scratch.
-        self.emit(ldx(Size::DW, R2, FP, value_slot));
+        if value.is_some() {
+            self.emit(ldx(Size::DW, R2, FP, value_slot));
+        }
         let func = agg.func.clone();
         if let Some(buckets) = func.bucket_count() {
             // The sum of the values (times their increments), after the buckets.

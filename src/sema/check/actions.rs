@@ -462,17 +462,17 @@ impl Checker<'_> {
                 }
             },
         };
-        self.program.uses_stack = true;
         let frames = frames.min(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES)) as u8;
+        self.program.stack_depths.insert(frames);
         Ok(TExpr { kind: TKind::StackId(frames), ty: Type::Stack, span: span.clone() })
     }
 
     pub(super) fn ustack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
         self.arity(name, name_span, args, 0, 2)?;
         let frames = match args.first() {
-            None => 0,
+            None => self.opts.ustackframes,
             Some(arg) => match self.integer_constant(arg) {
-                Some(n) if (1..=255).contains(&n) => n as u8,
+                Some(n) if n > 0 => u32::try_from(n).unwrap_or(u32::MAX),
                 _ => {
                     return Err(CompileError::new(
                         "D_USTACK_FRAMES",
@@ -491,7 +491,8 @@ impl Checker<'_> {
                 ));
             }
         }
-        self.program.uses_ustack = true;
+        let frames = frames.min(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES)) as u8;
+        self.program.ustack_depths.insert(frames);
         Ok(TExpr { kind: TKind::UStackId(frames), ty: Type::Stack, span: span.clone() })
     }
 
