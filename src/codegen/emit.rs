@@ -391,6 +391,9 @@ impl<'a> Emitter<'a> {
             self.reserve_record(size, end);
             self.emit(mov(R9, R0));
             self.header_fields(R9, clause.epid);
+            for word in 0..clause.more_present_words() {
+                self.emit(st_imm(Size::DW, R9, (clause.more_present_bits + 8 * word) as i16, 0));
+            }
             self.emit(call(Helper::GetSmpProcessorId));
             self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
             if self.env.record_timestamps {
@@ -975,11 +978,11 @@ impl<'a> Emitter<'a> {
             self.emit(st_imm(Size::W, R1, 0, layout::STATE_STOPPED as i32));
         }
         // Mark the action as present in the record.
-        self.emit(ldx(Size::DW, R1, R9, layout::HDR_PRESENT as i16));
-        self.emit(mov_imm(R2, 1));
-        self.emit(alu_imm(Alu::Lsh, R2, action as i32));
+        let (word, bit) = self.program.clauses[epid as usize - 1].present_bit(action);
+        self.emit(ldx(Size::DW, R1, R9, word as i16));
+        self.emit2(ld_imm64(R2, 1u64 << bit));
         self.emit(alu_reg(Alu::Or, R1, R2));
-        self.emit(stx(Size::DW, R9, layout::HDR_PRESENT as i16, R1));
+        self.emit(stx(Size::DW, R9, word as i16, R1));
         Ok(())
     }
 

@@ -363,7 +363,6 @@ impl State<'_> {
         let epid = read_u32(data, layout::HDR_EPID);
         let probe_id = read_u32(data, layout::HDR_PROBE_ID);
         let cpu = read_u32(data, layout::HDR_CPU);
-        let present = read_u64(data, layout::HDR_PRESENT);
         // Records after exit() belong to a run that is over.
         if self.exit_status.is_some() && !self.ending {
             return;
@@ -395,7 +394,8 @@ impl State<'_> {
             OutputFormat::Json => Rendered::Json(Vec::new()),
         };
         for (i, action) in clause.actions.iter().enumerate() {
-            if present & (1u64 << i) == 0 {
+            let (word, bit) = clause.present_bit(i);
+            if read_u64(data, word) & (1u64 << bit) == 0 {
                 continue;
             }
             self.action(action, data, &mut rendered);

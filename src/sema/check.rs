@@ -224,6 +224,14 @@ impl<'a> Checker<'a> {
         let records = !self.layouts.is_empty() || clause.body.iter().all(|s| matches!(s.kind, StmtKind::Empty));
         self.region = "";
         let epid = self.program.clauses.len() as u32 + 1;
+        // Actions past 64 say that they ran in words after their data.
+        let more_present_bits = if self.layouts.len() > 64 {
+            let at = self.record_offset.next_multiple_of(8);
+            self.record_offset = at + 8 * (self.layouts.len() - 64).div_ceil(64);
+            at
+        } else {
+            0
+        };
         self.program.clauses.push(Clause {
             epid,
             probes,
@@ -233,6 +241,7 @@ impl<'a> Checker<'a> {
             record_size: self.record_offset,
             records,
             speculates: self.order.speculated,
+            more_present_bits,
         });
         Ok(())
     }

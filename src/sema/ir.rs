@@ -505,6 +505,25 @@ pub(crate) struct Clause {
     pub records: bool,
     /// The clause calls speculate(): its record may go to a speculation or nowhere.
     pub speculates: bool,
+    /// Where the presence bits of actions past the header's 64 are: words
+    /// at the end of the record (0 when the clause has at most 64 actions).
+    pub more_present_bits: usize,
+}
+
+impl Clause {
+    /// (record offset of the 64-bit word, bit) that says action `action`
+    /// ran: an action under an `if` may not have.
+    pub(crate) fn present_bit(&self, action: usize) -> (usize, u32) {
+        match action.checked_sub(64) {
+            None => (crate::defs::layout::HDR_PRESENT, action as u32),
+            Some(more) => (self.more_present_bits + 8 * (more / 64), (more % 64) as u32),
+        }
+    }
+
+    /// The words of presence bits past the header's.
+    pub(crate) fn more_present_words(&self) -> usize {
+        self.actions.len().saturating_sub(64).div_ceil(64)
+    }
 }
 
 pub(crate) use crate::defs::agg::AggFunc;

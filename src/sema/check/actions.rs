@@ -11,6 +11,10 @@ use super::*;
 use crate::defs::printf_format::{self as printf, ArgClass};
 use crate::syntax::ast::ExprKind;
 
+/// Data-recording actions in one clause (each has a presence bit in its
+/// record; the record is at most a ring buffer's page-multiple anyway).
+const MAX_ACTIONS: usize = 4096;
+
 impl Checker<'_> {
     /// Reserves alloca(size) bytes in the clause's alloca region. Sizes are
     /// constants, so the region's size (and the verifier's bounds) are
@@ -380,8 +384,12 @@ impl Checker<'_> {
         };
         self.check_order(class, span)?;
         let action = self.actions_in_clause;
-        if action >= 64 {
-            return Err(CompileError::new("D_ACT_MAX", span, "too many actions in one clause (the limit is 64)"));
+        if action >= MAX_ACTIONS {
+            return Err(CompileError::new(
+                "D_ACT_MAX",
+                span,
+                format!("too many actions in one clause (the limit is {MAX_ACTIONS})"),
+            ));
         }
         self.actions_in_clause += 1;
         let values = match (&kind, &record_kind) {

@@ -4,7 +4,7 @@
 //! arrays, assignment targets, and the constant folding that aggregating
 //! functions and alloca() need.
 
-use super::types::{arith_result, int_constant_type, pointee, promote, type_size};
+use super::types::{arith_result, int_constant_type, pointee, type_size};
 use super::*;
 use crate::provider::desc::macro_variable;
 use crate::sema::kernel_btf::MemberKind;
@@ -567,7 +567,8 @@ impl Checker<'_> {
                         format!("operator {} requires an operand of {kind} type", unop_text(op)),
                     ));
                 }
-                let ty = if op == UnOp::Not { Type::INT } else { promote(&e.ty) };
+                // -x and ~x have x's type, as in DTrace (no promotion to int).
+                let ty = if op == UnOp::Not { Type::INT } else { e.ty.clone() };
                 let kind = match op {
                     UnOp::Neg => TKind::Neg(Box::new(e)),
                     UnOp::BitNot => TKind::BitNot(Box::new(e)),
@@ -713,11 +714,8 @@ impl Checker<'_> {
         let common = arith_result(&l.ty, &r.ty);
         let signed = matches!(common, Type::Int { signed: true, .. });
         let (signed, ty) = match op {
-            // Shifts take the type of the promoted left operand.
-            BinOp::Shl | BinOp::Shr => {
-                let t = promote(&l.ty);
-                (matches!(t, Type::Int { signed: true, .. }), t)
-            }
+            // Shifts take the left operand's type (DTrace does not promote it).
+            BinOp::Shl | BinOp::Shr => (matches!(l.ty, Type::Int { signed: true, .. }), l.ty.clone()),
             _ if relational => (signed, Type::INT),
             _ => (signed, common),
         };

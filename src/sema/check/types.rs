@@ -1,8 +1,8 @@
 //! D's types as the checker builds them: type names and specifiers (D's
 //! own, typedefs, and the running kernel's structs, unions and variables),
 //! the sizes and record layouts of values (`sizeof`, `var_bytes`, what a
-//! record holds and what print() walks), C's integer promotions and usual
-//! arithmetic conversions, and the predefined type names the parser asks
+//! record holds and what print() walks), D's usual arithmetic conversions
+//! (which, unlike C's, promote nothing to int), and the predefined type names the parser asks
 //! about.
 
 use super::expr::value_at;
@@ -185,18 +185,12 @@ pub(super) fn int_constant_type(value: u64, suffix: ast::IntSuffix, decimal: boo
     }
 }
 
-/// Integer promotion: anything narrower than int becomes int.
-pub(super) fn promote(ty: &Type) -> Type {
-    match ty {
-        Type::Int { size, .. } if *size < 4 => Type::INT,
-        other => other.clone(),
-    }
-}
-
-/// C's usual arithmetic conversions.
+/// D's usual arithmetic conversions (dt_type_promote): the operand of
+/// higher rank, where rank is the width in bits plus one if unsigned. Unlike
+/// C, nothing narrower than int is promoted to int first, so the sum of two
+/// unsigned chars is an unsigned char (`(uchar_t)254 + (uchar_t)3` is 1).
 pub(super) fn arith_result(a: &Type, b: &Type) -> Type {
-    let (a, b) = (promote(a), promote(b));
-    match (&a, &b) {
+    match (a, b) {
         (Type::Int { size: sa, signed: ga, .. }, Type::Int { size: sb, signed: gb, .. }) => {
             if sa > sb {
                 a.clone()
@@ -210,7 +204,7 @@ pub(super) fn arith_result(a: &Type, b: &Type) -> Type {
                 a.clone()
             }
         }
-        _ => a,
+        _ => a.clone(),
     }
 }
 
