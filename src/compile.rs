@@ -102,6 +102,7 @@ pub(crate) fn compile(
             defaultargs: options.defaultargs,
             stackframes: options.stackframes,
             ustackframes: options.ustackframes,
+            scratchsize: options.scratchsize,
         },
         registry,
     );

@@ -62,6 +62,8 @@ pub(crate) enum Generate {
 pub(crate) struct Options {
     pub quiet: bool,
     pub strsize: usize,
+    /// Bytes of alloca() (and copyin()) memory one clause may use.
+    pub scratchsize: usize,
     pub bufsize: u32,
     pub switchrate: Duration,
     pub dynvarsize: u64,
@@ -167,6 +169,7 @@ impl Default for Options {
         Options {
             quiet: false,
             strsize: 256,
+            scratchsize: 4096,
             bufsize: 4 << 20,
             // DTrace's default is 1hz; we drain faster, which costs one
             // system call per interval and makes output timely.
@@ -266,6 +269,7 @@ const OPTION_NAMES: &[&str] = &[
     "pspec",
     "quiet",
     "rawbytes",
+    "scratchsize",
     "setenv",
     "specsize",
     "stackframes",
@@ -456,6 +460,15 @@ impl Options {
                 }
                 // Strings are handled in 8-byte units by the generated code.
                 self.strsize = ((v as usize) + 7) & !7;
+            }
+            // The clauses' alloca() regions share one per-CPU scratch value
+            // of at most 32 KB with the string temporaries.
+            "scratchsize" => {
+                let v = size()?;
+                if !(8..=16384).contains(&v) {
+                    return Err(bad());
+                }
+                self.scratchsize = v as usize;
             }
             "bufsize" => self.bufsize = u32::try_from(size()?).map_err(|_| bad())?,
             "dynvarsize" => self.dynvarsize = size()?,

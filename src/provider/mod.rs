@@ -593,6 +593,7 @@ pub(crate) mod testing {
                 defaultargs: false,
                 stackframes: 20,
                 ustackframes: 100,
+                scratchsize: 4096,
             },
             &mut registry,
         );

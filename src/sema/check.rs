@@ -47,6 +47,8 @@ pub(crate) struct CheckOptions<'a> {
     pub stackframes: u32,
     /// Frames of a ustack() given no count (ustackframes).
     pub ustackframes: u32,
+    /// Bytes of alloca() and copyin() memory per clause (scratchsize).
+    pub scratchsize: usize,
 }
 
 /// Where an error was found, for DTrace's "in predicate:" / "in action list:" prefix.

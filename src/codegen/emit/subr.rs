@@ -221,7 +221,7 @@ impl Emitter<'_> {
             }
             Subr::Alloca { offset, size: bytes } => {
                 // As in DTrace, the memory starts zeroed; the size is a
-                // constant of at most MAX_ALLOCA bytes, so plain stores do.
+                // constant of at most scratchsize bytes, so plain stores do.
                 self.used_scratch = true;
                 let start = self.scratch.alloca + offset;
                 for word in 0..bytes.div_ceil(8) {

@@ -29,11 +29,21 @@ impl Checker<'_> {
         };
         let offset = self.clause_alloca;
         let end = offset + (bytes as usize).next_multiple_of(8);
-        if bytes as usize > MAX_ALLOCA || end > MAX_ALLOCA {
+        let limit = self.opts.scratchsize;
+        if bytes as usize > limit {
             return Err(CompileError::new(
                 "D_ALLOCA_SIZE",
                 span,
-                format!("alloca( ) of more than {MAX_ALLOCA} bytes in one clause is not supported"),
+                format!("alloca({bytes}) size larger than scratchsize {limit}"),
+            ));
+        }
+        if end > limit {
+            return Err(CompileError::new(
+                "D_ALLOCA_SIZE",
+                span,
+                format!(
+                    "alloca({bytes}) exceeds the clause's scratch space (scratchsize {limit}, {offset} bytes in use)"
+                ),
             ));
         }
         self.clause_alloca = end;
@@ -641,6 +651,16 @@ impl Checker<'_> {
         if subr == Subr::Strtok {
             self.program.uses_strtok = true;
         }
+        if subr == Subr::Copyin {
+            // Its buffer is scratch memory, as alloca()'s.
+            if let Some(size) = folded(&values[1]).filter(|n| *n as usize > self.opts.scratchsize) {
+                return Err(CompileError::new(
+                    "D_ALLOCA_SIZE",
+                    &args[1].span,
+                    format!("copyin( ) size {size} larger than scratchsize {}", self.opts.scratchsize),
+                ));
+            }
+        }
         let subr = match subr {
             Subr::Alloca { .. } => self.alloca(&values[0], &args[0].span)?,
             other => other,
@@ -680,9 +700,6 @@ pub(super) fn is_action(name: &str) -> bool {
             | "jstack"
     )
 }
-
-/// The most alloca() memory one clause may use.
-pub(super) const MAX_ALLOCA: usize = 4096;
 
 /// NULL or a literal 0, where a subroutine takes a pointer.
 pub(super) fn is_null_constant(e: &TExpr) -> bool {

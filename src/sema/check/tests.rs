@@ -175,3 +175,23 @@ fn char_array_keys_take_their_length_not_strsize() {
         compile(r#"BEGIN { @[curthread->comm] = count(); @[strjoin("a", "b")] = count(); }"#).expect("compiles");
     assert_eq!(program.aggregations[0].keys.iter().map(|c| c.bytes).collect::<Vec<_>>(), [256]);
 }
+
+#[test]
+fn arithmetic_takes_the_operand_of_higher_rank_without_promotion_to_int() {
+    // dt_type_promote: rank is bits, plus one if unsigned.
+    assert_eq!(type_of("(unsigned char)1 + (char)1"), "unsigned char");
+    assert_eq!(type_of("(short)1 * (char)1"), "short");
+    assert_eq!(type_of("(char)1 + 1"), "int");
+    assert_eq!(type_of("(unsigned int)1 - (long)1"), "long");
+    assert_eq!(type_of("-(unsigned char)1"), "unsigned char");
+    assert_eq!(type_of("(unsigned short)1 << 20"), "unsigned short");
+}
+
+#[test]
+fn alloca_and_copyin_sizes_are_bounded_by_scratchsize() {
+    let program = "#pragma D option scratchsize=1024\nBEGIN { p = alloca(1025); }";
+    assert_eq!(error_of(program), "alloca(1025) size larger than scratchsize 1024");
+    let program = "#pragma D option scratchsize=64\nBEGIN { p = copyin(0, 65); }";
+    assert_eq!(error_of(program), "copyin( ) size 65 larger than scratchsize 64");
+    assert!(compile("#pragma D option scratchsize=8192\nBEGIN { p = alloca(8000); }").is_ok());
+}
