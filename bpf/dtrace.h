@@ -60,7 +60,7 @@ struct dt_rec_hdr {
 	__u32 probe_id; /* probe that fired */
 	__u32 cpu;
 	__u32 spec;     /* tag of the speculation it belongs to (dt_spec); 0: none */
-	__u64 present;  /* bit i set: action i of the clause ran (if/else may skip some) */
+	__u64 present;  /* bit i set: action i of the clause ran (if/else may skip some); actions past 64: Clause::present_bit */
 	__u64 timestamp; /* the firing's timestamp, for structured output; else 0 */
 };
 

@@ -121,17 +121,18 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         if !programs.contains_key(clauses) {
             let insns = emit::generate(program, &env, clauses, &error_clauses)?;
             within_limits(&insns).map_err(|why| {
-                CodegenError(format!(
-                    "the {} clause{} enabled on {} {why}",
-                    clauses.len(),
-                    if clauses.len() == 1 { "" } else { "s" },
-                    (target.probe_name)(probe)
-                ))
+                CodegenError(format!("{} {why}", clauses_enabled_on(clauses.len(), &(target.probe_name)(probe))))
             })?;
             programs.insert(clauses.clone(), insns);
         }
     }
     Ok(Generated { clauses_of, programs, scratch_size, key_buffer_size })
+}
+
+/// "the N clauses enabled on P": the subject of errors about the one
+/// program of a probe's clauses.
+pub(crate) fn clauses_enabled_on(count: usize, probe: &str) -> String {
+    format!("the {count} clause{} enabled on {probe}", if count == 1 { "" } else { "s" })
 }
 
 /// Whether the kernel will take a program of these instructions as far as

@@ -314,10 +314,8 @@ pub(crate) fn start(
                     .and_then(|(id, _)| registry.get(*id))
                     .map_or_else(|| "one probe".to_string(), |p| p.full_name());
                 anyhow::anyhow!(
-                    "the {} clause{} enabled on {probe} are too much for the kernel's verifier in one program \
-                     ({why}): use fewer clauses on this probe",
-                    clauses.len(),
-                    if clauses.len() == 1 { "" } else { "s" },
+                    "{} are too much for the kernel's verifier in one program ({why}): use fewer clauses on this probe",
+                    crate::codegen::clauses_enabled_on(clauses.len(), &probe),
                 )
             }
             LoadError::Other(e) => e,

@@ -20,11 +20,15 @@ impl Emitter<'_> {
         let saved_stack = self.stack_top;
         let done = self.new_label();
 
-        let value_slot = self.alloc_slot(8)?;
-        if let Some(v) = value {
-            self.expr(v)?;
-            self.emit(stx(Size::DW, FP, value_slot, R0));
-        }
+        let value_slot = match value {
+            Some(v) => {
+                let slot = self.alloc_slot(8)?;
+                self.expr(v)?;
+                self.emit(stx(Size::DW, FP, slot, R0));
+                Some(slot)
+            }
+            None => None,
+        };
         let incr_slot = match incr {
             Some(e) => {
                 let slot = self.alloc_slot(8)?;
@@ -73,8 +77,8 @@ impl Emitter<'_> {
         self.bind(found);
 
         // r0: the value; r2: the aggregated value; r1, r3-r5 scratch.
-        if value.is_some() {
-            self.emit(ldx(Size::DW, R2, FP, value_slot));
+        if let Some(slot) = value_slot {
+            self.emit(ldx(Size::DW, R2, FP, slot));
         }
         let func = agg.func.clone();
         if let Some(buckets) = func.bucket_count() {

@@ -462,44 +462,20 @@ impl Checker<'_> {
         Ok((RecordKind::Tracemem { size: size as usize }, ActionKind::Record(values)))
     }
 
-    /// `ustack([nframes[, strsize]])`: the user stack; strsize (for
-    /// Java frames in DTrace) is accepted and unused.
     /// stack(), stack(n): the kernel stack, `n` frames or stackframes'.
     pub(super) fn stack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
         self.arity(name, name_span, args, 0, 1)?;
-        let frames = match args.first() {
-            None => self.opts.stackframes,
-            Some(arg) => match self.integer_constant(arg) {
-                Some(n) if n > 0 => u32::try_from(n).unwrap_or(u32::MAX),
-                _ => {
-                    return Err(CompileError::new(
-                        "D_STACK_SIZE",
-                        &arg.span,
-                        "stack( ) argument #1 must be a non-zero positive integer constant",
-                    ))
-                }
-            },
-        };
-        let frames = frames.min(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES)) as u8;
+        let frames = self.stack_depth(args.first(), self.opts.stackframes, "D_STACK_SIZE", "stack")?;
         self.program.stack_depths.insert(frames);
         Ok(TExpr { kind: TKind::StackId(frames), ty: Type::Stack, span: span.clone() })
     }
 
+    /// `ustack([nframes[, strsize]])`: the user stack, `nframes` frames or
+    /// ustackframes'; strsize (for Java frames in DTrace) is accepted and
+    /// unused.
     pub(super) fn ustack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
         self.arity(name, name_span, args, 0, 2)?;
-        let frames = match args.first() {
-            None => self.opts.ustackframes,
-            Some(arg) => match self.integer_constant(arg) {
-                Some(n) if n > 0 => u32::try_from(n).unwrap_or(u32::MAX),
-                _ => {
-                    return Err(CompileError::new(
-                        "D_USTACK_FRAMES",
-                        &arg.span,
-                        "ustack( ) argument #1 must be a non-zero positive integer constant",
-                    ))
-                }
-            },
-        };
+        let frames = self.stack_depth(args.first(), self.opts.ustackframes, "D_USTACK_FRAMES", "ustack")?;
         if let Some(arg) = args.get(1) {
             if self.integer_constant(arg).is_none_or(|n| n < 0) {
                 return Err(CompileError::new(
@@ -509,9 +485,27 @@ impl Checker<'_> {
                 ));
             }
         }
-        let frames = frames.min(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES)) as u8;
         self.program.ustack_depths.insert(frames);
         Ok(TExpr { kind: TKind::UStackId(frames), ty: Type::Stack, span: span.clone() })
+    }
+
+    /// The frames a stack()/ustack() takes: its constant first argument, or
+    /// the option's default, at most a stack map's depth.
+    fn stack_depth(&mut self, arg: Option<&ast::Expr>, default: u32, tag: &'static str, name: &str) -> Result<u8> {
+        let frames = match arg {
+            None => default,
+            Some(arg) => match self.integer_constant(arg) {
+                Some(n) if n > 0 => u32::try_from(n).unwrap_or(u32::MAX),
+                _ => {
+                    return Err(CompileError::new(
+                        tag,
+                        &arg.span,
+                        format!("{name}( ) argument #1 must be a non-zero positive integer constant"),
+                    ))
+                }
+            },
+        };
+        Ok(frames.min(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES)) as u8)
     }
 
     pub(super) fn arity(&self, name: &str, span: &Span, args: &[ast::Expr], min: usize, max: usize) -> Result<()> {
