@@ -227,12 +227,13 @@ impl<'a> Checker<'a> {
         self.region = "";
         let epid = self.program.clauses.len() as u32 + 1;
         // Actions past 64 say that they ran in words after their data.
-        let more_present_bits = if self.layouts.len() > 64 {
-            let at = self.record_offset.next_multiple_of(8);
-            self.record_offset = at + 8 * (self.layouts.len() - 64).div_ceil(64);
-            at
-        } else {
-            0
+        let more_present_bits = match Clause::present_words_past_header(self.layouts.len()) {
+            0 => 0,
+            words => {
+                let at = self.record_offset.next_multiple_of(8);
+                self.record_offset = at + 8 * words;
+                at
+            }
         };
         self.program.clauses.push(Clause {
             epid,

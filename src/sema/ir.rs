@@ -522,7 +522,12 @@ impl Clause {
 
     /// The words of presence bits past the header's.
     pub(crate) fn more_present_words(&self) -> usize {
-        self.actions.len().saturating_sub(64).div_ceil(64)
+        Self::present_words_past_header(self.actions.len())
+    }
+
+    /// The words of presence bits past the header's that `actions` need.
+    pub(crate) fn present_words_past_header(actions: usize) -> usize {
+        actions.saturating_sub(64).div_ceil(64)
     }
 }
 
