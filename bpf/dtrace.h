@@ -117,6 +117,32 @@ struct dt_spec_stats {
 	__u64 unavail; /* speculation() failed: every one in use */
 };
 
+/* Entry programs loaded once per probe (sdt, rawtp, fbt: a program per
+ * tracepoint or function, as most kernels give these no attach cookie)
+ * name their probe's slot with this immediate, which the runtime patches
+ * in each copy (src/provider/copies.rs). The slot indexes the provider's
+ * table of dt_slot_probe and its program array. */
+#define DT_SLOT_MARKER 0x7e5107ed
+
+/* How a tracepoint field becomes argN (sdt). */
+struct dt_tp_field {
+	__u16 offset; /* in the tracepoint's record */
+	__u8 size;    /* bytes of a value: 1, 2, 4 or 8 */
+	__u8 kind;    /* DT_FIELD_* */
+};
+#define DT_FIELD_UNSIGNED 0 /* the value, zero-extended */
+#define DT_FIELD_SIGNED 1   /* the value, sign-extended */
+#define DT_FIELD_ADDRESS 2  /* the field's address (an array: char comm[16]) */
+#define DT_FIELD_DATA_LOC 3 /* __data_loc: the address of the data it locates */
+
+/* One probe of a per-probe provider: its ID and, for a tracepoint, how
+ * its fields become arguments. */
+struct dt_slot_probe {
+	__u32 probe_id;
+	__u32 nfields;
+	struct dt_tp_field fields[DT_NARGS];
+};
+
 #endif
 
 /* ---- BPF side only from here: maps every entry program shares. ----
@@ -150,6 +176,7 @@ struct dt_fault_rec dt_layout_fault;
 struct dt_vtime dt_layout_vtime;
 struct dt_spec dt_layout_spec;
 struct dt_spec_stats dt_layout_spec_stats;
+struct dt_slot_probe dt_layout_slot_probe;
 
 /* Set before load when the script uses ppid (costs two kernel reads). */
 const volatile bool dt_need_ppid = false;
@@ -188,3 +215,11 @@ static __always_inline void dt_probe_for_task(struct dt_probe_ctx *pc, struct ta
 		pc->ppid = BPF_CORE_READ(task, real_parent, tgid);
 }
 
+/* The slot of the probe this copy of an entry program fires (see
+ * DT_SLOT_MARKER): one move-immediate instruction the runtime rewrites. */
+static __always_inline __u32 dt_copy_slot(void)
+{
+	__u64 slot;
+	asm volatile("%0 = 0x7e5107ed" : "=r"(slot));
+	return slot;
+}

@@ -87,7 +87,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         ),
         _ => None,
     };
-    let mut registry = Registry::new();
+    let mut registry = Registry::with_kernel(Box::new(sema::kernel_btf::KernelBtf::default()));
     if flags.list {
         return list(&flags, &mut registry);
     }

@@ -11,6 +11,16 @@ use std::mem::{offset_of, size_of};
 
 use core_skel::types::{dt_fault_rec, dt_probe_ctx, dt_rec_hdr, dt_spec, dt_spec_stats, dt_state, dt_vtime};
 
+/// A probe of a provider whose entry programs are loaded once per probe
+/// (struct dt_slot_probe), and how a tracepoint field becomes an argument
+/// (struct dt_tp_field).
+pub(crate) use core_skel::types::{dt_slot_probe as SlotProbe, dt_tp_field as TpField};
+/// dt_tp_field.kind: DT_FIELD_* in bpf/dtrace.h.
+pub(crate) const FIELD_UNSIGNED: u8 = 0;
+pub(crate) const FIELD_SIGNED: u8 = 1;
+pub(crate) const FIELD_ADDRESS: u8 = 2;
+pub(crate) const FIELD_DATA_LOC: u8 = 3;
+
 /// The skeleton build.rs generates from `bpf/core.bpf.c`.
 #[allow(clippy::all, dead_code, non_camel_case_types, unused_imports, unused_qualifications)]
 pub(crate) mod core_skel {
@@ -100,5 +110,19 @@ mod tests {
         // arg0..arg9 sit before the scalar fields the generated code reads.
         const { assert!(CTX_ARGS + 10 * 8 <= CTX_PROBE_ID) };
         assert_eq!(HDR_SIZE % 8, 0);
+    }
+
+    /// The field kinds are bpf/dtrace.h's, which defines them.
+    #[test]
+    fn field_kinds_are_the_headers() {
+        let header = include_str!("../../bpf/dtrace.h");
+        for (name, value) in [
+            ("UNSIGNED", FIELD_UNSIGNED),
+            ("SIGNED", FIELD_SIGNED),
+            ("ADDRESS", FIELD_ADDRESS),
+            ("DATA_LOC", FIELD_DATA_LOC),
+        ] {
+            assert!(header.contains(&format!("#define DT_FIELD_{name} {value} ")), "DT_FIELD_{name}");
+        }
     }
 }

@@ -8,7 +8,9 @@
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel};
 
-use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+use super::{
+    Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP,
+};
 
 super::entry_programs!("io");
 
@@ -64,7 +66,7 @@ impl Provider for Io {
         self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().map(|p| p.name));
     }
 
-    fn typed_args(&self, _probe: &Probe) -> Option<&'static [ProbeArg]> {
+    fn typed_args(&self, _probe: &Probe, _kernel: &mut dyn KernelFacts) -> Option<&'static [ProbeArg]> {
         Some(IO_ARGS)
     }
 

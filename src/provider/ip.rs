@@ -9,7 +9,10 @@
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel};
 
-use super::{arg, Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+use super::{
+    arg, Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, Provider,
+    RAW_TP,
+};
 
 super::entry_programs!("ip");
 
@@ -50,7 +53,7 @@ impl Provider for Ip {
         self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().map(|p| p.name));
     }
 
-    fn typed_args(&self, _probe: &Probe) -> Option<&'static [ProbeArg]> {
+    fn typed_args(&self, _probe: &Probe, _kernel: &mut dyn KernelFacts) -> Option<&'static [ProbeArg]> {
         Some(ARGS)
     }
 

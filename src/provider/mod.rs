@@ -10,15 +10,19 @@
 //! and hands out probe IDs from one counter as each provider populates, then
 //! as probes are made on demand: no provider knows another's IDs.
 
+pub(crate) mod copies;
 pub(crate) mod desc;
 pub(crate) mod dtrace;
+pub(crate) mod fbt;
 pub(crate) mod io;
 pub(crate) mod ip;
 pub(crate) mod perf;
 pub(crate) mod pid;
 pub(crate) mod proc;
 pub(crate) mod profile;
+pub(crate) mod rawtp;
 pub(crate) mod sched;
+pub(crate) mod sdt;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
 pub(crate) mod tracefs;
@@ -46,6 +50,9 @@ fn providers() -> Vec<Box<dyn Provider>> {
         Box::<io::Io>::default(),
         Box::<ip::Ip>::default(),
         Box::<sched::Sched>::default(),
+        Box::<fbt::Fbt>::default(),
+        Box::<sdt::Sdt>::default(),
+        Box::<rawtp::Rawtp>::default(),
         Box::<pid::Pid>::default(),
         Box::<usdt::Usdt>::default(),
     ]
@@ -80,7 +87,7 @@ pub(crate) trait Provider {
 
     /// The typed arguments (`args[]`) of one of this provider's probes, if
     /// it types them; otherwise args[n] is argN.
-    fn typed_args(&self, _probe: &Probe) -> Option<&'static [ProbeArg]> {
+    fn typed_args(&self, _probe: &Probe, _kernel: &mut dyn KernelFacts) -> Option<&'static [ProbeArg]> {
         None
     }
 
@@ -248,6 +255,8 @@ impl ProbeTable {
 pub(crate) struct ProvideContext<'a> {
     /// The processes pid (and USDT) probes are placed in.
     pub processes: &'a mut Processes,
+    /// The running kernel's types (fbt and rawtp probes' arguments).
+    pub kernel: &'a mut dyn KernelFacts,
 }
 
 /// The providers and all probes.
@@ -256,17 +265,28 @@ pub(crate) struct Registry {
     table: ProbeTable,
     /// User processes' modules and symbols (pid probes, ustack()).
     pub(crate) processes: Processes,
+    /// The running kernel's types, for providers whose probes' arguments
+    /// come from BTF.
+    kernel: std::cell::RefCell<Box<dyn KernelFacts>>,
 }
 
 impl Registry {
+    /// A registry that knows nothing of the kernel's types: kernel
+    /// functions' and raw tracepoints' arguments are untyped.
+    #[cfg(test)]
     pub(crate) fn new() -> Registry {
+        Registry::with_kernel(Box::new(UnknownKernel))
+    }
+
+    /// A registry whose providers type arguments from `kernel`.
+    pub(crate) fn with_kernel(kernel: Box<dyn KernelFacts>) -> Registry {
         let mut providers = providers();
         let mut table = ProbeTable { probes: Vec::new(), next_id: 1, owner: 0 };
         for (owner, provider) in providers.iter_mut().enumerate() {
             table.owner = owner;
             provider.populate(&mut table);
         }
-        Registry { providers, table, processes: Processes::default() }
+        Registry { providers, table, processes: Processes::default(), kernel: std::cell::RefCell::new(kernel) }
     }
 
     pub(crate) fn all(&self) -> &[Probe] {
@@ -291,7 +311,7 @@ impl Registry {
     /// type them; other probes' args[n] is argN.
     pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [ProbeArg]> {
         let probe = self.get(id)?;
-        self.owner(probe).typed_args(probe)
+        self.owner(probe).typed_args(probe, self.kernel.borrow_mut().as_mut())
     }
 
     /// Whether probe `id` fires for a thread other than the current one.
@@ -343,7 +363,7 @@ impl Registry {
     /// IDs of the probes matching `desc`, first letting each provider make
     /// the probes it makes on demand.
     pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Vec<u32> {
-        let mut cx = ProvideContext { processes: &mut self.processes };
+        let mut cx = ProvideContext { processes: &mut self.processes, kernel: self.kernel.get_mut().as_mut() };
         for (owner, provider) in self.providers.iter_mut().enumerate() {
             self.table.owner = owner;
             if let Some(ids) = provider.provide(desc, &mut self.table, &mut cx) {
@@ -382,10 +402,12 @@ pub(crate) struct Enabled<'a> {
 pub(crate) struct ClauseProgType {
     pub prog_type: libbpf_sys::bpf_prog_type,
     pub expected_attach_type: libbpf_sys::bpf_attach_type,
+    /// For trampoline programs, the function they are bound to (BTF ID).
+    pub attach_btf_id: u32,
 }
 
 const fn clause_type(prog_type: libbpf_sys::bpf_prog_type) -> ClauseProgType {
-    ClauseProgType { prog_type, expected_attach_type: 0 }
+    ClauseProgType { prog_type, expected_attach_type: 0, attach_btf_id: 0 }
 }
 
 pub(crate) const RAW_TP: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT);
@@ -397,6 +419,7 @@ pub(crate) const KPROBE: ClauseProgType = clause_type(libbpf_sys::BPF_PROG_TYPE_
 pub(crate) const KPROBE_UPROBE_MULTI: ClauseProgType = ClauseProgType {
     prog_type: libbpf_sys::BPF_PROG_TYPE_KPROBE,
     expected_attach_type: libbpf_sys::BPF_TRACE_UPROBE_MULTI,
+    attach_btf_id: 0,
 };
 
 /// What the script asks of every entry program, read from the compiled
@@ -419,6 +442,45 @@ pub(crate) trait KernelFacts {
     fn tracepoint_arg_count(&mut self, name: &str) -> Option<usize>;
     /// Whether the kernel has `struct name`.
     fn has_struct(&mut self, name: &str) -> bool;
+    /// The D types of raw tracepoint `name`'s arguments.
+    fn tracepoint_parameters(&mut self, name: &str) -> Option<Vec<String>>;
+    /// The D types of kernel function `name`'s parameters.
+    fn function_parameters(&mut self, name: &str) -> Option<Vec<String>>;
+    /// The D type kernel function `name` returns.
+    fn function_return(&mut self, name: &str) -> Option<String>;
+    /// The BTF type ID of kernel function `name` (a trampoline's attach target).
+    fn function_btf_id(&mut self, name: &str) -> Option<u32>;
+    /// The names of every function the kernel's BTF describes.
+    fn function_names(&mut self) -> Vec<String>;
+}
+
+/// A kernel nobody asked about: for registries that never enable a probe.
+#[cfg(test)]
+struct UnknownKernel;
+
+#[cfg(test)]
+impl KernelFacts for UnknownKernel {
+    fn tracepoint_arg_count(&mut self, _name: &str) -> Option<usize> {
+        None
+    }
+    fn has_struct(&mut self, _name: &str) -> bool {
+        false
+    }
+    fn tracepoint_parameters(&mut self, _name: &str) -> Option<Vec<String>> {
+        None
+    }
+    fn function_parameters(&mut self, _name: &str) -> Option<Vec<String>> {
+        None
+    }
+    fn function_return(&mut self, _name: &str) -> Option<String> {
+        None
+    }
+    fn function_btf_id(&mut self, _name: &str) -> Option<u32> {
+        None
+    }
+    fn function_names(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What a provider's `enable` works with: the script's needs, the maps

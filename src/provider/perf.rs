@@ -19,6 +19,30 @@ pub(crate) fn open_tracepoint(id: u64) -> Result<OwnedFd> {
     perf_event_open(&attr, 0).with_context(|| format!("opening tracepoint {id}"))
 }
 
+/// A kprobe (or, `retprobe`, a kretprobe) perf event on kernel function
+/// `function`, from the kprobe PMU (no tracefs needed); None where the
+/// kernel has no kprobes.
+pub(crate) fn open_kprobe(function: &str, retprobe: bool) -> Result<OwnedFd> {
+    let pmu = "/sys/bus/event_source/devices/kprobe";
+    let pmu_type: u32 = std::fs::read_to_string(format!("{pmu}/type"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .context("this kernel has no kprobes (CONFIG_KPROBES is not set)")?;
+    // format/retprobe says which config bit asks for a return probe ("config:0").
+    let retprobe_bit: u32 = std::fs::read_to_string(format!("{pmu}/format/retprobe"))
+        .ok()
+        .and_then(|t| t.trim().strip_prefix("config:").and_then(|b| b.parse().ok()))
+        .unwrap_or(0);
+    let name = std::ffi::CString::new(function).context("a function name with a NUL")?;
+    // SAFETY: perf_event_attr is plain data; all zeros is a valid value.
+    let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = pmu_type;
+    attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
+    attr.config = if retprobe { 1 << retprobe_bit } else { 0 };
+    attr.__bindgen_anon_3.config1 = name.as_ptr() as u64;
+    perf_event_open(&attr, 0).with_context(|| format!("placing a kprobe on {function}"))
+}
+
 /// A software cpu-clock perf event on one CPU, sampling every `period_ns`,
 /// created disabled: it starts with PERF_EVENT_IOC_ENABLE.
 pub(crate) fn open_cpu_clock(cpu: i32, period_ns: u64) -> Result<OwnedFd> {
@@ -32,7 +56,8 @@ pub(crate) fn open_cpu_clock(cpu: i32, period_ns: u64) -> Result<OwnedFd> {
     perf_event_open(&attr, cpu).with_context(|| format!("opening a cpu-clock event on CPU {cpu}"))
 }
 
-/// perf_event_open(2) for every process, on `cpu`.
+/// perf_event_open(2) for every process, on `cpu` (a BPF program on a
+/// tracepoint or kprobe event runs on every CPU, whichever it names).
 fn perf_event_open(attr: &libbpf_sys::perf_event_attr, cpu: i32) -> std::io::Result<OwnedFd> {
     // SAFETY: attr is initialized; perf_event_open has no other memory effects.
     let fd = unsafe {

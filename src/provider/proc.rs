@@ -8,7 +8,10 @@
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel};
 
-use super::{arg, Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+use super::{
+    arg, Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, Provider,
+    RAW_TP,
+};
 
 super::entry_programs!("proc");
 
@@ -82,7 +85,7 @@ impl Provider for Proc {
         self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().map(|p| p.name));
     }
 
-    fn typed_args(&self, probe: &Probe) -> Option<&'static [ProbeArg]> {
+    fn typed_args(&self, probe: &Probe, _kernel: &mut dyn KernelFacts) -> Option<&'static [ProbeArg]> {
         PROBES.get(probe.key as usize).map(|p| p.args)
     }
 

@@ -9,7 +9,9 @@ use super::proc::{LWPSINFO_0, PSINFO_1};
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel};
 
-use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
+use super::{
+    Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP,
+};
 
 super::entry_programs!("sched");
 
@@ -75,7 +77,7 @@ impl Provider for Sched {
         self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().map(|p| p.name));
     }
 
-    fn typed_args(&self, probe: &Probe) -> Option<&'static [ProbeArg]> {
+    fn typed_args(&self, probe: &Probe, _kernel: &mut dyn KernelFacts) -> Option<&'static [ProbeArg]> {
         PROBES.get(probe.key as usize).map(|p| p.args)
     }
 

@@ -1,84 +1,145 @@
-//! Tracepoint IDs from tracefs, which perf_event_open needs to attach to a
-//! classic tracepoint. tracefs is often not mounted; then a child process
-//! mounts it in a mount namespace of its own, reads the IDs and exits, so
-//! nothing changes for the rest of the system.
+//! tracefs: tracepoint IDs and formats, the list of tracepoints, the list
+//! of traceable kernel functions. tracefs is often not mounted; then dtrace
+//! makes a detached mount of its own (fsopen/fsmount, Linux 5.2) that no
+//! other process sees and that goes with the process, and reads through its
+//! descriptor: nothing changes for the rest of the system.
 
+use std::ffi::CString;
 use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
 const MOUNTED: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-const PRIVATE_MOUNT: &str = "/sys/kernel/tracing";
+
+enum Root {
+    Mounted(PathBuf),
+    Detached(OwnedFd),
+}
+
+/// tracefs, mounted or made; None where the kernel or our privileges give
+/// none (the reason is `unavailable_reason`).
+fn root() -> Option<&'static Root> {
+    static ROOT: OnceLock<Result<Root, String>> = OnceLock::new();
+    ROOT.get_or_init(find_root).as_ref().ok()
+}
+
+/// Why tracefs cannot be read, if it cannot.
+pub(crate) fn unavailable_reason() -> Option<String> {
+    root().is_none().then(|| match find_root() {
+        Err(e) => e,
+        Ok(_) => "tracefs became available".into(),
+    })
+}
+
+fn find_root() -> Result<Root, String> {
+    for dir in MOUNTED {
+        let dir = PathBuf::from(dir);
+        if dir.join("events").is_dir() {
+            return Ok(Root::Mounted(dir));
+        }
+    }
+    detached_mount().map(Root::Detached).map_err(|e| format!("tracefs is not mounted and cannot be mounted: {e}"))
+}
+
+fn detached_mount() -> std::io::Result<OwnedFd> {
+    const FSOPEN_CLOEXEC: libc::c_ulong = 1;
+    const FSCONFIG_CMD_CREATE: libc::c_ulong = 6;
+    const FSMOUNT_CLOEXEC: libc::c_ulong = 1;
+    let check = |r: libc::c_long| {
+        if r < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            // SAFETY: the kernel just returned this descriptor to us.
+            Ok(unsafe { OwnedFd::from_raw_fd(r as i32) })
+        }
+    };
+    // SAFETY: plain system calls with a valid C string and null pointers
+    // where the calls take none.
+    let context = check(unsafe { libc::syscall(libc::SYS_fsopen, c"tracefs".as_ptr(), FSOPEN_CLOEXEC) })?;
+    let created = unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            context.as_raw_fd(),
+            FSCONFIG_CMD_CREATE,
+            std::ptr::null::<libc::c_char>(),
+            std::ptr::null::<libc::c_void>(),
+            0,
+        )
+    };
+    if created < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    check(unsafe { libc::syscall(libc::SYS_fsmount, context.as_raw_fd(), FSMOUNT_CLOEXEC, 0) })
+}
+
+/// The text of tracefs file `path` (relative to its root).
+pub(crate) fn read(path: &str) -> std::io::Result<String> {
+    let Some(root) = root() else {
+        return Err(std::io::Error::other(unavailable_reason().unwrap_or_default()));
+    };
+    let mut file = match root {
+        Root::Mounted(dir) => std::fs::File::open(dir.join(path))?,
+        Root::Detached(fd) => {
+            let name = CString::new(path).map_err(std::io::Error::other)?;
+            // SAFETY: a valid directory descriptor and C string.
+            let f = unsafe { libc::openat(fd.as_raw_fd(), name.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+            if f < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: openat returned a new descriptor we own.
+            unsafe { std::fs::File::from_raw_fd(f) }
+        }
+    };
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
+}
 
 /// The ID of each `category/name` tracepoint, or None where there is no such
 /// tracepoint (or tracefs cannot be had at all).
 pub(crate) fn tracepoint_ids(names: &[String]) -> Vec<Option<u64>> {
-    for root in MOUNTED {
-        if std::path::Path::new(root).join("events").is_dir() {
-            return names.iter().map(|n| read_id(root, n)).collect();
-        }
-    }
-    ids_from_private_mount(names).unwrap_or_else(|| vec![None; names.len()])
+    names.iter().map(|n| read(&format!("events/{n}/id")).ok()?.trim().parse().ok()).collect()
 }
 
-fn read_id(root: &str, name: &str) -> Option<u64> {
-    std::fs::read_to_string(format!("{root}/events/{name}/id")).ok()?.trim().parse().ok()
+/// Every tracepoint, as (group, name), in tracefs' order.
+pub(crate) fn available_events() -> &'static [(String, String)] {
+    static EVENTS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    EVENTS.get_or_init(|| {
+        read("available_events")
+            .map(|text| {
+                text.lines().filter_map(|l| l.split_once(':')).map(|(g, n)| (g.to_string(), n.to_string())).collect()
+            })
+            .unwrap_or_default()
+    })
 }
 
-fn ids_from_private_mount(names: &[String]) -> Option<Vec<Option<u64>>> {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe fills the two descriptors.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return None;
-    }
-    let [read_end, write_end] = fds;
-    // SAFETY: dtrace is single-threaded here; the child only makes system
-    // calls, reads small files and exits without returning.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        unsafe { libc::close(read_end) };
-        unsafe { libc::close(write_end) };
-        return None;
-    }
-    if pid == 0 {
-        unsafe { libc::close(read_end) };
-        let mut out = String::new();
-        // SAFETY: plain system calls with valid C strings.
-        let mounted = unsafe {
-            libc::unshare(libc::CLONE_NEWNS) == 0
-                && libc::mount(
-                    std::ptr::null(),
-                    c"/".as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null(),
-                ) == 0
-                && libc::mount(
-                    c"tracefs".as_ptr(),
-                    c"/sys/kernel/tracing".as_ptr(),
-                    c"tracefs".as_ptr(),
-                    0,
-                    std::ptr::null(),
-                ) == 0
-        };
-        if mounted {
-            for n in names {
-                out.push_str(&read_id(PRIVATE_MOUNT, n).map_or("-".to_string(), |id| id.to_string()));
-                out.push('\n');
-            }
-        }
-        // SAFETY: writing our buffer to our pipe, then leaving without unwinding.
-        unsafe {
-            libc::write(write_end, out.as_ptr().cast(), out.len());
-            libc::_exit(0);
-        }
-    }
-    unsafe { libc::close(write_end) };
-    // SAFETY: the read end is ours; File takes it over.
-    let mut pipe = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(read_end) };
-    let mut text = String::new();
-    let _ = pipe.read_to_string(&mut text);
-    let mut status = 0;
-    // SAFETY: reaping our own child.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    let ids: Vec<Option<u64>> = text.lines().map(|l| l.parse().ok()).collect();
-    (ids.len() == names.len()).then_some(ids)
+/// Tracepoint groups that are not kernel tracepoints of their own: system
+/// calls (the syscall provider's), dynamic probes (uprobes and kprobes,
+/// ours or other tools'), ftrace's internal events.
+const NOT_TRACEPOINTS: &[&str] = &["syscalls", "uprobes", "kprobes", "ftrace"];
+
+/// The kernel's tracepoints (sdt and rawtp probes), as (group, name).
+pub(crate) fn tracepoints() -> Vec<(&'static str, &'static str)> {
+    available_events()
+        .iter()
+        .filter(|(group, _)| !NOT_TRACEPOINTS.contains(&group.as_str()))
+        .map(|(g, n)| (g.as_str(), n.as_str()))
+        .collect()
+}
+
+/// The functions ftrace can trace, as (module, function): `vmlinux` for the
+/// kernel's own. None where the list cannot be read (lockdown refuses it).
+pub(crate) fn traceable_functions() -> Option<Vec<(String, String)>> {
+    let text = read("available_filter_functions").ok()?;
+    Some(
+        text.lines()
+            .filter_map(|l| {
+                let mut words = l.split_whitespace();
+                let function = words.next()?;
+                let module = words.next().map_or("vmlinux", |m| m.trim_start_matches('[').trim_end_matches(']'));
+                Some((module.to_string(), function.to_string()))
+            })
+            .collect(),
+    )
 }

@@ -28,7 +28,8 @@ use libbpf_rs::{MapCore, MapFlags};
 use super::desc::{glob_match, ProbeDesc};
 use super::uprobe::{self, ClauseSlots, MAX_SINGLE_UPROBES};
 use super::{
-    Attributes, EnableContext, Enabled, Enabling, Loaded, Probe, ProbeArg, ProbeTable, ProvideContext, Provider,
+    Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, ProvideContext,
+    Provider,
 };
 use crate::process::UsdtNote;
 
@@ -146,7 +147,7 @@ impl Provider for Usdt {
     /// args[n] is argN as the provider definition's type, when a script
     /// defines the probe's provider; otherwise untyped (stapsdt notes carry
     /// sizes, not types).
-    fn typed_args(&self, probe: &Probe) -> Option<&'static [ProbeArg]> {
+    fn typed_args(&self, probe: &Probe, _kernel: &mut dyn KernelFacts) -> Option<&'static [ProbeArg]> {
         let (provider, _) = split_pid(probe.provider);
         self.declared.get(&(provider.to_string(), probe.name.clone())).copied()
     }

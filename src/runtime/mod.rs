@@ -567,6 +567,7 @@ fn load_program(kind: ClauseProgType, insns: &[Insn]) -> Result<OwnedFd, LoadErr
         let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
         opts.sz = std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _;
         opts.expected_attach_type = kind.expected_attach_type;
+        opts.attach_btf_id = kind.attach_btf_id;
         if log_level > 0 {
             opts.log_level = log_level;
             opts.log_buf = log.as_mut_ptr().cast();

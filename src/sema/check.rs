@@ -28,7 +28,7 @@ mod decls;
 mod expr;
 #[cfg(test)]
 mod tests;
-mod types;
+pub(crate) mod types;
 use types::copy_fits;
 pub(crate) use types::{is_type_name, var_bytes};
 

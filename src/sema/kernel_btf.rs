@@ -42,6 +42,9 @@ pub(crate) struct KernelBtf {
     records: HashMap<(String, bool), Rc<Record>>,
     /// Kernel variables already looked up: each lookup reads /proc/kallsyms.
     variables: HashMap<(Option<String>, String), KernelVariable>,
+    /// Kernel functions by name, indexed in one pass over BTF the first
+    /// time a function is asked about (fbt probes name many).
+    functions: Option<HashMap<String, u32>>,
     /// The in-memory copy mapped when sysfs cannot be mapped directly.
     _copy: Option<std::fs::File>,
 }
@@ -253,6 +256,94 @@ impl KernelBtf {
         let btf_rs::Type::FuncProto(proto) = btf.resolve_chained_type(&ptr).ok()? else { return None };
         proto.parameters.len().checked_sub(1)
     }
+
+    /// The prototype of a BTF function type: raw tracepoint `name`'s
+    /// (`btf_trace_<name>`, without its private-data parameter) or kernel
+    /// function `name`'s.
+    fn prototype(&mut self, name: &str, tracepoint: bool) -> Option<(u32, btf_rs::FuncProto)> {
+        let btf = self.btf().ok()?;
+        if tracepoint {
+            let types = btf.resolve_types_by_name(&format!("btf_trace_{name}")).ok()?;
+            let btf_rs::Type::Typedef(def) = types.first()? else { return None };
+            let btf_rs::Type::Ptr(ptr) = btf.resolve_chained_type(def).ok()? else { return None };
+            let btf_rs::Type::FuncProto(proto) = btf.resolve_chained_type(&ptr).ok()? else { return None };
+            return Some((0, proto));
+        }
+        let id = *self.functions().get(name)?;
+        let btf = self.btf().ok()?;
+        let btf_rs::Type::Func(func) = btf.resolve_type_by_id(id).ok()? else { return None };
+        let btf_rs::Type::FuncProto(proto) = btf.resolve_chained_type(&func).ok()? else { return None };
+        Some((id, proto))
+    }
+
+    /// Every kernel function BTF describes, by name.
+    fn functions(&mut self) -> &HashMap<String, u32> {
+        if self.functions.is_none() {
+            let mut functions = HashMap::new();
+            if let Ok(btf) = self.btf() {
+                let mut types = btf.type_iter();
+                let (mut id, _) = btf.base().type_id_range();
+                while let Ok(Some(t)) = fallible_iterator::FallibleIterator::next(&mut types) {
+                    if let btf_rs::Type::Func(f) = t {
+                        if let Ok(name) = btf.resolve_name(&f) {
+                            functions.entry(name).or_insert(id);
+                        }
+                    }
+                    id += 1;
+                }
+            }
+            self.functions = Some(functions);
+        }
+        self.functions.as_ref().expect("just indexed")
+    }
+
+    /// Each parameter's type as D text (`struct file *`, `size_t`).
+    fn parameter_types(&mut self, name: &str, tracepoint: bool) -> Option<Vec<String>> {
+        let (_, proto) = self.prototype(name, tracepoint)?;
+        let btf = self.btf().ok()?;
+        let params = proto.parameters.iter().skip(usize::from(tracepoint));
+        Some(params.map(|p| btf.resolve_chained_type(p).map_or("void *".into(), |t| d_type_text(btf, &t))).collect())
+    }
+}
+
+/// A BTF type as D text a script could write: D's typedefs where D has the
+/// kernel's (`size_t`, `pid_t`), C's integer names otherwise, `struct x *`
+/// for pointers to records, `void *` for pointers D cannot follow.
+fn d_type_text(btf: &Btf, t: &btf_rs::Type) -> String {
+    if let Some(name) = typedef_name(btf, t) {
+        if crate::sema::check::types::named_type(&name).is_some() {
+            return name;
+        }
+    }
+    let Some(t) = strip(btf, t.clone()) else { return "void *".into() };
+    match &t {
+        btf_rs::Type::Int(i) if i.is_bool() => "uint8_t".into(),
+        // Kernels since 6.2 build with -funsigned-char: char is still char.
+        btf_rs::Type::Int(i) if i.is_char() => "char".into(),
+        btf_rs::Type::Int(i) => int_type(i.size(), i.is_signed(), None).name(),
+        btf_rs::Type::Enum(e) => int_type(e.size(), e.is_signed(), None).name(),
+        btf_rs::Type::Ptr(p) => match btf.resolve_chained_type(p).ok().and_then(|to| strip(btf, to)) {
+            Some(
+                to @ (btf_rs::Type::Int(_) | btf_rs::Type::Struct(_) | btf_rs::Type::Union(_) | btf_rs::Type::Ptr(_)),
+            ) => {
+                let inner = d_type_text(btf, &to);
+                if inner.ends_with('*') {
+                    format!("{inner}*")
+                } else {
+                    format!("{inner} *")
+                }
+            }
+            _ => "void *".into(),
+        },
+        btf_rs::Type::Struct(s) | btf_rs::Type::Union(s) => {
+            let keyword = if matches!(t, btf_rs::Type::Union(_)) { "union" } else { "struct" };
+            match btf.resolve_name(s) {
+                Ok(name) if !name.is_empty() => format!("{keyword} {name}"),
+                _ => "void".into(),
+            }
+        }
+        _ => "void *".into(),
+    }
 }
 
 impl MemberKind {
@@ -404,6 +495,31 @@ impl crate::provider::KernelFacts for KernelBtf {
 
     fn has_struct(&mut self, name: &str) -> bool {
         matches!(self.record(name, false), Ok(Some(_)))
+    }
+
+    fn tracepoint_parameters(&mut self, name: &str) -> Option<Vec<String>> {
+        self.parameter_types(name, true)
+    }
+
+    fn function_parameters(&mut self, name: &str) -> Option<Vec<String>> {
+        self.parameter_types(name, false)
+    }
+
+    fn function_return(&mut self, name: &str) -> Option<String> {
+        let (_, proto) = self.prototype(name, false)?;
+        let btf = self.btf().ok()?;
+        if proto.return_type_id() == 0 {
+            return Some("void".into());
+        }
+        Some(btf.resolve_type_by_id(proto.return_type_id()).map_or("void *".into(), |t| d_type_text(btf, &t)))
+    }
+
+    fn function_btf_id(&mut self, name: &str) -> Option<u32> {
+        self.prototype(name, false).map(|(id, _)| id)
+    }
+
+    fn function_names(&mut self) -> Vec<String> {
+        self.functions().keys().cloned().collect()
     }
 }
 

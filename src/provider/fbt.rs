@@ -1,0 +1,359 @@
+//! The fbt provider: entry and return of every traceable kernel function,
+//! `fbt:<module>:<function>:entry|return` (module `vmlinux` for the kernel's
+//! own), as dtrace-utils names them (bpf/fbt.bpf.c). args[] are typed from
+//! the function's BTF prototype; on return, arg1 (args[1]) is the return
+//! value. The functions are listed from tracefs (or, where lockdown hides
+//! that list, from BTF and kallsyms) when a description could name one.
+//!
+//! Each probe is attached by the best mechanism the kernel has: a BPF
+//! trampoline (fentry/fexit), else one multi-kprobe link for many
+//! functions, else single kprobes. DTRACE_FBT_NO_FENTRY=1 and
+//! DTRACE_NO_KPROBE_MULTI=1 take the next mechanism down (tests of the
+//! fallbacks).
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::os::fd::OwnedFd;
+
+use anyhow::{bail, Context, Result};
+use libbpf_rs::skel::OpenSkel;
+use libbpf_rs::{KprobeMultiOpts, Link};
+
+use super::copies::{self, Target};
+use super::desc::ProbeDesc;
+use super::{
+    Attributes, ClauseProgType, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable,
+    ProvideContext, Provider, KPROBE,
+};
+
+super::entry_programs!("fbt");
+
+/// The most arguments a trampoline entry program reads (dt_fbt_entry_6),
+/// and a kprobe's register arguments.
+const MAX_ARGS: usize = 6;
+/// From this many functions on, one multi-kprobe link attaches them all:
+/// a trampoline per function costs milliseconds each to attach.
+const MULTI_FROM: usize = 16;
+
+const KPROBE_MULTI: ClauseProgType = ClauseProgType {
+    prog_type: libbpf_sys::BPF_PROG_TYPE_KPROBE,
+    expected_attach_type: libbpf_sys::BPF_TRACE_KPROBE_MULTI,
+    attach_btf_id: 0,
+};
+
+#[derive(Default)]
+pub(crate) struct Fbt {
+    /// Whether the functions are in the probe table yet.
+    listed: bool,
+    /// (module, function): probe key 2i is function i's entry, 2i+1 its return.
+    functions: Vec<(String, String)>,
+    /// Argument types from BTF, by key.
+    args: RefCell<HashMap<u64, Option<&'static [ProbeArg]>>>,
+}
+
+/// How one probe is attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mechanism {
+    /// fentry/fexit on the function of this BTF ID with this many arguments.
+    Trampoline {
+        btf_id: u32,
+        nargs: usize,
+    },
+    Multi,
+    Kprobe,
+}
+
+impl Fbt {
+    fn list(&mut self, kernel: &mut dyn KernelFacts, probes: &mut ProbeTable) {
+        self.listed = true;
+        self.functions = super::tracefs::traceable_functions().unwrap_or_else(|| functions_from_btf(kernel));
+        let mut seen = HashSet::new();
+        for (i, (module, function)) in self.functions.iter().enumerate() {
+            // A static function's name may repeat within a module.
+            if !seen.insert((module.as_str(), function.as_str())) {
+                continue;
+            }
+            probes.add("fbt", module, function, "entry", 2 * i as u64);
+            probes.add("fbt", module, function, "return", 2 * i as u64 + 1);
+        }
+    }
+
+    fn function(&self, key: u64) -> (&str, &str) {
+        let (module, function) = &self.functions[(key / 2) as usize];
+        (module, function)
+    }
+}
+
+/// The kernel's functions where tracefs' list cannot be read: those BTF
+/// describes that kallsyms has as text (BTF also describes functions that
+/// were inlined everywhere), and modules' text symbols.
+fn functions_from_btf(kernel: &mut dyn KernelFacts) -> Vec<(String, String)> {
+    let described: HashSet<String> = kernel.function_names().into_iter().collect();
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+    let mut functions = Vec::new();
+    for line in kallsyms.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(_), Some(kind), Some(name)) = (words.next(), words.next(), words.next()) else { continue };
+        if !matches!(kind, "t" | "T") {
+            continue;
+        }
+        match words.next() {
+            None if described.contains(name) => functions.push(("vmlinux".to_string(), name.to_string())),
+            Some(module) if !name.contains('.') && !name.starts_with("__pfx_") && !name.starts_with("__cfi_") => {
+                functions.push((module.trim_matches(['[', ']']).to_string(), name.to_string()))
+            }
+            _ => {}
+        }
+    }
+    functions
+}
+
+fn leak_args(types: impl Iterator<Item = (usize, String)>) -> &'static [ProbeArg] {
+    let args: Vec<ProbeArg> = types
+        .map(|(i, ty)| {
+            let ty: &'static str = Box::leak(ty.into_boxed_str());
+            super::arg(ty, Box::leak(format!("({ty})arg{i}").into_boxed_str()))
+        })
+        .collect();
+    Box::leak(args.into_boxed_slice())
+}
+
+/// Whether a parameter type is passed in registers one per argument (a
+/// struct passed by value is not: it shifts the rest).
+fn one_register(ty: &str) -> bool {
+    ty.ends_with('*') || !(ty.starts_with("struct ") || ty.starts_with("union "))
+}
+
+impl Provider for Fbt {
+    fn name(&self) -> &'static str {
+        "fbt"
+    }
+
+    fn populate(&mut self, _probes: &mut ProbeTable) {}
+
+    fn provide(&mut self, desc: &ProbeDesc, probes: &mut ProbeTable, cx: &mut ProvideContext) -> Option<Vec<u32>> {
+        let could_name = desc.could_match_provider("fbt")
+            && (!desc.name_is_literal() || matches!(desc.name.as_str(), "entry" | "return"));
+        if could_name && !self.listed {
+            self.list(cx.kernel, probes);
+        }
+        None
+    }
+
+    fn typed_args(&self, probe: &Probe, kernel: &mut dyn KernelFacts) -> Option<&'static [ProbeArg]> {
+        if let Some(known) = self.args.borrow().get(&probe.key) {
+            return *known;
+        }
+        let (module, function) = self.function(probe.key);
+        // Modules' functions are in their own BTF, which is not read: untyped.
+        let args = if module != "vmlinux" {
+            None
+        } else if probe.key % 2 == 0 {
+            kernel.function_parameters(function).map(|types| leak_args(types.into_iter().take(MAX_ARGS).enumerate()))
+        } else {
+            kernel.function_return(function).map(|ret| {
+                let mut types = vec![(0, "int".to_string())];
+                if ret != "void" {
+                    types.push((1, ret));
+                }
+                leak_args(types.into_iter())
+            })
+        };
+        self.args.borrow_mut().insert(probe.key, args);
+        args
+    }
+
+    /// As dtrace-utils gives its fbt probes.
+    fn argument_attributes(&self) -> Attributes {
+        ("Private", "Private", "ISA")
+    }
+
+    fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        let no_fentry = std::env::var_os("DTRACE_FBT_NO_FENTRY").is_some();
+        let mut plan: Vec<Mechanism> = Vec::with_capacity(enabled.len());
+        for e in enabled {
+            let (module, function) = self.function(e.probe.key);
+            let trampoline = (module == "vmlinux" && !no_fentry)
+                .then(|| {
+                    let params = cx.kernel.function_parameters(function)?;
+                    let fits = params.len() <= MAX_ARGS && params.iter().all(|p| one_register(p));
+                    fits.then_some(())?;
+                    Some(Mechanism::Trampoline { btf_id: cx.kernel.function_btf_id(function)?, nargs: params.len() })
+                })
+                .flatten();
+            plan.push(trampoline.unwrap_or(Mechanism::Kprobe));
+        }
+        let kprobes = std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists();
+        let multi_wanted = kprobes
+            && std::env::var_os("DTRACE_NO_KPROBE_MULTI").is_none()
+            && cx.kernel.has_struct("bpf_kprobe_multi_link");
+        // Many functions: one multi-kprobe link rather than a trampoline each.
+        if multi_wanted && enabled.len() >= MULTI_FROM {
+            plan.iter_mut().for_each(|m| *m = Mechanism::Multi);
+        } else if multi_wanted && plan.iter().filter(|m| **m == Mechanism::Kprobe).count() >= MULTI_FROM {
+            plan.iter_mut().filter(|m| **m == Mechanism::Kprobe).for_each(|m| *m = Mechanism::Multi);
+        }
+        match self.enable_with(enabled, &plan, cx) {
+            Ok(enabling) => Ok(enabling),
+            // The kernel refuses trampolines (or multi-kprobes): kprobes, one by one.
+            Err(e) if plan.iter().any(|m| *m != Mechanism::Kprobe) => {
+                if !kprobes {
+                    bail!(
+                        "fbt probes cannot be enabled: this kernel refuses BPF trampolines (fentry: {}) and has no kprobes (CONFIG_KPROBES is not set)",
+                        e.root_cause()
+                    );
+                }
+                let plan = vec![Mechanism::Kprobe; enabled.len()];
+                self.enable_with(enabled, &plan, cx)
+            }
+            Err(e) if !kprobes => bail!(
+                "fbt probes cannot be enabled: this kernel has no kprobes (CONFIG_KPROBES is not set), and BPF trampolines cannot reach {}: {}",
+                enabled.iter().find(|e| self.function(e.probe.key).0 != "vmlinux").map_or_else(
+                    || "these functions".to_string(),
+                    |e| format!("{} (a module's function)", e.probe.full_name())
+                ),
+                e.root_cause()
+            ),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Fbt {
+    fn enable_with(
+        &self,
+        enabled: &[Enabled],
+        plan: &[Mechanism],
+        cx: &mut EnableContext,
+    ) -> Result<Box<dyn Enabling>> {
+        let slots = enabled.len() as u32;
+        let mut open = cx.open(skel::FbtSkelBuilder::default(), "fbt")?;
+        for map in [
+            &mut open.maps.dt_fbt_tracing_progs,
+            &mut open.maps.dt_fbt_kprobe_progs,
+            &mut open.maps.dt_fbt_multi_progs,
+            &mut open.maps.dt_fbt_probes,
+        ] {
+            map.set_max_entries(slots)?;
+        }
+        if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+            ro.dt_need_ppid = cx.needs.ppid;
+        }
+        // Only the programs the plan uses load: a trampoline program for
+        // each argument count, bound at load time to one function of that
+        // count (its copies are bound to the others).
+        let mut wanted: Vec<(String, Option<String>)> = Vec::new();
+        for (e, m) in enabled.iter().zip(plan) {
+            let ret = e.probe.key % 2 == 1;
+            let program = match m {
+                Mechanism::Trampoline { nargs, .. } => {
+                    format!("dt_fbt_{}_{nargs}", if ret { "return" } else { "entry" })
+                }
+                Mechanism::Multi => (if ret { "dt_fbt_kretprobe_multi" } else { "dt_fbt_kprobe_multi" }).into(),
+                Mechanism::Kprobe => (if ret { "dt_fbt_kretprobe" } else { "dt_fbt_kprobe" }).into(),
+            };
+            if !wanted.iter().any(|(p, _)| *p == program) {
+                let target =
+                    matches!(m, Mechanism::Trampoline { .. }).then(|| self.function(e.probe.key).1.to_string());
+                wanted.push((program, target));
+            }
+        }
+        for mut prog in open.open_object_mut().progs_mut() {
+            let name = prog.name().to_string_lossy().into_owned();
+            match wanted.iter().find(|(p, _)| *p == name) {
+                Some((_, target)) => {
+                    prog.set_autoload(true);
+                    if let Some(function) = target {
+                        prog.set_attach_target(0, Some(function.clone()))?;
+                    }
+                }
+                None => prog.set_autoload(false),
+            }
+        }
+        let skel = open.load().context("loading the fbt entry programs")?;
+        let p = &skel.progs;
+        let program = |name: &str| -> Result<&libbpf_rs::ProgramMut> {
+            Ok(match name {
+                "dt_fbt_entry_0" => &p.dt_fbt_entry_0,
+                "dt_fbt_entry_1" => &p.dt_fbt_entry_1,
+                "dt_fbt_entry_2" => &p.dt_fbt_entry_2,
+                "dt_fbt_entry_3" => &p.dt_fbt_entry_3,
+                "dt_fbt_entry_4" => &p.dt_fbt_entry_4,
+                "dt_fbt_entry_5" => &p.dt_fbt_entry_5,
+                "dt_fbt_entry_6" => &p.dt_fbt_entry_6,
+                "dt_fbt_return_0" => &p.dt_fbt_return_0,
+                "dt_fbt_return_1" => &p.dt_fbt_return_1,
+                "dt_fbt_return_2" => &p.dt_fbt_return_2,
+                "dt_fbt_return_3" => &p.dt_fbt_return_3,
+                "dt_fbt_return_4" => &p.dt_fbt_return_4,
+                "dt_fbt_return_5" => &p.dt_fbt_return_5,
+                "dt_fbt_return_6" => &p.dt_fbt_return_6,
+                "dt_fbt_kprobe" => &p.dt_fbt_kprobe,
+                "dt_fbt_kretprobe" => &p.dt_fbt_kretprobe,
+                "dt_fbt_kprobe_multi" => &p.dt_fbt_kprobe_multi,
+                "dt_fbt_kretprobe_multi" => &p.dt_fbt_kretprobe_multi,
+                _ => bail!("no entry program {name}"),
+            })
+        };
+        let mut attached: Vec<OwnedFd> = Vec::new();
+        let mut links: Vec<Link> = Vec::new();
+        // (symbols, slots) of the multi-kprobe entries and returns.
+        let mut multi: [(Vec<String>, Vec<u64>); 2] = Default::default();
+        for (slot, (e, m)) in enabled.iter().zip(plan).enumerate() {
+            let slot = slot as u32;
+            let ret = e.probe.key % 2 == 1;
+            let function = self.function(e.probe.key).1;
+            copies::set_probe(&skel.maps.dt_fbt_probes, slot, e.probe.id, &[])?;
+            let what = || e.probe.full_name();
+            match *m {
+                Mechanism::Trampoline { btf_id, nargs } => {
+                    let expected_attach_type =
+                        if ret { libbpf_sys::BPF_TRACE_FEXIT } else { libbpf_sys::BPF_TRACE_FENTRY };
+                    // Bound to the function too: kernels since 6.17 tail-call
+                    // only between programs of one attach point's prototype.
+                    let ty = ClauseProgType {
+                        prog_type: libbpf_sys::BPF_PROG_TYPE_TRACING,
+                        expected_attach_type,
+                        attach_btf_id: btf_id,
+                    };
+                    cx.fill(&skel.maps.dt_fbt_tracing_progs, slot, e.clauses, ty)?;
+                    let name = format!("dt_fbt_{}_{nargs}", if ret { "return" } else { "entry" });
+                    let target = Target { expected_attach_type, attach_btf_id: btf_id };
+                    let prog = copies::load(program(&name)?, slot, target)
+                        .with_context(|| format!("loading the trampoline program of {}", what()))?;
+                    let link = copies::attach_raw(&prog, None).with_context(|| format!("attaching {}", what()))?;
+                    attached.extend([prog, link]);
+                }
+                Mechanism::Kprobe => {
+                    cx.fill(&skel.maps.dt_fbt_kprobe_progs, slot, e.clauses, KPROBE)?;
+                    let name = if ret { "dt_fbt_kretprobe" } else { "dt_fbt_kprobe" };
+                    let prog = copies::load(program(name)?, slot, Target::default())
+                        .with_context(|| format!("loading the kprobe program of {}", what()))?;
+                    let event = super::perf::open_kprobe(function, ret)?;
+                    copies::attach_perf(&prog, &event).with_context(|| format!("attaching {}", what()))?;
+                    attached.extend([prog, event]);
+                }
+                Mechanism::Multi => {
+                    cx.fill(&skel.maps.dt_fbt_multi_progs, slot, e.clauses, KPROBE_MULTI)?;
+                    let (symbols, cookies) = &mut multi[usize::from(ret)];
+                    symbols.push(function.to_string());
+                    cookies.push(u64::from(slot));
+                }
+            }
+        }
+        for (ret, (symbols, cookies)) in multi.into_iter().enumerate() {
+            if symbols.is_empty() {
+                continue;
+            }
+            let name = if ret == 1 { "dt_fbt_kretprobe_multi" } else { "dt_fbt_kprobe_multi" };
+            let count = symbols.len();
+            let opts = KprobeMultiOpts { symbols, cookies, retprobe: ret == 1, ..Default::default() };
+            let link = program(name)?
+                .attach_kprobe_multi_with_opts(opts)
+                .with_context(|| format!("attaching a multi-kprobe link to {count} functions"))?;
+            links.push(link);
+        }
+        cx.links.extend(links);
+        Ok(Box::new(Loaded((skel, attached))))
+    }
+}
