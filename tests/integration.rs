@@ -12,6 +12,8 @@ mod corpus;
 mod io_provider;
 #[path = "integration/ip_provider.rs"]
 mod ip_provider;
+#[path = "integration/kernel_reach.rs"]
+mod kernel_reach;
 #[path = "integration/kernel_types.rs"]
 mod kernel_types;
 #[path = "integration/man_pages.rs"]

@@ -187,35 +187,40 @@ impl Provider for Fbt {
         let multi_wanted = kprobes
             && std::env::var_os("DTRACE_NO_KPROBE_MULTI").is_none()
             && cx.kernel.has_struct("bpf_kprobe_multi_link");
-        // Many functions: one multi-kprobe link rather than a trampoline each.
+        // Plans from best to worst: each falls back to the next when the
+        // kernel refuses a mechanism (multi-kprobes need CONFIG_FPROBE;
+        // trampolines may be refused, as under lockdown).
+        let mut plans = Vec::new();
         if multi_wanted && enabled.len() >= MULTI_FROM {
-            plan.iter_mut().for_each(|m| *m = Mechanism::Multi);
+            // Many functions: one multi-kprobe link rather than a trampoline each.
+            plans.push(vec![Mechanism::Multi; enabled.len()]);
         } else if multi_wanted && plan.iter().filter(|m| **m == Mechanism::Kprobe).count() >= MULTI_FROM {
-            plan.iter_mut().filter(|m| **m == Mechanism::Kprobe).for_each(|m| *m = Mechanism::Multi);
+            plans.push(plan.iter().map(|m| if *m == Mechanism::Kprobe { Mechanism::Multi } else { *m }).collect());
         }
-        match self.enable_with(enabled, &plan, cx) {
-            Ok(enabling) => Ok(enabling),
-            // The kernel refuses trampolines (or multi-kprobes): kprobes, one by one.
-            Err(e) if plan.iter().any(|m| *m != Mechanism::Kprobe) => {
-                if !kprobes {
-                    bail!(
-                        "fbt probes cannot be enabled: this kernel refuses BPF trampolines (fentry: {}) and has no kprobes (CONFIG_KPROBES is not set)",
-                        e.root_cause()
-                    );
-                }
-                let plan = vec![Mechanism::Kprobe; enabled.len()];
-                self.enable_with(enabled, &plan, cx)
+        if plan.iter().any(|m| *m != Mechanism::Kprobe) {
+            plans.push(plan.clone());
+        }
+        plans.push(vec![Mechanism::Kprobe; enabled.len()]);
+        let mut refused = Vec::new();
+        for plan in &plans {
+            match self.enable_with(enabled, plan, cx) {
+                Ok(enabling) => return Ok(enabling),
+                Err(e) => refused.push((plan, e)),
             }
-            Err(e) if !kprobes => bail!(
-                "fbt probes cannot be enabled: this kernel has no kprobes (CONFIG_KPROBES is not set), and BPF trampolines cannot reach {}: {}",
-                enabled.iter().find(|e| self.function(e.probe.key).0 != "vmlinux").map_or_else(
-                    || "these functions".to_string(),
-                    |e| format!("{} (a module's function)", e.probe.full_name())
-                ),
-                e.root_cause()
-            ),
-            Err(e) => Err(e),
         }
+        let (_, last) = refused.pop().expect("at least one plan");
+        if !kprobes {
+            let trampolines = match refused
+                .iter()
+                .find(|(plan, _)| plan.iter().any(|m| matches!(m, Mechanism::Trampoline { .. })))
+            {
+                Some((_, e)) => format!("refuses BPF trampolines (fentry: {})", e.root_cause()),
+                None => "cannot reach these functions by BPF trampolines (a module's, or with more than six arguments)"
+                    .into(),
+            };
+            bail!("fbt probes cannot be enabled: this kernel has no kprobes (CONFIG_KPROBES is not set) and {trampolines}");
+        }
+        Err(last)
     }
 }
 

@@ -23,16 +23,7 @@ pub(crate) fn open_tracepoint(id: u64) -> Result<OwnedFd> {
 /// `function`, from the kprobe PMU (no tracefs needed); None where the
 /// kernel has no kprobes.
 pub(crate) fn open_kprobe(function: &str, retprobe: bool) -> Result<OwnedFd> {
-    let pmu = "/sys/bus/event_source/devices/kprobe";
-    let pmu_type: u32 = std::fs::read_to_string(format!("{pmu}/type"))
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .context("this kernel has no kprobes (CONFIG_KPROBES is not set)")?;
-    // format/retprobe says which config bit asks for a return probe ("config:0").
-    let retprobe_bit: u32 = std::fs::read_to_string(format!("{pmu}/format/retprobe"))
-        .ok()
-        .and_then(|t| t.trim().strip_prefix("config:").and_then(|b| b.parse().ok()))
-        .unwrap_or(0);
+    let (pmu_type, retprobe_bit) = kprobe_pmu()?;
     let name = std::ffi::CString::new(function).context("a function name with a NUL")?;
     // SAFETY: perf_event_attr is plain data; all zeros is a valid value.
     let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
@@ -41,6 +32,22 @@ pub(crate) fn open_kprobe(function: &str, retprobe: bool) -> Result<OwnedFd> {
     attr.config = if retprobe { 1 << retprobe_bit } else { 0 };
     attr.__bindgen_anon_3.config1 = name.as_ptr() as u64;
     perf_event_open(&attr, 0).with_context(|| format!("placing a kprobe on {function}"))
+}
+
+/// The kprobe PMU's perf type and the config bit that asks for a return
+/// probe (its format/retprobe, "config:0"), read once.
+fn kprobe_pmu() -> Result<(u32, u32)> {
+    static PMU: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
+    let pmu = PMU.get_or_init(|| {
+        let dir = "/sys/bus/event_source/devices/kprobe";
+        let pmu_type = std::fs::read_to_string(format!("{dir}/type")).ok()?.trim().parse().ok()?;
+        let retprobe_bit = std::fs::read_to_string(format!("{dir}/format/retprobe"))
+            .ok()
+            .and_then(|t| t.trim().strip_prefix("config:").and_then(|b| b.parse().ok()))
+            .unwrap_or(0);
+        Some((pmu_type, retprobe_bit))
+    });
+    pmu.ok_or_else(|| anyhow::anyhow!("this kernel has no kprobes (CONFIG_KPROBES is not set)"))
 }
 
 /// A software cpu-clock perf event on one CPU, sampling every `period_ns`,

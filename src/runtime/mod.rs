@@ -670,4 +670,15 @@ fn bump_memlock() {
     // SAFETY: setrlimit reads the struct we pass; failure is harmless on
     // kernels that account BPF memory with cgroups.
     unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) };
+    // Providers that load a program per probe (fbt, sdt, rawtp) hold two
+    // or three descriptors per probe: hundreds of probes pass the usual
+    // soft limit of 1024.
+    let mut files = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit read and write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut files) == 0 {
+            files.rlim_cur = files.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &files);
+        }
+    }
 }

@@ -165,6 +165,42 @@ case $(uname -r) in
   *) [ "$(grep -c '^tick ' /tmp/out.21)" = 3 ] && grep -qx 'tick 2 -2' /tmp/out.21 && grep -qx 'traced 3' /tmp/out.21 && [ $RC = 0 ] ;;
 esac; r $? "out=$(tr '\n' '|' < /tmp/out.21) err=$(head -2 /tmp/err.21 | tr '\n' '|')"
 
+# 22-23. fbt: five dd runs of three 4-byte reads of one file: exactly 15 vfs_read entries named by
+# the typed args[0] (struct file *), each returning 4 in arg1; first by BPF trampolines (fentry/
+# fexit), then by kprobes (DTRACE_FBT_NO_FENTRY).
+head -c 100 /bin/busybox > /tmp/fbtfile
+fbt_reads() {
+  (i=0; while ! grep -q ready /tmp/out.$1 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+    for k in 1 2 3 4 5; do dd if=/tmp/fbtfile of=/dev/null bs=4 count=3 2> /dev/null; done) & L=$!
+  t $1 $2 -qn 'BEGIN { printf("ready\n"); } fbt::vfs_read:entry /execname == "dd" && stringof(args[0]->f_path.dentry->d_name.name) == "fbtfile"/ { n++; self->in = 1; } fbt::vfs_read:return /self->in/ { self->in = 0; @b[arg1] = count(); } tick-4s { printf("reads %d\n", n); printa("bytes %d %@d\n", @b); exit(0); }'
+  wait $L 2>/dev/null
+  grep -qx 'reads 15' /tmp/out.$1 && grep -qx 'bytes 4 15' /tmp/out.$1 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.$1) err=$(head -2 /tmp/err.$1 | tr '\n' '|')"
+}
+fbt_reads 22 fbt-fentry
+export DTRACE_FBT_NO_FENTRY=1
+fbt_reads 23 fbt-kprobe
+unset DTRACE_FBT_NO_FENTRY
+
+# 24. fbt wildcards aggregate by probefunc; 25. the listing has every traceable function.
+(while :; do dd if=/tmp/fbtfile of=/dev/null bs=4 count=3 2> /dev/null; ls /tmp > /dev/null; done) & L=$!
+t 24 fbt-wildcard -qn 'fbt::vfs_*:entry { @[probefunc] = count(); } tick-1s { exit(0); }'
+kill $L; wait $L 2>/dev/null
+N=$(rows); [ $RC = 0 ] && [ "$N" -gt 1 ] && grep -qE '^ *vfs_read +[0-9]+' /tmp/out.24
+r $? "rows=$N $(head -1 /tmp/err.24)"
+t 25 fbt-list -l -P fbt
+N=$(wc -l < /tmp/out.25); [ $RC = 0 ] && [ "$N" -gt 10000 ]; r $? "probes=$N"
+
+# 26. attaching several hundred functions (one multi-kprobe link where the kernel has them).
+t 26 fbt-many -n 'fbt::tcp_*:entry,fbt::security_*:entry { @ = count(); } BEGIN { exit(0); }'
+[ $RC = 0 ]; r $? "$(head -1 /tmp/err.26)"
+
+# 27. sdt and rawtp: five execs of /bin/true, counted exactly by both.
+(i=0; while ! grep -q ready /tmp/out.27 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  for k in 1 2 3 4 5; do /bin/true; done) & L=$!
+t 27 sdt-rawtp -qn 'BEGIN { printf("ready\n"); } sdt:sched::sched_process_exec /stringof(args[0]) == "/bin/true"/ { s++; } rawtp:sched::sched_process_exec /stringof(args[0]->comm) == "true"/ { r++; } tick-3s { printf("sdt %d rawtp %d\n", s, r); exit(0); }'
+wait $L 2>/dev/null
+grep -qx 'sdt 5 rawtp 5' /tmp/out.27 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.27) err=$(head -2 /tmp/err.27 | tr '\n' '|')"
+
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
