@@ -9,10 +9,12 @@
 # checks the metrics file) and prometheus-node-exporter (its textfile
 # collector publishes the metrics file in a test) and cargo-deb
 # (builds the Debian package; compiled once, a few minutes, then skipped),
-# bpftool (the soak test checks that nothing stays loaded).
+# bpftool (the soak test checks that nothing stays loaded), qemu-system-x86,
+# busybox-static, cpio, xz-utils and zstd (the kernel matrix boots Debian's
+# kernels under qemu with a busybox initramfs).
 set -euo pipefail
 need=()
-for pkg in bpftool clang llvm libelf-dev zlib1g-dev pkg-config make mandoc man-db dpkg-dev iproute2 iputils-ping gcc libc6-dev systemtap-sdt-dev python3 lintian prometheus prometheus-node-exporter; do
+for pkg in bpftool clang llvm libelf-dev zlib1g-dev pkg-config make mandoc man-db dpkg-dev iproute2 iputils-ping gcc libc6-dev systemtap-sdt-dev python3 lintian prometheus prometheus-node-exporter qemu-system-x86 busybox-static cpio xz-utils zstd; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then

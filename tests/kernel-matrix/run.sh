@@ -5,7 +5,7 @@
 # Usage: tests/kernel-matrix/run.sh [kernel-release ...]
 #   With no arguments: the newest Debian 5.10 (bullseye), 6.1 (bookworm) and 6.12 (trixie)
 #   cloud-amd64 kernels. Needs: qemu-system-x86 busybox-static cpio gcc systemtap-sdt-dev
-#   (apt-get install -y ...).
+#   xz-utils zstd (scripts/install-deps.sh installs them).
 # env: GUEST_TIMEOUT (s, default 180), MEM (default 512M), EXTRA_APPEND (more kernel command
 #   line; NAME=value words reach the guest's /init as environment variables, e.g.
 #   EXTRA_APPEND="DTMATRIX_EXTRA=1 DTRACE_DEBUG_LIBBPF=1" for diagnostic tests and libbpf logs)
@@ -20,8 +20,8 @@ cd "$ROOT"
 # --- 1. the release binary (build only when missing or older than the sources) -------------
 BIN=$ROOT/target/release/dtrace
 if [ ! -x "$BIN" ] || [ -n "$(find src bpf d-library vmlinux build.rs Cargo.toml Cargo.lock -newer "$BIN" -print -quit)" ]; then
-  echo "== cargo build --release"
-  cargo build --release
+  echo "== cargo build --release --locked"
+  cargo build --release --locked
 fi
 
 # --- 2. kernels: Debian packages unpacked under target/kernel-matrix/k/ ----------------------
