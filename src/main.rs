@@ -311,6 +311,11 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     }
     let all = flags.sources.is_empty();
     if all {
+        // The providers that list their probes only when a description
+        // could name one (fbt, sdt, rawtp): all of them.
+        if let Ok(desc) = provider::desc::ProbeDesc::parse(":::") {
+            registry.matching(&desc);
+        }
         // As dtrace -l -p lists the process's USDT probes with the rest.
         for pid in targets.pids() {
             if let Ok(desc) = provider::desc::ProbeDesc::parse(&format!("*{pid}:::")) {
