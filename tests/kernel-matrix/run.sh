@@ -13,12 +13,13 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-W=$ROOT/target/kernel-matrix
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+W=$TARGET/kernel-matrix
 mkdir -p "$W"/{debs,k,logs,build}
 cd "$ROOT"
 
 # --- 1. the release binary (build only when missing or older than the sources) -------------
-BIN=$ROOT/target/release/dtrace
+BIN=$TARGET/release/dtrace
 if [ ! -x "$BIN" ] || [ -n "$(find src bpf d-library vmlinux build.rs Cargo.toml Cargo.lock -newer "$BIN" -print -quit)" ]; then
   echo "== cargo build --release --locked"
   cargo build --release --locked
