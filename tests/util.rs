@@ -57,18 +57,20 @@ impl Tracer {
         let stdout = child.stdout.take().expect("stdout");
         let mut stderr = child.stderr.take().expect("stderr");
         let (tx, rx) = channel();
+        // Lines are bytes: a traced process's arguments need not be UTF-8,
+        // and a reader that stopped at one would kill dtrace with SIGPIPE.
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
+            for line in BufReader::new(stdout).split(b'\n') {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
+                if tx.send(String::from_utf8_lossy(&line).into_owned()).is_err() {
                     break;
                 }
             }
         });
         let stderr = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = stderr.read_to_string(&mut s);
-            s
+            let mut bytes = Vec::new();
+            let _ = stderr.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
         });
         Tracer { child, lines: rx, seen: Vec::new(), stderr }
     }

@@ -211,7 +211,10 @@ fn every_example_runs() {
             std::thread::sleep(INTERRUPT_AFTER.saturating_sub(ready.elapsed()));
             ex.tracer.stop()
         };
-        let what = format!("{} example\n{}\nstdout:\n{}\nstderr:\n{}", ex.page, ex.command, out.stdout, out.stderr);
+        let what = format!(
+            "{} example\n{}\n{:?}\nstdout:\n{}\nstderr:\n{}",
+            ex.page, ex.command, out.status, out.stdout, out.stderr
+        );
         out.assert_no_panic();
         assert_eq!(out.code(), 0, "{what}");
         let printed = out.stdout.lines().any(|l| !l.trim().is_empty() && !l.ends_with("ready"));
