@@ -24,6 +24,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "dtrace.h"
+#include "regs.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -117,34 +118,13 @@ DT_FBT_TRAMPOLINES(4)
 DT_FBT_TRAMPOLINES(5)
 DT_FBT_TRAMPOLINES(6)
 
-static __always_inline void dt_fbt_regs(struct dt_probe_ctx *pc, struct pt_regs *ctx, int ret)
-{
-	if (ret) {
-		pc->args[0] = 0;
-		pc->args[1] = PT_REGS_RC(ctx);
-		pc->args[2] = 0;
-		pc->args[3] = 0;
-		pc->args[4] = 0;
-		pc->args[5] = 0;
-	} else {
-		pc->args[0] = PT_REGS_PARM1(ctx);
-		pc->args[1] = PT_REGS_PARM2(ctx);
-		pc->args[2] = PT_REGS_PARM3(ctx);
-		pc->args[3] = PT_REGS_PARM4(ctx);
-		pc->args[4] = PT_REGS_PARM5(ctx);
-		pc->args[5] = PT_REGS_PARM6(ctx);
-	}
-	for (int i = 6; i < DT_NARGS; i++)
-		pc->args[i] = 0;
-}
-
 static __always_inline int dt_fbt_kprobe_fire(struct pt_regs *ctx, int ret)
 {
 	__u32 slot = dt_copy_slot();
 	struct dt_probe_ctx *pc = dt_fbt_begin(slot);
 	if (!pc)
 		return 0;
-	dt_fbt_regs(pc, ctx, ret);
+	dt_args_from_regs(pc, ctx, ret);
 	bpf_tail_call(ctx, &dt_fbt_kprobe_progs, slot);
 	return 0;
 }
@@ -167,7 +147,7 @@ static __always_inline int dt_fbt_multi_fire(struct pt_regs *ctx, int ret)
 	struct dt_probe_ctx *pc = dt_fbt_begin(slot);
 	if (!pc)
 		return 0;
-	dt_fbt_regs(pc, ctx, ret);
+	dt_args_from_regs(pc, ctx, ret);
 	bpf_tail_call(ctx, &dt_fbt_multi_progs, slot);
 	return 0;
 }

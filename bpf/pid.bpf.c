@@ -13,6 +13,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "dtrace.h"
+#include "regs.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -32,25 +33,7 @@ static __always_inline int dt_pid_fire(struct pt_regs *ctx, int ret)
 	if (!pc)
 		return 0;
 	pc->probe_id = cookie >> 32;
-	if (ret) {
-		/* arg0: the return instruction's offset, unknown to a
-		 * uretprobe (0); arg1: the return value, as in DTrace. */
-		pc->args[0] = 0;
-		pc->args[1] = PT_REGS_RC(ctx);
-		pc->args[2] = 0;
-		pc->args[3] = 0;
-		pc->args[4] = 0;
-		pc->args[5] = 0;
-	} else {
-		pc->args[0] = PT_REGS_PARM1(ctx);
-		pc->args[1] = PT_REGS_PARM2(ctx);
-		pc->args[2] = PT_REGS_PARM3(ctx);
-		pc->args[3] = PT_REGS_PARM4(ctx);
-		pc->args[4] = PT_REGS_PARM5(ctx);
-		pc->args[5] = PT_REGS_PARM6(ctx);
-	}
-	for (int i = 6; i < DT_NARGS; i++)
-		pc->args[i] = 0;
+	dt_args_from_regs(pc, ctx, ret);
 	bpf_tail_call(ctx, &dt_pid_progs, slot);
 	return 0;
 }

@@ -108,16 +108,6 @@ fn functions_from_btf(kernel: &mut dyn KernelFacts) -> Vec<(String, String)> {
     functions
 }
 
-fn leak_args(types: impl Iterator<Item = (usize, String)>) -> &'static [ProbeArg] {
-    let args: Vec<ProbeArg> = types
-        .map(|(i, ty)| {
-            let ty: &'static str = Box::leak(ty.into_boxed_str());
-            super::arg(ty, Box::leak(format!("({ty})arg{i}").into_boxed_str()))
-        })
-        .collect();
-    Box::leak(args.into_boxed_slice())
-}
-
 /// Whether a parameter type is passed in registers one per argument (a
 /// struct passed by value is not: it shifts the rest).
 fn one_register(ty: &str) -> bool {
@@ -149,14 +139,14 @@ impl Provider for Fbt {
         let args = if module != "vmlinux" {
             None
         } else if probe.key % 2 == 0 {
-            kernel.function_parameters(function).map(|types| leak_args(types.into_iter().take(MAX_ARGS).enumerate()))
+            kernel.function_parameters(function).map(|types| super::cast_args(types.into_iter().take(MAX_ARGS)))
         } else {
             kernel.function_return(function).map(|ret| {
-                let mut types = vec![(0, "int".to_string())];
+                let mut types = vec!["int".to_string()];
                 if ret != "void" {
-                    types.push((1, ret));
+                    types.push(ret);
                 }
-                leak_args(types.into_iter())
+                super::cast_args(types)
             })
         };
         self.args.borrow_mut().insert(probe.key, args);

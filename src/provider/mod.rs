@@ -151,6 +151,21 @@ pub(crate) const fn arg(ty: &'static str, expr: &'static str) -> ProbeArg {
     ProbeArg { ty, expr }
 }
 
+/// Arguments typed at run time (from BTF, a tracepoint's format, a
+/// script's provider definition): args[i] is argI cast to the ith type.
+/// They live as long as the process, as the static tables' do.
+pub(crate) fn cast_args(types: impl IntoIterator<Item = String>) -> &'static [ProbeArg] {
+    let args: Vec<ProbeArg> = types
+        .into_iter()
+        .enumerate()
+        .map(|(i, ty)| {
+            let ty: &'static str = Box::leak(ty.into_boxed_str());
+            arg(ty, Box::leak(format!("({ty})arg{i}").into_boxed_str()))
+        })
+        .collect();
+    Box::leak(args.into_boxed_slice())
+}
+
 /// DTrace's stability attributes: identifier names, data semantics,
 /// dependency class.
 pub(crate) type Attributes = (&'static str, &'static str, &'static str);

@@ -52,18 +52,8 @@ impl Provider for Rawtp {
         if let Some(known) = self.args.borrow().get(&probe.key) {
             return *known;
         }
-        let args = kernel.tracepoint_parameters(&probe.name).map(|types| {
-            let args: Vec<ProbeArg> = types
-                .into_iter()
-                .take(NARGS)
-                .enumerate()
-                .map(|(i, ty)| {
-                    let ty: &'static str = Box::leak(ty.into_boxed_str());
-                    super::arg(ty, Box::leak(format!("({ty})arg{i}").into_boxed_str()))
-                })
-                .collect();
-            &*Box::leak(args.into_boxed_slice())
-        });
+        let args =
+            kernel.tracepoint_parameters(&probe.name).map(|types| super::cast_args(types.into_iter().take(NARGS)));
         self.args.borrow_mut().insert(probe.key, args);
         args
     }

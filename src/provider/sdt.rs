@@ -159,15 +159,8 @@ fn parse_format(text: &str) -> Format {
             break;
         }
     }
-    let args: Vec<ProbeArg> = fields
-        .iter()
-        .enumerate()
-        .map(|(i, (_, ty))| {
-            let ty: &'static str = Box::leak(ty.clone().into_boxed_str());
-            super::arg(ty, Box::leak(format!("({ty})arg{i}").into_boxed_str()))
-        })
-        .collect();
-    Format { fields, args: Box::leak(args.into_boxed_slice()) }
+    let args = super::cast_args(fields.iter().map(|(_, ty)| ty.clone()));
+    Format { fields, args }
 }
 
 /// How one field is read, and its D type.

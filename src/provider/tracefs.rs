@@ -17,19 +17,11 @@ enum Root {
     Detached(OwnedFd),
 }
 
-/// tracefs, mounted or made; None where the kernel or our privileges give
-/// none (the reason is `unavailable_reason`).
-fn root() -> Option<&'static Root> {
+/// tracefs, mounted or made once; why not where the kernel or our
+/// privileges give none.
+fn root() -> Result<&'static Root, &'static str> {
     static ROOT: OnceLock<Result<Root, String>> = OnceLock::new();
-    ROOT.get_or_init(find_root).as_ref().ok()
-}
-
-/// Why tracefs cannot be read, if it cannot.
-pub(crate) fn unavailable_reason() -> Option<String> {
-    root().is_none().then(|| match find_root() {
-        Err(e) => e,
-        Ok(_) => "tracefs became available".into(),
-    })
+    ROOT.get_or_init(find_root).as_ref().map_err(String::as_str)
 }
 
 fn find_root() -> Result<Root, String> {
@@ -75,9 +67,7 @@ fn detached_mount() -> std::io::Result<OwnedFd> {
 
 /// The text of tracefs file `path` (relative to its root).
 pub(crate) fn read(path: &str) -> std::io::Result<String> {
-    let Some(root) = root() else {
-        return Err(std::io::Error::other(unavailable_reason().unwrap_or_default()));
-    };
+    let root = root().map_err(std::io::Error::other)?;
     let mut file = match root {
         Root::Mounted(dir) => std::fs::File::open(dir.join(path))?,
         Root::Detached(fd) => {

@@ -154,17 +154,8 @@ impl Provider for Usdt {
 
     fn declare_provider(&mut self, name: &str, probes: &[(String, Vec<String>)]) {
         for (probe, types) in probes {
-            let args: Vec<ProbeArg> = types
-                .iter()
-                .enumerate()
-                .take(NARGS)
-                .map(|(i, ty)| {
-                    let ty: &'static str = Box::leak(ty.clone().into_boxed_str());
-                    let expr: &'static str = Box::leak(format!("({ty})arg{i}").into_boxed_str());
-                    super::arg(ty, expr)
-                })
-                .collect();
-            self.declared.insert((name.to_string(), probe.clone()), Box::leak(args.into_boxed_slice()));
+            let args = super::cast_args(types.iter().take(NARGS).cloned());
+            self.declared.insert((name.to_string(), probe.clone()), args);
         }
     }
 

@@ -249,11 +249,7 @@ impl KernelBtf {
     /// kernel, from the prototype BTF gives it (`btf_trace_<name>`, whose
     /// first parameter is the tracepoint's private data).
     pub(crate) fn tracepoint_arg_count(&mut self, name: &str) -> Option<usize> {
-        let btf = self.btf().ok()?;
-        let types = btf.resolve_types_by_name(&format!("btf_trace_{name}")).ok()?;
-        let btf_rs::Type::Typedef(def) = types.first()? else { return None };
-        let btf_rs::Type::Ptr(ptr) = btf.resolve_chained_type(def).ok()? else { return None };
-        let btf_rs::Type::FuncProto(proto) = btf.resolve_chained_type(&ptr).ok()? else { return None };
+        let (_, proto) = self.prototype(name, true)?;
         proto.parameters.len().checked_sub(1)
     }
 
