@@ -69,8 +69,9 @@ pub(crate) struct Checker<'a> {
     pub matched: usize,
     /// The source being checked (for line numbers inside messages).
     text: String,
-    /// Line of each aggregation's first use.
-    agg_lines: Vec<usize>,
+    /// Source offset of each aggregation's first use; its line is counted
+    /// only for a message (counting per use made many clauses quadratic).
+    agg_first_uses: Vec<usize>,
     /// The running kernel's types, read only when a script names one.
     kernel_btf: KernelBtf,
     /// Types, constants, inlines and translators declared in D.
@@ -132,7 +133,7 @@ impl<'a> Checker<'a> {
             region: "",
             matched: 0,
             text: String::new(),
-            agg_lines: Vec::new(),
+            agg_first_uses: Vec::new(),
             kernel_btf: KernelBtf::default(),
             declared: decls::Declared::default(),
             bindings: Vec::new(),
@@ -458,11 +459,6 @@ impl<'a> Checker<'a> {
             Some((_, tag, message)) => Err(CompileError::new(tag, span, message)),
             None => Ok(()),
         }
-    }
-
-    /// The script line of a span, for messages that cite an earlier line.
-    fn line_of(&self, span: &Span) -> usize {
-        crate::syntax::line_of(&self.text, span.start)
     }
 }
 

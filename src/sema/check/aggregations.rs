@@ -173,12 +173,13 @@ impl Checker<'_> {
             }
         }
         let columns: Vec<KeyColumn> = keys.iter().map(|k| self.key_column(k)).collect();
-        let line = self.line_of(span);
         let agg = match self.aggregation_index(name) {
             Some(i) => {
-                let previous_line = self.agg_lines[i];
                 let existing = &mut self.program.aggregations[i];
-                check_same_function(name, &existing.func, &func, previous_line, span)?;
+                if existing.func != func {
+                    let previous_line = crate::syntax::line_of(&self.text, self.agg_first_uses[i]);
+                    check_same_function(name, &existing.func, &func, previous_line, span)?;
+                }
                 if existing.keys.len() != columns.len() {
                     return Err(CompileError::new(
                         "D_PROTO_LEN",
@@ -213,7 +214,7 @@ impl Checker<'_> {
             }
             None => {
                 self.program.aggregations.push(Aggregation { name: name.to_string(), func, keys: columns });
-                self.agg_lines.push(line);
+                self.agg_first_uses.push(span.start);
                 self.program.aggregations.len() - 1
             }
         };
