@@ -15,6 +15,15 @@
 #define DT_MAX_SYSCALLS 1024 /* slots per direction in the syscall program array */
 #define DT_MAX_PROFILE 64    /* profile/tick probes in one script */
 #define DT_MAX_PID_PROGS 256 /* distinct clause lists of pid probes in one script */
+#define DT_CALLER_FRAMES 8   /* kernel frames `caller` looks through */
+#define DT_CALLER_SEARCH 17  /* binary search steps: up to 2^17 ranges in dt_caller_code */
+
+/* An address range of kernel code a probe's caller can be in: vmlinux's
+ * and the modules' text without the tracing machinery (src/kallsyms.rs). */
+struct dt_code_range {
+	__u64 start;
+	__u64 end;
+};
 
 /* dtrace provider probe slots (dt_dtrace_progs and the BEGIN/END/ERROR ids) */
 #define DT_SLOT_BEGIN 0
@@ -42,6 +51,10 @@ struct dt_probe_ctx {
 	__u64 pid_tgid;  /* tgid << 32 | pid */
 	__u64 uid_gid;   /* gid << 32 | uid */
 	char comm[16];
+	/* `caller` and `ucaller`: filled only when dt_need_caller and
+	 * dt_need_ucaller are set (a stack walk each). */
+	__u64 caller;
+	__u64 ucaller;
 };
 
 /* State shared by every program; lives in the core object's dt_state map. */
@@ -50,7 +63,7 @@ struct dt_state {
 	                 * not run yet, or exit() was called, or END is firing) */
 	__u32 exit_status;
 	__u32 only_cpu; /* the cpu option plus one: probes fire on that CPU only; 0: all */
-	__u32 pad;
+	__u32 caller_ranges; /* entries of dt_caller_code in use */
 	__u64 wall_offset_ns; /* walltimestamp = bpf_ktime_get_ns() + this */
 };
 
@@ -167,6 +180,14 @@ struct {
 	__type(value, struct dt_state);
 } dt_state SEC(".maps");
 
+/* Sorted, disjoint; the runtime sizes and fills it when `caller` is used. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_code_range);
+} dt_caller_code SEC(".maps");
+
 /* Layout anchors: unused globals that make the skeleton generator emit Rust
  * types for the shared structs (see src/defs/layout.rs). */
 struct dt_probe_ctx dt_layout_ctx;
@@ -177,11 +198,74 @@ struct dt_vtime dt_layout_vtime;
 struct dt_spec dt_layout_spec;
 struct dt_spec_stats dt_layout_spec_stats;
 struct dt_slot_probe dt_layout_slot_probe;
+struct dt_code_range dt_layout_code_range;
 
 /* Set before load when the script uses ppid (costs two kernel reads). */
 const volatile bool dt_need_ppid = false;
+/* Set before load when the script uses caller or ucaller (a stack walk). */
+const volatile bool dt_need_caller = false;
+const volatile bool dt_need_ucaller = false;
 
-static __always_inline struct dt_probe_ctx *dt_begin_probe(void)
+/* Whether `addr` is code a caller can be in: the last range starting at or
+ * below it (a branch-light binary search the verifier walks quickly). */
+static __always_inline bool dt_is_caller_code(__u64 addr, __u32 nranges)
+{
+	__u32 base = 0, len = nranges;
+	if (len == 0)
+		return false;
+	for (int i = 0; i < DT_CALLER_SEARCH && len > 1; i++) {
+		__u32 half = len / 2, mid = base + half;
+		struct dt_code_range *r = bpf_map_lookup_elem(&dt_caller_code, &mid);
+		if (!r)
+			return false;
+		if (r->start <= addr)
+			base = mid;
+		len -= half;
+	}
+	struct dt_code_range *r = bpf_map_lookup_elem(&dt_caller_code, &base);
+	return r && r->start <= addr && addr < r->end;
+}
+
+/* `caller`: the first frame of the kernel stack at `ctx` in traced code
+ * (past the BPF program and the code that ran it), `skip` such frames
+ * further in (1 where the first is the probed function's own). */
+static __always_inline __u64 dt_kernel_caller(void *ctx, __u32 skip)
+{
+	__u64 frames[DT_CALLER_FRAMES] = {};
+	__u32 zero = 0;
+	struct dt_state *st = bpf_map_lookup_elem(&dt_state, &zero);
+	if (!st)
+		return 0;
+	__u32 nranges = st->caller_ranges;
+	long n = bpf_get_stack(ctx, frames, sizeof(frames), 0);
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < DT_CALLER_FRAMES; i++) {
+		if (i >= n / 8)
+			break;
+		if (!dt_is_caller_code(frames[i], nranges))
+			continue;
+		if (skip == 0)
+			return frames[i];
+		skip--;
+	}
+	return 0;
+}
+
+/* `ucaller`: the user frame the current thread was called from (the
+ * second of its user stack). */
+static __always_inline __u64 dt_user_caller(void *ctx)
+{
+	__u64 frames[2] = {};
+	if (bpf_get_stack(ctx, frames, sizeof(frames), BPF_F_USER_STACK) < 16)
+		return 0;
+	return frames[1];
+}
+
+/* Starts a probe firing: NULL when probes must not fire now. `ctx` is the
+ * entry program's; `caller_skip` counts the traced-code frames `caller`
+ * looks past (the probed function's own, at its entry). */
+static __always_inline struct dt_probe_ctx *dt_begin_probe_at(void *ctx, __u32 caller_skip)
 {
 	__u32 zero = 0;
 	struct dt_state *st = bpf_map_lookup_elem(&dt_state, &zero);
@@ -199,7 +283,16 @@ static __always_inline struct dt_probe_ctx *dt_begin_probe(void)
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 		pc->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	}
+	if (dt_need_caller)
+		pc->caller = dt_kernel_caller(ctx, caller_skip);
+	if (dt_need_ucaller)
+		pc->ucaller = dt_user_caller(ctx);
 	return pc;
+}
+
+static __always_inline struct dt_probe_ctx *dt_begin_probe(void *ctx)
+{
+	return dt_begin_probe_at(ctx, 0);
 }
 
 /* Makes the probe being fired fire for `task` (not the current thread):

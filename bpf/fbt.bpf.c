@@ -58,12 +58,14 @@ struct {
 	__type(value, struct dt_slot_probe);
 } dt_fbt_probes SEC(".maps");
 
-static __always_inline struct dt_probe_ctx *dt_fbt_begin(__u32 slot)
+/* `own_frame`: the stack at this program starts in the probed function
+ * (at its entry, and in a trampoline's fexit), which `caller` looks past. */
+static __always_inline struct dt_probe_ctx *dt_fbt_begin(void *ctx, __u32 slot, __u32 own_frame)
 {
 	struct dt_slot_probe *probe = bpf_map_lookup_elem(&dt_fbt_probes, &slot);
 	if (!probe)
 		return NULL;
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe_at(ctx, own_frame);
 	if (!pc)
 		return NULL;
 	pc->probe_id = probe->probe_id;
@@ -74,7 +76,7 @@ static __always_inline struct dt_probe_ctx *dt_fbt_begin(__u32 slot)
 static __always_inline int dt_fbt_entry(__u64 *ctx, int nargs)
 {
 	__u32 slot = dt_copy_slot();
-	struct dt_probe_ctx *pc = dt_fbt_begin(slot);
+	struct dt_probe_ctx *pc = dt_fbt_begin(ctx, slot, 1);
 	if (!pc)
 		return 0;
 	for (int i = 0; i < DT_NARGS; i++)
@@ -87,7 +89,7 @@ static __always_inline int dt_fbt_entry(__u64 *ctx, int nargs)
 static __always_inline int dt_fbt_return(__u64 *ctx, int nargs)
 {
 	__u32 slot = dt_copy_slot();
-	struct dt_probe_ctx *pc = dt_fbt_begin(slot);
+	struct dt_probe_ctx *pc = dt_fbt_begin(ctx, slot, 1);
 	if (!pc)
 		return 0;
 	pc->args[0] = 0;
@@ -121,7 +123,8 @@ DT_FBT_TRAMPOLINES(6)
 static __always_inline int dt_fbt_kprobe_fire(struct pt_regs *ctx, int ret)
 {
 	__u32 slot = dt_copy_slot();
-	struct dt_probe_ctx *pc = dt_fbt_begin(slot);
+	/* A kretprobe's registers are at the return address, in the caller. */
+	struct dt_probe_ctx *pc = dt_fbt_begin(ctx, slot, !ret);
 	if (!pc)
 		return 0;
 	dt_args_from_regs(pc, ctx, ret);
@@ -144,7 +147,7 @@ int dt_fbt_kretprobe(struct pt_regs *ctx)
 static __always_inline int dt_fbt_multi_fire(struct pt_regs *ctx, int ret)
 {
 	__u32 slot = bpf_get_attach_cookie(ctx);
-	struct dt_probe_ctx *pc = dt_fbt_begin(slot);
+	struct dt_probe_ctx *pc = dt_fbt_begin(ctx, slot, !ret);
 	if (!pc)
 		return 0;
 	dt_args_from_regs(pc, ctx, ret);

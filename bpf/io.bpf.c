@@ -588,7 +588,7 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
  * thread). */
 static __always_inline int dt_io_fire(void *ctx, __u32 slot, struct dt_io_args *a, struct task_struct *task)
 {
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	if (task)

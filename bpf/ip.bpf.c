@@ -359,7 +359,7 @@ static __always_inline int dt_ip_fire(void *ctx, __u32 slot, struct sk_buff *skb
 	a->ifc.if_ipstack = BPF_CORE_READ(dev, nd_net.net, ns.inum);
 	a->ifc.if_addr = (__u64)dev;
 
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	pc->probe_id = dt_ip_id_base + slot;

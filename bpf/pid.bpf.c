@@ -24,15 +24,25 @@ struct {
 	__type(value, __u32);
 } dt_pid_progs SEC(".maps");
 
+/* Set in the cookie of a probe at a function's first instruction. */
+#define DT_PID_AT_ENTRY (1u << 31)
+
 static __always_inline int dt_pid_fire(struct pt_regs *ctx, int ret)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	/* A mask, not a compare: the verifier sees the bound on any clang. */
 	__u32 slot = cookie & (DT_MAX_PID_PROGS - 1);
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	pc->probe_id = cookie >> 32;
+	/* ucaller exactly where the return address is known: at a function's
+	 * first instruction it is at the stack pointer; a uretprobe's
+	 * registers are at it. Elsewhere the stack walk's guess stands. */
+	if (dt_need_ucaller && ret)
+		pc->ucaller = PT_REGS_IP(ctx);
+	else if (dt_need_ucaller && (cookie & DT_PID_AT_ENTRY))
+		bpf_probe_read_user(&pc->ucaller, sizeof(pc->ucaller), (void *)PT_REGS_SP(ctx));
 	dt_args_from_regs(pc, ctx, ret);
 	bpf_tail_call(ctx, &dt_pid_progs, slot);
 	return 0;

@@ -43,7 +43,7 @@ struct {
 
 static __always_inline int dt_proc_fire(void *ctx, __u32 slot, __u64 a0, __u64 a1, __u64 a2)
 {
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	pc->probe_id = dt_proc_id_base + slot;

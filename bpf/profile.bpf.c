@@ -39,7 +39,7 @@ int dt_profile(struct bpf_perf_event_data *ctx)
 	__u64 cookie = *found;
 	/* A mask, not a compare: the verifier sees the bound on any clang. */
 	__u32 slot = cookie & (DT_MAX_PROFILE - 1);
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	/* arg0: kernel PC, arg1: user PC; the other is 0, as in DTrace.

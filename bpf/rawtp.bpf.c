@@ -35,7 +35,7 @@ static __always_inline int dt_rawtp_fire(struct bpf_raw_tracepoint_args *ctx, in
 	struct dt_slot_probe *probe = bpf_map_lookup_elem(&dt_rawtp_probes, &slot);
 	if (!probe)
 		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	pc->probe_id = probe->probe_id;

@@ -43,9 +43,9 @@ struct task_struct___old {
 	long state;
 };
 
-static __always_inline struct dt_probe_ctx *dt_sched_begin(__u32 slot, __u64 a0, __u64 a1)
+static __always_inline struct dt_probe_ctx *dt_sched_begin(void *ctx, __u32 slot, __u64 a0, __u64 a1)
 {
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return NULL;
 	pc->probe_id = dt_sched_id_base + slot;
@@ -75,7 +75,7 @@ static __always_inline bool dt_sched_blocks(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_switch")
 int dt_sched_off_cpu(struct bpf_raw_tracepoint_args *ctx)
 {
-	if (!dt_sched_begin(DT_SCHED_OFF_CPU, ctx->args[2], ctx->args[2]))
+	if (!dt_sched_begin(ctx, DT_SCHED_OFF_CPU, ctx->args[2], ctx->args[2]))
 		return 0;
 	bpf_tail_call(ctx, &dt_sched_progs, DT_SCHED_OFF_CPU);
 	return 0;
@@ -85,7 +85,7 @@ int dt_sched_off_cpu(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_switch")
 int dt_sched_on_cpu(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct dt_probe_ctx *pc = dt_sched_begin(DT_SCHED_ON_CPU, 0, 0);
+	struct dt_probe_ctx *pc = dt_sched_begin(ctx, DT_SCHED_ON_CPU, 0, 0);
 	if (!pc)
 		return 0;
 	dt_probe_for_task(pc, (struct task_struct *)ctx->args[2]);
@@ -97,7 +97,7 @@ int dt_sched_on_cpu(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_switch")
 int dt_sched_sleep(struct bpf_raw_tracepoint_args *ctx)
 {
-	if (!dt_sched_blocks(ctx) || !dt_sched_begin(DT_SCHED_SLEEP, 0, 0))
+	if (!dt_sched_blocks(ctx) || !dt_sched_begin(ctx, DT_SCHED_SLEEP, 0, 0))
 		return 0;
 	bpf_tail_call(ctx, &dt_sched_progs, DT_SCHED_SLEEP);
 	return 0;
@@ -109,7 +109,7 @@ int dt_sched_preempt(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *prev = (struct task_struct *)ctx->args[1];
 	/* The idle thread is switched out, never preempted. */
-	if (BPF_CORE_READ(prev, pid) == 0 || dt_sched_blocks(ctx) || !dt_sched_begin(DT_SCHED_PREEMPT, 0, 0))
+	if (BPF_CORE_READ(prev, pid) == 0 || dt_sched_blocks(ctx) || !dt_sched_begin(ctx, DT_SCHED_PREEMPT, 0, 0))
 		return 0;
 	bpf_tail_call(ctx, &dt_sched_progs, DT_SCHED_PREEMPT);
 	return 0;
@@ -120,7 +120,7 @@ int dt_sched_preempt(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sched_wakeup")
 int dt_sched_wakeup(struct bpf_raw_tracepoint_args *ctx)
 {
-	if (!dt_sched_begin(DT_SCHED_WAKEUP, ctx->args[0], ctx->args[0]))
+	if (!dt_sched_begin(ctx, DT_SCHED_WAKEUP, ctx->args[0], ctx->args[0]))
 		return 0;
 	bpf_tail_call(ctx, &dt_sched_progs, DT_SCHED_WAKEUP);
 	return 0;

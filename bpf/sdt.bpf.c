@@ -76,7 +76,7 @@ int dt_sdt_entry(void *ctx)
 	struct dt_slot_probe *probe = bpf_map_lookup_elem(&dt_sdt_probes, &slot);
 	if (!probe)
 		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	pc->probe_id = probe->probe_id;

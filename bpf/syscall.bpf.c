@@ -42,9 +42,9 @@ struct {
 } dt_sys_tp_progs SEC(".maps");
 
 /* Starts entry probe nr; the caller fills args[0..5] when dt_need_args. */
-static __always_inline struct dt_probe_ctx *dt_sys_entry_begin(__u32 nr)
+static __always_inline struct dt_probe_ctx *dt_sys_entry_begin(void *ctx, __u32 nr)
 {
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return NULL;
 	pc->probe_id = dt_sys_id_base + 2 * nr;
@@ -56,9 +56,9 @@ static __always_inline struct dt_probe_ctx *dt_sys_entry_begin(__u32 nr)
 
 /* Starts return probe nr: arg0 and arg1 are the return value, errno is set
  * when the kernel returns -errno (in [-4095, -1]). */
-static __always_inline struct dt_probe_ctx *dt_sys_return_begin(__u32 nr, long ret)
+static __always_inline struct dt_probe_ctx *dt_sys_return_begin(void *ctx, __u32 nr, long ret)
 {
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return NULL;
 	pc->probe_id = dt_sys_id_base + 2 * nr + 1;
@@ -76,7 +76,7 @@ int dt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	long nr = ctx->args[1];
 	if (nr < 0 || nr >= DT_MAX_SYSCALLS || !(dt_sys_enabled[nr] & 1))
 		return 0;
-	struct dt_probe_ctx *pc = dt_sys_entry_begin(nr);
+	struct dt_probe_ctx *pc = dt_sys_entry_begin(ctx, nr);
 	if (!pc)
 		return 0;
 	if (dt_need_args) {
@@ -108,7 +108,7 @@ int dt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 #endif
 	if (nr < 0 || nr >= DT_MAX_SYSCALLS || !(dt_sys_enabled[nr] & 2))
 		return 0;
-	if (!dt_sys_return_begin(nr, ret))
+	if (!dt_sys_return_begin(ctx, nr, ret))
 		return 0;
 	bpf_tail_call(ctx, &dt_sys_progs, DT_MAX_SYSCALLS + nr);
 	return 0;
@@ -137,7 +137,7 @@ static __always_inline int dt_sys_enter_tp(struct dt_syscall_enter_rec *ctx, int
 	__u32 nr = ctx->nr;
 	if (nr >= DT_MAX_SYSCALLS)
 		return 0;
-	struct dt_probe_ctx *pc = dt_sys_entry_begin(nr);
+	struct dt_probe_ctx *pc = dt_sys_entry_begin(ctx, nr);
 	if (!pc)
 		return 0;
 	if (dt_need_args) {
@@ -175,7 +175,7 @@ int dt_sys_exit_tp(struct dt_syscall_exit_rec *ctx)
 	long ret = ctx->ret;
 	if (nr >= DT_MAX_SYSCALLS)
 		return 0;
-	if (!dt_sys_return_begin(nr, ret))
+	if (!dt_sys_return_begin(ctx, nr, ret))
 		return 0;
 	bpf_tail_call(ctx, &dt_sys_tp_progs, DT_MAX_SYSCALLS + nr);
 	return 0;

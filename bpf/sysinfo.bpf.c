@@ -68,7 +68,7 @@ static __always_inline int dt_si_fire(void *ctx, __u32 stat, __u64 inc)
 	struct dt_si_totals *t = bpf_map_lookup_elem(&dt_si_totals, &zero);
 	if (!t)
 		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	t->before[stat] = t->total[stat];

@@ -95,7 +95,7 @@ static __always_inline int dt_usdt_fire(struct pt_regs *ctx)
 	struct dt_usdt_spec *spec = bpf_map_lookup_elem(&dt_usdt_specs, &site);
 	if (!spec)
 		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe();
+	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)
 		return 0;
 	pc->probe_id = cookie >> 32;

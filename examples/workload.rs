@@ -20,6 +20,7 @@
 //!                               which calls dt_workload_call(i), which
 //!                               returns 2i+1 (pid provider tests); prints
 //!                               the sum of the results
+//!   workload calls-held N       the same, then waits for another line
 
 use std::io::{BufRead, Read, Write};
 
@@ -137,6 +138,13 @@ fn main() {
         Some("calls") => {
             let sum: u64 = (0..number(2) as u64).map(|i| dt_workload_outer(i)).sum();
             println!("{sum}");
+        }
+        // The process stays until another line: its addresses can still be named.
+        Some("calls-held") => {
+            let sum: u64 = (0..number(2) as u64).map(|i| dt_workload_outer(i)).sum();
+            println!("{sum}");
+            std::io::stdout().flush().expect("flush");
+            std::io::stdin().lock().read_line(&mut line).expect("exit line");
         }
         _ => {
             eprintln!("usage: workload read|write|fork|exec|threads|exit-threads|switch|xcalls|getppid|open|calls ...");

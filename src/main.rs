@@ -10,6 +10,7 @@ mod consume;
 mod defs;
 mod diag;
 mod flags;
+mod kallsyms;
 mod process;
 mod provider;
 mod runtime;

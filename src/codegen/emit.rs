@@ -706,7 +706,15 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             let key = values.next().ok_or_else(|| CodegenError("internal error: key count".into()))?;
-            if column.ty != Type::String {
+            if matches!(column.ty, Type::Symbol(kind) if kind.user()) {
+                // A user address is named in its process: the pid goes first.
+                self.expr(key)?;
+                self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                self.emit(stx(Size::DW, R1, (off + 8) as i16, R0));
+                self.current_pid();
+                self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                self.emit(stx(Size::DW, R1, off as i16, R0));
+            } else if column.ty != Type::String {
                 self.expr(key)?;
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 self.emit(stx(Size::DW, R1, off as i16, R0));
@@ -835,6 +843,12 @@ impl<'a> Emitter<'a> {
         self.bind(end);
     }
 
+    /// r0 = the current process ID (the thread's, for probes that fire for another).
+    fn current_pid(&mut self) {
+        self.current(Current::PidTgid);
+        self.emit(alu_imm(Alu::Rsh, R0, 32));
+    }
+
     /// Puts the current thread ID at STACK_KEY, the key of thread-locals.
     fn thread_key(&mut self) -> MapKey {
         self.current(Current::PidTgid);
@@ -957,6 +971,12 @@ impl<'a> Emitter<'a> {
             self.expr(value)?;
             match value_layout {
                 ValueLayout::Int { .. } | ValueLayout::Stack => self.emit(stx(Size::DW, R9, offset, R0)),
+                ValueLayout::Symbol(kind) if kind.user() => {
+                    self.emit(stx(Size::DW, R9, offset + 8, R0));
+                    self.current_pid();
+                    self.emit(stx(Size::DW, R9, offset, R0));
+                }
+                ValueLayout::Symbol(_) => self.emit(stx(Size::DW, R9, offset, R0)),
                 ValueLayout::Str => {
                     self.emit(mov(R3, R0));
                     self.emit(mov(R1, R9));
@@ -1440,10 +1460,7 @@ impl<'a> Emitter<'a> {
     fn builtin(&mut self, b: Builtin) -> Result<(), CodegenError> {
         match b {
             Builtin::Arg(n) => self.emit(ldx(Size::DW, R0, R7, (layout::CTX_ARGS + 8 * n as usize) as i16)),
-            Builtin::Pid => {
-                self.current(Current::PidTgid);
-                self.emit(alu_imm(Alu::Rsh, R0, 32));
-            }
+            Builtin::Pid => self.current_pid(),
             Builtin::Tid => {
                 self.current(Current::PidTgid);
                 self.emit(alu_imm(Alu::Lsh, R0, 32));
@@ -1533,6 +1550,8 @@ impl<'a> Emitter<'a> {
                 self.emit(alu_imm(Alu::Rsh, R0, 3));
             }
             Builtin::Ipl => self.emit(mov_imm(R0, 0)),
+            Builtin::Caller => self.emit(ldx(Size::DW, R0, R7, layout::CTX_CALLER as i16)),
+            Builtin::Ucaller => self.emit(ldx(Size::DW, R0, R7, layout::CTX_UCALLER as i16)),
             Builtin::Epid => {
                 let epid = self.clause.map_or(0, |c| c.epid);
                 self.emit(mov_imm(R0, epid as i32));

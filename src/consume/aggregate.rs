@@ -14,6 +14,7 @@ use super::ksyms::Symbols;
 use super::printf::{self, Value};
 use super::{json, metrics};
 use crate::defs::agg::AggFunc;
+use crate::defs::layout::read_u64;
 use crate::defs::printf_format::Format;
 use crate::flags::AggSortOptions;
 use crate::runtime::Session;
@@ -133,6 +134,9 @@ impl<'a> Aggregations<'a> {
             for (column, value) in first.keys.iter().zip(key_values(first, key)) {
                 match (&column.ty, value) {
                     (Type::Stack, Value::Int { bits, .. }) => self.symbols.write_stack(bits, out),
+                    (Type::Symbol(kind), Value::Str(record)) => {
+                        out.extend(format!("  {:<50}", self.symbols.symbol_text(*kind, record)).as_bytes())
+                    }
                     (_, v) => aggfmt::write_key(&v, out),
                 }
             }
@@ -171,7 +175,14 @@ impl<'a> Aggregations<'a> {
                 .iter()
                 .zip(values)
                 .zip(&stack_ids)
-                .map(|((c, v), id)| if c.ty == Type::Stack { Value::Str(id) } else { v })
+                .map(|((c, v), id)| match (&c.ty, v) {
+                    (Type::Stack, _) => Value::Str(id),
+                    // printa's conversions (%a, %p) see the address.
+                    (Type::Symbol(kind), Value::Str(record)) => {
+                        Value::Int { bits: read_u64(record, kind.recorded_bytes() - 8), size: 8, signed: false }
+                    }
+                    (_, v) => v,
+                })
                 .collect();
             printf::format_printa(format, &keys, &agg_values, &self.symbols, out);
         }
@@ -263,6 +274,9 @@ impl<'a> Aggregations<'a> {
                             let user = crate::sema::ir::ustack_value::decode(bits).is_some();
                             json::stack(user, &self.symbols.stack_frames(bits))
                         }
+                        (Type::Symbol(kind), Value::Str(record)) => {
+                            serde_json::json!({ "value": self.symbols.symbol_text(*kind, record) })
+                        }
                         (_, v) => serde_json::json!({ "value": json::value(&v) }),
                     })
                     .collect();
@@ -320,6 +334,7 @@ impl<'a> Aggregations<'a> {
                 frames.join(";")
             }
             (Type::Pointer(_), Value::Int { bits, .. }) => format!("0x{bits:x}"),
+            (Type::Symbol(kind), Value::Str(record)) => self.symbols.symbol_text(*kind, record),
             (_, v) => match json::value(v) {
                 serde_json::Value::String(s) => s,
                 other => other.to_string(),

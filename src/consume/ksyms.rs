@@ -5,41 +5,10 @@ use std::cell::OnceCell;
 
 use super::printf::FrameFormat;
 use super::usyms::UserSymbols;
+use crate::defs::layout::read_u64;
+use crate::kallsyms::KernelSymbols;
 use crate::runtime::{Session, UserFrame};
-use crate::sema::ir::ustack_value;
-
-/// Text symbols sorted by address: (address, "module`name").
-struct KernelSymbols {
-    symbols: Vec<(u64, String)>,
-}
-
-impl KernelSymbols {
-    fn load() -> KernelSymbols {
-        let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-        let mut symbols: Vec<(u64, String)> = text
-            .lines()
-            .filter_map(|line| {
-                let mut words = line.split_whitespace();
-                let addr = u64::from_str_radix(words.next()?, 16).ok()?;
-                let kind = words.next()?;
-                let name = words.next()?;
-                if addr == 0 || !matches!(kind, "t" | "T" | "w" | "W") {
-                    return None;
-                }
-                let module = words.next().map_or("vmlinux", |m| m.trim_start_matches('[').trim_end_matches(']'));
-                Some((addr, format!("{module}`{name}")))
-            })
-            .collect();
-        symbols.sort_by_key(|(a, _)| *a);
-        KernelSymbols { symbols }
-    }
-
-    fn resolve(&self, addr: u64) -> Option<(String, u64)> {
-        let i = self.symbols.partition_point(|(a, _)| *a <= addr).checked_sub(1)?;
-        let (start, name) = &self.symbols[i];
-        Some((name.clone(), addr - start))
-    }
-}
+use crate::sema::ir::{ustack_value, SymbolKind};
 
 /// The highest address of user space (x86-64, 47-bit).
 const USER_ADDRESS_LIMIT: u64 = 0x7fff_ffff_ffff;
@@ -67,6 +36,29 @@ impl<'a> Symbols<'a> {
         }
     }
 
+    /// A symbol-typed value as DTrace prints it (dt_print_sym, dt_print_mod,
+    /// dt_print_usym, dt_print_umod): `record` is the address, after the
+    /// pid for a user one. What cannot be named prints as the address.
+    pub(crate) fn symbol_text(&self, kind: SymbolKind, record: &[u8]) -> String {
+        if !kind.user() {
+            let addr = read_u64(record, 0);
+            return match self.kernel.get_or_init(KernelSymbols::load).resolve(addr) {
+                Some((name, _)) if kind == SymbolKind::Mod => name.split('`').next().unwrap_or_default().to_string(),
+                Some((name, _)) => name,
+                None => format!("0x{addr:x}"),
+            };
+        }
+        let (pid, addr) = (read_u64(record, 0) as u32, read_u64(record, 8));
+        match self.user.symbol(pid, addr) {
+            Some(symbol) => match kind {
+                SymbolKind::UMod => symbol.module,
+                SymbolKind::UAddr => symbol.text(true),
+                _ => symbol.text(false),
+            },
+            None => format!("0x{addr:x}"),
+        }
+    }
+
     /// The frames of stack `id` (a stack-typed value: a kernel stack ID or
     /// a packed ustack() value), innermost first.
     pub(crate) fn stack_frames(&self, id: u64) -> Vec<String> {
@@ -83,8 +75,11 @@ impl<'a> Symbols<'a> {
             return frames.into_iter().map(|f| self.user.frame(pid, f)).collect();
         }
         let (depth, id) = ustack_value::decode_kernel(id);
+        // The frames of the BPF program and of the code that ran it come
+        // first; DTrace's stack starts where the probe fired.
+        let kernel = self.kernel.get_or_init(KernelSymbols::load);
         let frames = self.session.stack_frames(depth as u8, id).into_iter();
-        frames.map(|a| self.frame(a)).collect()
+        frames.skip_while(|a| kernel.is_machinery(*a)).take(depth as usize).map(|a| self.frame(a)).collect()
     }
 
     /// A stack as the stack() action prints it.

@@ -444,6 +444,17 @@ impl State<'_> {
 
     fn action(&mut self, action: &ActionLayout, data: &[u8], rendered: &mut Rendered) {
         let strsize = self.program.strsize;
+        // trace(func(...)) and its kin print the symbol, quiet or not, as
+        // DTrace's dt_print_sym does: "  %-50s".
+        if let (RecordKind::Trace, [ValueLayout::Symbol(kind)]) = (&action.kind, action.values.as_slice()) {
+            let record = data.get(action.offset..).unwrap_or_default();
+            let text = self.aggs.symbols.symbol_text(*kind, record);
+            match rendered {
+                Rendered::Text(line) => line.extend(format!("  {text:<50}").as_bytes()),
+                Rendered::Json(items) => items.push(serde_json::json!({ "value": text })),
+            }
+            return;
+        }
         let mut offset = action.offset;
         let mut values = Vec::new();
         for v in &action.values {
@@ -455,6 +466,10 @@ impl State<'_> {
                 }
                 // The stack ID: %k renders it through FormatContext::stack.
                 ValueLayout::Stack => printf::Value::Str(bytes),
+                // printf sees the address (%a, %p).
+                ValueLayout::Symbol(kind) => {
+                    printf::Value::Int { bits: read_u64(bytes, kind.recorded_bytes() - 8), size: 8, signed: false }
+                }
                 ValueLayout::Str => {
                     printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())])
                 }

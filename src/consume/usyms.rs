@@ -122,23 +122,55 @@ impl UserSymbols {
                 Some(elf) => (elf, offset),
                 None => return format!("0x{offset:x}"),
             },
-            UserFrame::Ip(ip) => {
-                let maps = self.mappings(pid);
-                let Some(m) = maps.iter().find(|m| ip >= m.start && ip < m.end) else {
-                    return format!("0x{ip:x}");
-                };
-                match self.file(&m.path) {
-                    Some(elf) => (elf, ip - m.start + m.offset),
-                    None => return format!("0x{ip:x}"),
-                }
-            }
+            UserFrame::Ip(ip) => match self.mapped_file(pid, ip) {
+                Some(found) => found,
+                None => return format!("0x{ip:x}"),
+            },
         };
-        let module = elf.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let Some(vaddr) = elf.vaddr_of_offset(offset) else { return format!("{module}`0x{offset:x}") };
-        match elf.symbolize(vaddr) {
-            Some((name, 0)) => format!("{module}`{name}"),
-            Some((name, off)) => format!("{module}`{name}+0x{off:x}"),
-            None => format!("{module}`0x{vaddr:x}"),
+        symbol_in(&elf, offset).text(true)
+    }
+
+    /// What a user address of process `pid` is, as ufunc(), umod() and
+    /// uaddr() print it (DTrace's dtrace_uaddr2str): None when no file of
+    /// the process maps it (or the process is gone).
+    pub(crate) fn symbol(&self, pid: u32, addr: u64) -> Option<UserSymbol> {
+        let (elf, offset) = self.mapped_file(pid, addr)?;
+        Some(symbol_in(&elf, offset))
+    }
+
+    /// The file mapped at `addr` in process `pid`, and the address's offset in it.
+    fn mapped_file(&self, pid: u32, addr: u64) -> Option<(Rc<ElfSymbols>, u64)> {
+        let maps = self.mappings(pid);
+        let m = maps.iter().find(|m| addr >= m.start && addr < m.end)?;
+        Some((self.file(&m.path)?, addr - m.start + m.offset))
+    }
+}
+
+/// A user address named: its file's name, and the function and offset
+/// (or the address in the file when no symbol covers it).
+pub(crate) struct UserSymbol {
+    pub module: String,
+    pub function: Result<(String, u64), u64>,
+}
+
+impl UserSymbol {
+    /// `module`name+0xoff` (without the offset unless `offset`).
+    pub(crate) fn text(&self, offset: bool) -> String {
+        let module = &self.module;
+        match &self.function {
+            Ok((name, off)) if *off != 0 && offset => format!("{module}`{name}+0x{off:x}"),
+            Ok((name, _)) => format!("{module}`{name}"),
+            Err(vaddr) => format!("{module}`0x{vaddr:x}"),
         }
     }
+}
+
+/// The symbol at file offset `offset` of `elf`.
+fn symbol_in(elf: &ElfSymbols, offset: u64) -> UserSymbol {
+    let module = elf.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let function = match elf.vaddr_of_offset(offset) {
+        None => Err(offset),
+        Some(vaddr) => elf.symbolize(vaddr).map(|(name, off)| (name.to_string(), off)).ok_or(vaddr),
+    };
+    UserSymbol { module, function }
 }

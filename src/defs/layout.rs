@@ -9,7 +9,9 @@
 
 use std::mem::{offset_of, size_of};
 
-use core_skel::types::{dt_fault_rec, dt_probe_ctx, dt_rec_hdr, dt_spec, dt_spec_stats, dt_state, dt_vtime};
+use core_skel::types::{
+    dt_code_range, dt_fault_rec, dt_probe_ctx, dt_rec_hdr, dt_spec, dt_spec_stats, dt_state, dt_vtime,
+};
 
 /// A probe of a provider whose entry programs are loaded once per probe
 /// (struct dt_slot_probe), and how a tracepoint field becomes an argument
@@ -32,6 +34,8 @@ pub(crate) const CTX_PROBE_ID: usize = offset_of!(dt_probe_ctx, probe_id);
 pub(crate) const CTX_ERRNO: usize = offset_of!(dt_probe_ctx, errno_val);
 pub(crate) const CTX_TIMESTAMP: usize = offset_of!(dt_probe_ctx, timestamp);
 pub(crate) const CTX_PPID: usize = offset_of!(dt_probe_ctx, ppid);
+pub(crate) const CTX_CALLER: usize = offset_of!(dt_probe_ctx, caller);
+pub(crate) const CTX_UCALLER: usize = offset_of!(dt_probe_ctx, ucaller);
 pub(crate) const CTX_TASK: usize = offset_of!(dt_probe_ctx, task);
 pub(crate) const CTX_PID_TGID: usize = offset_of!(dt_probe_ctx, pid_tgid);
 pub(crate) const CTX_UID_GID: usize = offset_of!(dt_probe_ctx, uid_gid);
@@ -47,6 +51,9 @@ pub(crate) const STATE_STOPPED: u32 = 1;
 pub(crate) const STATE_NOT_BEGUN: u32 = 2;
 pub(crate) const STATE_ONLY_CPU: usize = offset_of!(dt_state, only_cpu);
 pub(crate) const STATE_WALL_OFFSET: usize = offset_of!(dt_state, wall_offset_ns);
+pub(crate) const STATE_CALLER_RANGES: usize = offset_of!(dt_state, caller_ranges);
+/// Bytes of one `struct dt_code_range` in dt_caller_code.
+pub(crate) const CODE_RANGE_SIZE: usize = size_of::<dt_code_range>();
 
 pub(crate) const HDR_SIZE: usize = size_of::<dt_rec_hdr>();
 pub(crate) const HDR_EPID: usize = offset_of!(dt_rec_hdr, epid);

@@ -37,7 +37,7 @@ impl Provider for Dtrace {
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
         let mut open = cx.open(skel::DtraceSkelBuilder::default(), "dtrace")?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
         }
         let skel = open.load().context("loading the dtrace entry programs")?;
         cx.fill_slots(&skel.maps.dt_dtrace_progs, enabled, RAW_TP)?;

@@ -232,7 +232,7 @@ impl Fbt {
             map.set_max_entries(slots)?;
         }
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
         }
         // Only the programs the plan uses load: a trampoline program for
         // each argument count, bound at load time to one function of that

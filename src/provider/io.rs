@@ -94,7 +94,7 @@ impl Provider for Io {
         super::autoload_only(open.open_object_mut(), &wanted);
         let ids = self.id_base..self.id_base + PROBES.len() as u32;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
             ro.dt_io_id_base = self.id_base;
             // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
             ro.dt_io_rq_arg = u32::from(cx.kernel.tracepoint_arg_count("block_rq_issue") == Some(2));

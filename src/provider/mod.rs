@@ -437,11 +437,26 @@ pub(crate) const KPROBE_UPROBE_MULTI: ClauseProgType = ClauseProgType {
     attach_btf_id: 0,
 };
 
+/// Sets what every entry-program object reads of the script (dtrace.h's
+/// dt_need_* constants) in its read-only data `$ro`.
+macro_rules! script_needs {
+    ($ro:expr, $needs:expr) => {{
+        $ro.dt_need_ppid = $needs.ppid;
+        $ro.dt_need_caller = $needs.caller;
+        $ro.dt_need_ucaller = $needs.ucaller;
+    }};
+}
+pub(crate) use script_needs;
+
 /// What the script asks of every entry program, read from the compiled
 /// program by the runtime.
 pub(crate) struct ScriptNeeds<'a> {
     /// `ppid` is read: the entry programs fill it (dt_need_ppid).
     pub ppid: bool,
+    /// `caller` and `ucaller` are read: the entry programs walk the stacks
+    /// (dt_need_caller, dt_need_ucaller).
+    pub caller: bool,
+    pub ucaller: bool,
     /// arg0..argN are read (syscall entry copies them only then).
     pub args: bool,
     /// stack() is used: kernel frames are needed.
@@ -507,6 +522,7 @@ pub(crate) struct EnableContext<'a> {
     /// The core object's probe context and state maps.
     pub shared_ctx: BorrowedFd<'a>,
     pub shared_state: BorrowedFd<'a>,
+    pub shared_caller_code: BorrowedFd<'a>,
     /// Loads (once per type and list) the program generated for a clause list.
     pub clause_program: &'a mut dyn FnMut(&[usize], ClauseProgType) -> Result<i32>,
     pub links: Vec<Link>,
@@ -526,6 +542,7 @@ impl EnableContext<'_> {
             let fd = match map.name().to_str() {
                 Some("dt_ctx") => self.shared_ctx,
                 Some("dt_state") => self.shared_state,
+                Some("dt_caller_code") => self.shared_caller_code,
                 _ => continue,
             };
             map.reuse_fd(fd).with_context(|| format!("sharing the maps with the {what} entry programs"))?;

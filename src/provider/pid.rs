@@ -27,6 +27,8 @@ struct Uprobe {
     path: PathBuf,
     offset: u64,
     ret: bool,
+    /// At the function's first instruction: its return address is at the stack pointer.
+    at_entry: bool,
 }
 
 /// The pid provider's probes, made on demand.
@@ -64,7 +66,7 @@ impl Provider for Pid {
                 if multi { &["dt_pid_entry", "dt_pid_return"] } else { &["dt_pid_entry1", "dt_pid_return1"] };
             super::autoload_only(open.open_object_mut(), wanted);
             if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-                ro.dt_need_ppid = cx.needs.ppid;
+                super::script_needs!(ro, cx.needs);
             }
             Ok(open.load()?)
         };
@@ -95,6 +97,9 @@ impl Provider for Pid {
     }
 }
 
+/// DT_PID_AT_ENTRY in bpf/pid.bpf.c.
+const PID_AT_ENTRY: u64 = 1 << 31;
+
 /// An enabled pid probe: its ID, where it attaches, and the slot of its
 /// clause list's program.
 struct Placed<'a> {
@@ -104,9 +109,11 @@ struct Placed<'a> {
 }
 
 impl Placed<'_> {
-    /// The attach cookie: the probe's ID and its clause list's slot.
+    /// The attach cookie: the probe's ID, whether it is at a function's
+    /// entry (PID_AT_ENTRY) and its clause list's slot.
     fn cookie(&self) -> u64 {
-        (u64::from(self.id) << 32) | u64::from(self.slot)
+        let at_entry = if self.uprobe.at_entry { PID_AT_ENTRY } else { 0 };
+        (u64::from(self.id) << 32) | at_entry | u64::from(self.slot)
     }
 }
 
@@ -277,7 +284,8 @@ impl Pid {
                         continue;
                     }
                     let key = self.uprobes.len() as u64;
-                    self.uprobes.push(Uprobe { pid, path: module.elf.path.clone(), offset, ret });
+                    let at_entry = vaddr == f.vaddr && !ret;
+                    self.uprobes.push(Uprobe { pid, path: module.elf.path.clone(), offset, ret, at_entry });
                     let id = probes.add(provider, &module.name, &f.name, &name, key);
                     self.ids.insert(full, id);
                     ids.push(id);

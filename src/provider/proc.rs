@@ -100,7 +100,7 @@ impl Provider for Proc {
         let wanted: Vec<&str> = slots.iter().map(|s| PROBES[*s].program).collect();
         super::autoload_only(open.open_object_mut(), &wanted);
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
             ro.dt_proc_id_base = self.id_base;
             for (nr, name) in super::syscall::table() {
                 match name {

@@ -91,7 +91,7 @@ impl Provider for Profile {
         }
         let mut open = cx.open(skel::ProfileSkelBuilder::default(), "profile")?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
         }
         let skel = open.load().context("loading the profile entry programs")?;
         let cpus = super::perf::online_cpus();

@@ -78,7 +78,7 @@ impl Provider for Rawtp {
         open.maps.dt_rawtp_progs.set_max_entries(slots)?;
         open.maps.dt_rawtp_probes.set_max_entries(slots)?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
         }
         let wanted: Vec<String> = counts.iter().map(|n| format!("dt_rawtp_{n}")).collect();
         let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();

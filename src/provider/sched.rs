@@ -96,7 +96,7 @@ impl Provider for Sched {
         let wanted: Vec<&str> = slots.iter().map(|s| PROBES[*s].program).collect();
         super::autoload_only(open.open_object_mut(), &wanted);
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
             ro.dt_sched_id_base = self.id_base;
         }
         let skel = open.load().context("loading the sched entry programs")?;

@@ -105,7 +105,7 @@ impl Provider for Sdt {
         open.maps.dt_sdt_progs.set_max_entries(slots)?;
         open.maps.dt_sdt_probes.set_max_entries(slots)?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
             ro.dt_need_args = cx.needs.args || !cx.needs.typed_args_used.is_empty();
         }
         let skel = open.load().context("loading the sdt entry program")?;

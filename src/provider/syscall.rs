@@ -70,7 +70,7 @@ impl Provider for Syscall {
         }
         let mut open = cx.open(skel::SyscallSkelBuilder::default(), "syscall")?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
             ro.dt_sys_id_base = self.id_base;
             ro.dt_need_args = cx.needs.args;
             ro.dt_sys_enabled.copy_from_slice(&sys_enabled);

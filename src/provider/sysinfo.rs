@@ -225,7 +225,7 @@ impl Provider for Sysinfo {
         let wanted: Vec<&str> = mappings.iter().flat_map(|m| m.hooks.iter().map(|h| h.program)).collect();
         super::autoload_only(open.open_object_mut(), &wanted);
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-            ro.dt_need_ppid = cx.needs.ppid;
+            super::script_needs!(ro, cx.needs);
             ro.dt_si_id_base = self.id_base;
             ro.dt_si_o_direct = libc::O_DIRECT as u32;
             for (nr, name) in super::syscall::table() {

@@ -199,7 +199,7 @@ impl Provider for Usdt {
             );
             open.maps.dt_usdt_specs.set_max_entries(specs.len().max(1) as u32)?;
             if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-                ro.dt_need_ppid = cx.needs.ppid;
+                super::script_needs!(ro, cx.needs);
             }
             Ok(open.load()?)
         };

@@ -175,11 +175,13 @@ impl CodeMaps {
         keep(MapRef::AggZero, array_map("dt_aggzero", max_value)?, &mut maps);
         // A stack map of n frames hashes only the first n: stack(n)s equal
         // there get one ID, so they are one aggregation key, as in DTrace.
-        // The kernel refuses maps deeper than perf_event_max_stack.
+        // The frames of the code that ran the probe come first and are not
+        // shown (consume::ksyms): room for them is added. The kernel refuses
+        // maps deeper than perf_event_max_stack.
         let max_frames = perf_event_max_stack();
         let mut stacks = BTreeMap::new();
         for &depth in &program.stack_depths {
-            let frames = u32::from(depth).clamp(1, max_frames);
+            let frames = (u32::from(depth) + MACHINERY_FRAMES).clamp(1, max_frames);
             let map = MapHandle::create(
                 MapType::StackTrace,
                 Some("dt_stacks"),
@@ -238,6 +240,11 @@ impl CodeMaps {
     }
 }
 
+/// The most frames of BPF program and probe dispatch a kernel stack starts
+/// with (a raw tracepoint's program, bpf_trace_run, __bpf_trace and
+/// __traceiter have 4; a trampoline's 2).
+const MACHINERY_FRAMES: u32 = 6;
+
 pub(crate) fn start(
     program: &Program,
     generated: &Generated,
@@ -263,7 +270,18 @@ pub(crate) fn start(
     // Speculation IDs count from 1; entry 0 stays free and refuses every use.
     open_core.maps.dt_specs.set_max_entries(opts.nspec + 1)?;
     open_core.maps.dt_spec_free.set_max_entries(opts.nspec.max(1))?;
+    // `caller` looks for the first frame in traced code: the kernel's code
+    // without the tracing machinery, as kallsyms tells it.
+    let caller_ranges =
+        if program.uses_caller { crate::kallsyms::KernelSymbols::load().caller_ranges() } else { Vec::new() };
+    open_core.maps.dt_caller_code.set_max_entries(caller_ranges.len().max(1) as u32)?;
     let core = open_core.load().context("loading the core object")?;
+    for (i, (start, end)) in caller_ranges.iter().enumerate() {
+        let mut range = [0u8; layout::CODE_RANGE_SIZE];
+        range[..8].copy_from_slice(&start.to_ne_bytes());
+        range[8..16].copy_from_slice(&end.to_ne_bytes());
+        core.maps.dt_caller_code.update(&(i as u32).to_ne_bytes(), &range, MapFlags::ANY)?;
+    }
     let mut links: Vec<Link> = Vec::new();
     if program.uses_vtimestamp {
         links.push(core.progs.dt_vtime_switch.attach().context("attaching vtimestamp's context-switch program")?);
@@ -277,6 +295,8 @@ pub(crate) fn start(
         }
         state[layout::STATE_ONLY_CPU..layout::STATE_ONLY_CPU + 4].copy_from_slice(&(cpu + 1).to_ne_bytes());
     }
+    state[layout::STATE_CALLER_RANGES..layout::STATE_CALLER_RANGES + 4]
+        .copy_from_slice(&(caller_ranges.len() as u32).to_ne_bytes());
     // Attached probes fire nothing until BEGIN has run (fire_begin).
     state[layout::STATE_DRAINING..layout::STATE_DRAINING + 4].copy_from_slice(&layout::STATE_NOT_BEGUN.to_ne_bytes());
     core.maps.dt_state.update(&0u32.to_ne_bytes(), &state, MapFlags::ANY)?;
@@ -331,12 +351,15 @@ pub(crate) fn start(
         kernel: &mut kernel,
         needs: ScriptNeeds {
             ppid: program.uses_ppid,
+            caller: program.uses_caller,
+            ucaller: program.uses_ucaller,
             args: program.uses_args,
             stack: program.uses_stack(),
             typed_args_used: &program.typed_args_used,
         },
         shared_ctx: core.maps.dt_ctx.as_fd(),
         shared_state: core.maps.dt_state.as_fd(),
+        shared_caller_code: core.maps.dt_caller_code.as_fd(),
         clause_program: &mut clause_program,
         links: Vec::new(),
         warnings: Vec::new(),

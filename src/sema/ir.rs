@@ -28,6 +28,50 @@ pub(crate) enum Type {
     /// D). Like a struct, an expression of this type evaluates to its
     /// address; indexing reads an element.
     Array(Box<Type>, usize),
+    /// An address that prints as a symbol (`func()`, `mod()`, `ufunc()`...,
+    /// DTrace's `_symaddr` and `_usymaddr`): 8 bytes while computed; a user
+    /// one is recorded with the current pid, whose mappings name it.
+    Symbol(SymbolKind),
+}
+
+/// How a symbol-typed address prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum SymbolKind {
+    /// func(), sym(): the kernel function, `module`name`.
+    Func,
+    /// mod(): the kernel module.
+    Mod,
+    /// ufunc(), usym(): the user function, `module`name`.
+    UFunc,
+    /// umod(): the user object's file name.
+    UMod,
+    /// uaddr(): the user address, `module`name+0xoff`.
+    UAddr,
+}
+
+impl SymbolKind {
+    pub(crate) fn of_function(name: &str) -> Option<SymbolKind> {
+        Some(match name {
+            "func" | "sym" => SymbolKind::Func,
+            "mod" => SymbolKind::Mod,
+            "ufunc" | "usym" => SymbolKind::UFunc,
+            "umod" => SymbolKind::UMod,
+            "uaddr" => SymbolKind::UAddr,
+            _ => return None,
+        })
+    }
+    pub(crate) fn user(self) -> bool {
+        matches!(self, SymbolKind::UFunc | SymbolKind::UMod | SymbolKind::UAddr)
+    }
+    /// Bytes of a recorded value (a record or a key column): the address,
+    /// after the pid for a user one.
+    pub(crate) fn recorded_bytes(self) -> usize {
+        if self.user() {
+            16
+        } else {
+            8
+        }
+    }
 }
 
 /// A struct or union: the running kernel's (from BTF) or declared in D.
@@ -74,7 +118,7 @@ impl Type {
     }
     /// Integers and pointers: what conditions and comparisons accept.
     pub(crate) fn is_scalar(&self) -> bool {
-        matches!(self, Type::Int { .. } | Type::Pointer(_))
+        matches!(self, Type::Int { .. } | Type::Pointer(_) | Type::Symbol(_))
     }
     /// Strings and structs are stored by copying their bytes, and a value
     /// of their type is the address of those bytes (DTrace's by-reference
@@ -93,7 +137,7 @@ impl Type {
     pub(crate) fn fixed_size(&self) -> Option<usize> {
         match self {
             Type::Int { size, .. } => Some(*size as usize),
-            Type::Pointer(_) => Some(8),
+            Type::Pointer(_) | Type::Symbol(_) => Some(8),
             Type::Struct(r) => Some(r.size),
             Type::Array(of, len) => Some(of.fixed_size()? * len),
             _ => None,
@@ -108,6 +152,7 @@ impl Type {
             Type::Struct(r) => format!("{} {}", if r.union { "union" } else { "struct" }, r.name),
             Type::Stack => "stack".into(),
             Type::Array(of, len) => format!("{} [{len}]", of.name()),
+            Type::Symbol(kind) => if kind.user() { "_usymaddr" } else { "_symaddr" }.into(),
         }
     }
 }
@@ -173,6 +218,10 @@ pub(crate) enum Builtin {
     Curthread,
     /// The number of frames in the kernel stack at the probe.
     Stackdepth,
+    /// The kernel address the probe was reached from.
+    Caller,
+    /// The user address the current thread was called from.
+    Ucaller,
     /// The current thread's time on CPU (ns), counted from when tracing began.
     Vtimestamp,
     /// The interrupt priority level: Linux has none to show, so 0.
@@ -476,6 +525,8 @@ pub(crate) enum ValueLayout {
     Str,
     /// A kernel stack: its ID in the stack map (8 bytes).
     Stack,
+    /// A symbol-typed address, after the pid for a user one.
+    Symbol(SymbolKind),
     /// This many bytes of kernel memory, copied from the value's address.
     Memory(usize),
 }
@@ -484,6 +535,7 @@ impl ValueLayout {
     pub(crate) fn bytes(&self, strsize: usize) -> usize {
         match self {
             ValueLayout::Int { .. } | ValueLayout::Stack => 8,
+            ValueLayout::Symbol(kind) => kind.recorded_bytes(),
             ValueLayout::Str => (strsize + 7) & !7,
             ValueLayout::Memory(n) => (n + 7) & !7,
         }
@@ -656,6 +708,9 @@ pub(crate) struct Program {
     pub assoc_arrays: Vec<AssocArray>,
     pub strsize: usize,
     pub uses_ppid: bool,
+    /// `caller` / `ucaller` is read: the entry programs walk the stacks.
+    pub uses_caller: bool,
+    pub uses_ucaller: bool,
     /// Some clause reads arg0..arg9: entry programs must copy the arguments.
     pub uses_args: bool,
     /// The depths (frames) of the `stack()`s clauses record: one stack map

@@ -207,3 +207,48 @@ fn offset_probes_fire_at_their_instruction() {
     assert_eq!(out.code(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
 }
+
+#[test]
+fn ucaller_and_user_symbol_functions_name_the_calling_function() {
+    use std::io::{BufRead, Write};
+    let mut w = std::process::Command::new(util::workload_path())
+        .args(["calls-held", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("workload");
+    let pid = w.id().to_string();
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"pid$target:a.out:dt_workload_call:entry { ufunc(ucaller); umod(ucaller); uaddr(ucaller); printf("|\n"); }"#,
+        "-p",
+        &pid,
+    ]);
+    t.wait_for("ready");
+    let mut stdin = w.stdin.take().expect("stdin");
+    stdin.write_all(b"go\n").expect("go");
+    let mut sum = String::new();
+    std::io::BufReader::new(w.stdout.take().expect("stdout")).read_line(&mut sum).expect("sum");
+    assert_eq!(sum.trim(), "9");
+    // Printed while the workload still runs, so its mappings name it.
+    for _ in 0..3 {
+        t.wait_for("|");
+    }
+    stdin.write_all(b"exit\n").expect("exit");
+    assert!(w.wait().expect("wait").success());
+    let out = t.finish();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let rows: Vec<Vec<&str>> =
+        out.stdout.lines().filter(|l| l.ends_with('|')).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 3, "{}", out.stdout);
+    for row in rows {
+        // The return address is in the caller (dt_workload_outer, or the
+        // function it was inlined into): func, module, func+offset.
+        let [func, module, addr, _] = row[..] else { panic!("{row:?}") };
+        assert!(func.starts_with("workload`") && !func.contains('+'), "{row:?}");
+        assert_eq!(module, "workload", "{row:?}");
+        assert!(addr.starts_with(&format!("{func}+0x")), "{row:?}");
+    }
+}

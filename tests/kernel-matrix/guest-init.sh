@@ -181,6 +181,21 @@ export DTRACE_FBT_NO_FENTRY=1
 fbt_reads 23 fbt-kprobe
 unset DTRACE_FBT_NO_FENTRY
 
+# 28, 29. caller at fbt entry, on trampolines and on kprobes: dd's reads come from ksys_read.
+# (A return probe on the same function is left out: before 5.11 a kretprobe
+# replaces the return address the entry probe would see.)
+fbt_caller() {
+  (while :; do dd if=/tmp/fbtfile of=/dev/null bs=4 count=3 2> /dev/null; done) & L=$!
+  t $1 $2 -qn 'fbt::vfs_read:entry /execname == "dd"/ { @[probename, func(caller)] = count(); } fbt::vfs_read:entry /execname == "dd" && !s/ { s = 1; stack(3); } tick-1s { exit(0); }'
+  kill $L; wait $L 2>/dev/null
+  grep -qE '^ *entry +vmlinux`ksys_read +[0-9]+' /tmp/out.$1 && ! grep -qE '^ *entry +0x0 ' /tmp/out.$1 && [ $RC = 0 ]
+  r $? "out=$(tr '\n' '|' < /tmp/out.$1) err=$(head -2 /tmp/err.$1 | tr '\n' '|')"
+}
+fbt_caller 28 fbt-caller-fentry
+export DTRACE_FBT_NO_FENTRY=1
+fbt_caller 29 fbt-caller-kprobe
+unset DTRACE_FBT_NO_FENTRY
+
 # 24. fbt wildcards aggregate by probefunc; 25. the listing has every traceable function.
 (while :; do dd if=/tmp/fbtfile of=/dev/null bs=4 count=3 2> /dev/null; ls /tmp > /dev/null; done) & L=$!
 t 24 fbt-wildcard -qn 'fbt::vfs_*:entry { @[probefunc] = count(); } tick-1s { exit(0); }'

@@ -322,6 +322,11 @@ impl Checker<'_> {
                 let id = self.stack(name, name_span, args, span)?;
                 (RecordKind::Stack, ActionKind::Record(vec![id]))
             }
+            // As a statement, func() and its kin trace the symbol.
+            _ if SymbolKind::of_function(name).is_some() => {
+                let symbol = self.symbol(name, name_span, args, span)?;
+                (RecordKind::Trace, ActionKind::Record(vec![symbol]))
+            }
             "ustack" => {
                 let id = self.ustack(name, name_span, args, span)?;
                 (RecordKind::Stack, ActionKind::Record(vec![id]))
@@ -470,6 +475,18 @@ impl Checker<'_> {
         Ok(TExpr { kind: TKind::StackId(frames), ty: Type::Stack, span: span.clone() })
     }
 
+    /// func(), sym(), mod(), ufunc(), usym(), umod(), uaddr(): the address,
+    /// typed to print as its symbol.
+    pub(super) fn symbol(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        self.arity(name, name_span, args, 1, 1)?;
+        let kind = SymbolKind::of_function(name).expect("a symbol function");
+        let addr = self.expr(&args[0])?;
+        if !addr.ty.is_scalar() {
+            return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "uintptr_t", &addr.ty.name()));
+        }
+        Ok(TExpr { kind: TKind::Cast(Box::new(addr)), ty: Type::Symbol(kind), span: span.clone() })
+    }
+
     /// `ustack([nframes[, strsize]])`: the user stack, `nframes` frames or
     /// ustackframes'; strsize (for Java frames in DTrace) is accepted and
     /// unused.
@@ -540,6 +557,7 @@ impl Checker<'_> {
         match name {
             "stack" => self.stack(name, name_span, args, span),
             "ustack" => self.ustack(name, name_span, args, span),
+            _ if SymbolKind::of_function(name).is_some() => self.symbol(name, name_span, args, span),
             "progenyof" => {
                 self.arity(name, name_span, args, 1, 1)?;
                 let pid = self.expr(&args[0])?;
@@ -663,6 +681,12 @@ impl Checker<'_> {
     }
 }
 
+/// Actions that are values too: stack(), ustack() and the symbol
+/// functions record what they name as a statement, and give it as a value.
+pub(super) fn is_value_action(name: &str) -> bool {
+    matches!(name, "stack" | "ustack") || SymbolKind::of_function(name).is_some()
+}
+
 /// Whether `name` is an action (a statement, not a value).
 pub(super) fn is_action(name: &str) -> bool {
     matches!(
@@ -692,6 +716,13 @@ pub(super) fn is_action(name: &str) -> bool {
             | "stack"
             | "ustack"
             | "jstack"
+            | "func"
+            | "sym"
+            | "mod"
+            | "ufunc"
+            | "usym"
+            | "umod"
+            | "uaddr"
     )
 }
 
@@ -764,7 +795,7 @@ pub(super) fn arg_class(ty: &Type) -> ArgClass {
     match ty {
         Type::String => ArgClass::String,
         Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
-        Type::Pointer(_) => ArgClass::Pointer,
+        Type::Pointer(_) | Type::Symbol(_) => ArgClass::Pointer,
         Type::Void | Type::Struct(_) | Type::Array(..) | Type::Stack => ArgClass::Other,
     }
 }

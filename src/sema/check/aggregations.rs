@@ -339,6 +339,7 @@ impl Checker<'_> {
             (Type::String, _) if is_execname(k) => COMM_KEY_BYTES,
             (Type::String, TKind::LoadStr(_, len)) => (len + 1).next_multiple_of(8).min(string_bytes),
             (Type::String, _) => string_bytes,
+            (Type::Symbol(kind), _) => kind.recorded_bytes(),
             _ => 8,
         };
         KeyColumn { ty: k.ty.clone(), bytes }

@@ -419,7 +419,7 @@ impl Checker<'_> {
                 fields.iter().filter_map(|f| f.ty.as_ref()).map(|t| self.type_align(t)).max().unwrap_or(1)
             }
             Type::String | Type::Void => 1,
-            Type::Pointer(_) | Type::Stack => 8,
+            Type::Pointer(_) | Type::Stack | Type::Symbol(_) => 8,
         }
     }
 

@@ -243,6 +243,8 @@ impl Checker<'_> {
                     match b {
                         Builtin::Ppid => self.program.uses_ppid = true,
                         Builtin::Stackdepth => self.program.uses_stackdepth = true,
+                        Builtin::Caller => self.program.uses_caller = true,
+                        Builtin::Ucaller => self.program.uses_ucaller = true,
                         Builtin::Vtimestamp => self.program.uses_vtimestamp = true,
                         Builtin::Arg(_) => self.program.uses_args = true,
                         Builtin::ProbeProv | Builtin::ProbeMod | Builtin::ProbeFunc | Builtin::ProbeName => {
@@ -318,7 +320,7 @@ impl Checker<'_> {
                 if let Some(v) = self.constant_condition(c) {
                     return self.expr_any(if v != 0 { a } else { b });
                 }
-                let is_action_call = |e: &ast::Expr| matches!(&e.kind, ExprKind::Call { name, .. } if super::actions::is_action(name) && name != "stack" && name != "ustack");
+                let is_action_call = |e: &ast::Expr| matches!(&e.kind, ExprKind::Call { name, .. } if super::actions::is_action(name) && !super::actions::is_value_action(name));
                 if is_action_call(a) || is_action_call(b) {
                     return Err(CompileError::new("D_OP_ACT", &span, "action cannot be used in a conditional context"));
                 }
@@ -335,6 +337,7 @@ impl Checker<'_> {
                 let null = |e: &TExpr| matches!(e.kind, TKind::Int(0)) && e.ty.is_scalar();
                 let ty = match (&a.ty, &b.ty) {
                     (Type::String, Type::String) => Type::String,
+                    (Type::Symbol(x), Type::Symbol(y)) if x == y => a.ty.clone(),
                     (x, y) if x.is_int() && y.is_int() => arith_result(x, y),
                     // Pointers to the same type, void * with any, or NULL.
                     (Type::Pointer(x), Type::Pointer(y)) if x == y || **y == Type::Void => a.ty.clone(),
@@ -824,7 +827,7 @@ impl Checker<'_> {
             columns.push(KeyColumn { ty: Type::Int { size: 4, signed: true, name: "id_t" }, bytes: 8 });
         }
         for k in &keys {
-            if !matches!(k.ty, Type::String | Type::Int { .. } | Type::Pointer(_) | Type::Stack) {
+            if !matches!(k.ty, Type::String | Type::Int { .. } | Type::Pointer(_) | Type::Stack | Type::Symbol(_)) {
                 return Err(CompileError::new(
                     "D_KEY_TYPE",
                     &k.span,
@@ -1153,6 +1156,8 @@ pub(super) fn builtin(name: &str) -> Option<(Builtin, Type)> {
         "vtimestamp" => (Builtin::Vtimestamp, Type::UINT64),
         "ipl" => (Builtin::Ipl, uint("uint_t")),
         "stackdepth" => (Builtin::Stackdepth, Type::Int { size: 4, signed: false, name: "uint32_t" }),
+        "caller" => (Builtin::Caller, Type::Int { size: 8, signed: false, name: "uintptr_t" }),
+        "ucaller" => (Builtin::Ucaller, Type::UINT64),
         _ => return None,
     })
 }

@@ -195,3 +195,19 @@ fn alloca_and_copyin_sizes_are_bounded_by_scratchsize() {
     assert_eq!(error_of(program), "copyin( ) size 65 larger than scratchsize 64");
     assert!(compile("#pragma D option scratchsize=8192\nBEGIN { p = alloca(8000); }").is_ok());
 }
+
+#[test]
+fn symbol_functions_type_addresses_to_print_as_symbols() {
+    assert_eq!(type_of("func(caller)"), "_symaddr");
+    assert_eq!(type_of("mod(0xffffffff81000000)"), "_symaddr");
+    assert_eq!(type_of("ufunc(ucaller)"), "_usymaddr");
+    assert_eq!(type_of("uaddr(arg0)"), "_usymaddr");
+    assert_eq!(type_of("caller"), "uintptr_t");
+    // A user symbol is recorded with the pid whose mappings name it.
+    let program = compile("BEGIN { @[usym(ucaller), sym(caller)] = count(); }").unwrap();
+    let bytes: Vec<usize> = program.aggregations[0].keys.iter().map(|k| k.bytes).collect();
+    assert_eq!(bytes, [16, 8]);
+    assert!(error_of(r#"BEGIN { func("vfs_read"); }"#).contains("func( ) argument #1 is incompatible with prototype"));
+    // Like stack(), they are values as well as actions.
+    compile("BEGIN { @[arg0 ? func(caller) : func(0)] = count(); }").unwrap();
+}

@@ -81,7 +81,7 @@ impl Checker<'_> {
             Type::Int { size, signed, name } => {
                 PrintKind::Int { size: *size as usize, char: *size == 1 && *signed && name.ends_with("char") }
             }
-            Type::Pointer(_) => PrintKind::Pointer,
+            Type::Pointer(_) | Type::Symbol(_) => PrintKind::Pointer,
             Type::String => PrintKind::String,
             Type::Array(elem, len) => PrintKind::Array {
                 elem: Box::new(self.print_node(elem, span)?),
@@ -127,6 +127,7 @@ pub(super) fn value_layout(ty: &Type) -> ValueLayout {
         Type::Int { size, signed, .. } => ValueLayout::Int { size: *size, signed: *signed },
         Type::Pointer(_) | Type::Struct(_) | Type::Array(..) => ValueLayout::Int { size: 8, signed: false },
         Type::Stack => ValueLayout::Stack,
+        Type::Symbol(kind) => ValueLayout::Symbol(*kind),
         Type::Void => ValueLayout::Int { size: 8, signed: true },
     }
 }
@@ -136,7 +137,7 @@ pub(super) fn type_size(ty: &Type, strsize: usize) -> usize {
     match ty {
         Type::Int { size, .. } => *size as usize,
         Type::String => strsize,
-        Type::Pointer(_) | Type::Stack => 8,
+        Type::Pointer(_) | Type::Stack | Type::Symbol(_) => 8,
         Type::Struct(r) => r.size,
         Type::Array(of, len) => type_size(of, strsize) * len,
         Type::Void => 1,

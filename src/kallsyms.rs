@@ -1,0 +1,168 @@
+//! The running kernel's text symbols (/proc/kallsyms, and /proc/modules
+//! for where each module's code ends): stack() frames and func() are named
+//! from them, and `caller` skips the frames they mark as tracing machinery.
+
+/// Text symbols sorted by address.
+pub(crate) struct KernelSymbols {
+    symbols: Vec<Symbol>,
+    /// Each module's [start, end) as /proc/modules gives it.
+    modules: Vec<(String, u64, u64)>,
+    /// The end of vmlinux's text (_etext).
+    vmlinux_end: u64,
+}
+
+struct Symbol {
+    addr: u64,
+    module: String,
+    name: String,
+}
+
+impl KernelSymbols {
+    /// Reads the tables (empty when they cannot be read: every address then
+    /// prints as a number).
+    pub(crate) fn load() -> KernelSymbols {
+        let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+        let mut vmlinux_end = 0;
+        let mut symbols: Vec<Symbol> = text
+            .lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let addr = u64::from_str_radix(words.next()?, 16).ok()?;
+                let kind = words.next()?;
+                let name = words.next()?;
+                if name == "_etext" {
+                    vmlinux_end = addr;
+                }
+                if addr == 0 || !matches!(kind, "t" | "T" | "w" | "W") {
+                    return None;
+                }
+                let module = words.next().map_or("vmlinux", |m| m.trim_start_matches('[').trim_end_matches(']'));
+                Some(Symbol { addr, module: module.to_string(), name: name.to_string() })
+            })
+            .collect();
+        symbols.sort_by_key(|s| s.addr);
+        let modules = std::fs::read_to_string("/proc/modules")
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                let size: u64 = words.get(1)?.parse().ok()?;
+                let base = u64::from_str_radix(words.get(5)?.trim_start_matches("0x"), 16).ok()?;
+                Some((words[0].to_string(), base, base + size))
+            })
+            .collect();
+        KernelSymbols { symbols, modules, vmlinux_end }
+    }
+
+    /// (`module`name, offset) of the function `addr` is in.
+    pub(crate) fn resolve(&self, addr: u64) -> Option<(String, u64)> {
+        let s = self.containing(addr)?;
+        Some((format!("{}`{}", s.module, s.name), addr - s.addr))
+    }
+
+    fn containing(&self, addr: u64) -> Option<&Symbol> {
+        let i = self.symbols.partition_point(|s| s.addr <= addr).checked_sub(1)?;
+        Some(&self.symbols[i])
+    }
+
+    /// Whether `addr` is in the code that runs a probe rather than in the
+    /// code being traced: a BPF program or trampoline, a tracepoint's or a
+    /// kprobe's dispatch. stack() leaves such frames out, and `caller`
+    /// looks past them.
+    pub(crate) fn is_machinery(&self, addr: u64) -> bool {
+        self.containing(addr).is_some_and(|s| is_machinery(&s.module, &s.name))
+    }
+
+    /// The address ranges a probe's caller can be in, sorted and merged:
+    /// vmlinux's and the modules' code without the tracing machinery. A
+    /// BPF program (loaded later, in memory no module has) is in none.
+    pub(crate) fn caller_ranges(&self) -> Vec<(u64, u64)> {
+        let mut ranges: Vec<(u64, u64)> = Vec::new();
+        for (i, s) in self.symbols.iter().enumerate() {
+            if is_machinery(&s.module, &s.name) {
+                continue;
+            }
+            let bound = if s.module == "vmlinux" {
+                Some(self.vmlinux_end)
+            } else {
+                self.modules.iter().find(|(name, ..)| *name == s.module).map(|(_, _, end)| *end)
+            };
+            let Some(bound) = bound.filter(|b| *b > s.addr) else { continue };
+            let end = self.symbols.get(i + 1).map_or(bound, |next| next.addr.min(bound));
+            match ranges.last_mut() {
+                Some(last) if last.1 == s.addr => last.1 = end,
+                _ if end > s.addr => ranges.push((s.addr, end)),
+                _ => {}
+            }
+        }
+        ranges
+    }
+}
+
+/// Functions that run probes: BPF programs and trampolines, the raw and
+/// perf tracepoint glue every tracepoint has, and kprobe and ftrace dispatch.
+fn is_machinery(module: &str, name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "bpf_trace_run",
+        "__bpf_trace_",
+        "__traceiter_",
+        "__probestub_",
+        "perf_trace_",
+        "trace_event_raw_event_",
+        "trace_call_bpf",
+        "bpf_prog_",
+        "__bpf_prog_",
+        "bpf_trampoline_",
+        "__bpf_tramp_",
+        "kprobe_",
+        "kretprobe_",
+        "__kretprobe_",
+        "pre_handler_kretprobe",
+        "rethook_",
+        "arch_rethook_",
+        "fprobe_",
+        "ftrace_",
+        "arch_ftrace_",
+        "trampoline_handler",
+        "exc_int3",
+        "asm_exc_int3",
+        "bpf_overflow_handler",
+    ];
+    module == "bpf" || PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> KernelSymbols {
+        let symbols = [
+            (0x1000, "vmlinux", "bprm_execve"),
+            (0x1100, "vmlinux", "__traceiter_sched_process_exec"),
+            (0x1140, "vmlinux", "do_execveat_common"),
+            (0x1200, "vmlinux", "bpf_trace_run3"),
+            (0x1300, "vmlinux", "ksys_read"),
+            (0x9000, "ext4", "ext4_file_read_iter"),
+            (0x9100, "ext4", "ext4_llseek"),
+        ]
+        .map(|(addr, module, name)| Symbol { addr, module: module.into(), name: name.into() })
+        .into();
+        KernelSymbols { symbols, modules: vec![("ext4".into(), 0x9000, 0x9400)], vmlinux_end: 0x1400 }
+    }
+
+    #[test]
+    fn caller_ranges_leave_out_machinery_and_what_no_module_has() {
+        // The tracepoint glue splits vmlinux's text; ext4's code ends where
+        // /proc/modules says, so a BPF program after it is in no range.
+        assert_eq!(table().caller_ranges(), [(0x1000, 0x1100), (0x1140, 0x1200), (0x1300, 0x1400), (0x9000, 0x9400)]);
+    }
+
+    #[test]
+    fn frames_resolve_to_module_and_function() {
+        let t = table();
+        assert_eq!(t.resolve(0x1150), Some(("vmlinux`do_execveat_common".into(), 0x10)));
+        assert!(t.is_machinery(0x1210));
+        assert!(!t.is_machinery(0x9120));
+        assert!(!t.is_machinery(0x10), "an address nothing names is shown, not hidden");
+    }
+}
