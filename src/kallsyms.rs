@@ -65,14 +65,6 @@ impl KernelSymbols {
         Some(&self.symbols[i])
     }
 
-    /// Whether `addr` is in the code that runs a probe rather than in the
-    /// code being traced: a BPF program or trampoline, a tracepoint's or a
-    /// kprobe's dispatch. stack() leaves such frames out, and `caller`
-    /// looks past them.
-    pub(crate) fn is_machinery(&self, addr: u64) -> bool {
-        self.containing(addr).is_some_and(|s| is_machinery(&s.module, &s.name))
-    }
-
     /// The address ranges a probe's caller can be in, sorted and merged:
     /// vmlinux's and the modules' code without the tracing machinery. A
     /// BPF program (loaded later, in memory no module has) is in none.
@@ -161,8 +153,5 @@ mod tests {
     fn frames_resolve_to_module_and_function() {
         let t = table();
         assert_eq!(t.resolve(0x1150), Some(("vmlinux`do_execveat_common".into(), 0x10)));
-        assert!(t.is_machinery(0x1210));
-        assert!(!t.is_machinery(0x9120));
-        assert!(!t.is_machinery(0x10), "an address nothing names is shown, not hidden");
     }
 }

@@ -75,11 +75,8 @@ impl<'a> Symbols<'a> {
             return frames.into_iter().map(|f| self.user.frame(pid, f)).collect();
         }
         let (depth, id) = ustack_value::decode_kernel(id);
-        // The frames of the BPF program and of the code that ran it come
-        // first; DTrace's stack starts where the probe fired.
-        let kernel = self.kernel.get_or_init(KernelSymbols::load);
         let frames = self.session.stack_frames(depth as u8, id).into_iter();
-        frames.skip_while(|a| kernel.is_machinery(*a)).take(depth as usize).map(|a| self.frame(a)).collect()
+        frames.map(|a| self.frame(a)).collect()
     }
 
     /// A stack as the stack() action prints it.

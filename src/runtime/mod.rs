@@ -175,13 +175,11 @@ impl CodeMaps {
         keep(MapRef::AggZero, array_map("dt_aggzero", max_value)?, &mut maps);
         // A stack map of n frames hashes only the first n: stack(n)s equal
         // there get one ID, so they are one aggregation key, as in DTrace.
-        // The frames of the code that ran the probe come first and are not
-        // shown (consume::ksyms): room for them is added. The kernel refuses
-        // maps deeper than perf_event_max_stack.
+        // The kernel refuses maps deeper than perf_event_max_stack.
         let max_frames = perf_event_max_stack();
         let mut stacks = BTreeMap::new();
         for &depth in &program.stack_depths {
-            let frames = (u32::from(depth) + MACHINERY_FRAMES).clamp(1, max_frames);
+            let frames = u32::from(depth).clamp(1, max_frames);
             let map = MapHandle::create(
                 MapType::StackTrace,
                 Some("dt_stacks"),
@@ -239,11 +237,6 @@ impl CodeMaps {
         self.fds.get(&map).copied()
     }
 }
-
-/// The most frames of BPF program and probe dispatch a kernel stack starts
-/// with (a raw tracepoint's program, bpf_trace_run, __bpf_trace and
-/// __traceiter have 4; a trampoline's 2).
-const MACHINERY_FRAMES: u32 = 6;
 
 pub(crate) fn start(
     program: &Program,
