@@ -103,12 +103,13 @@ fn fbt_enables_or_names_the_missing_kernel_facility() {
 #[test]
 fn caller_and_kernel_symbol_functions_name_where_the_probe_fired() {
     // caller, func(), mod() and %a agree, and none of them is the BPF
-    // program or the tracepoint's dispatch code.
+    // program or the tracepoint's dispatch code. Other tests exec programs
+    // at the same time, so only the -c command's exec counts.
     let out = run(&[
         "-q",
         "-n",
         r#"rawtp:sched::sched_process_exec, sdt:sched::sched_process_exec
-           { printf("%a\n", caller); func(caller); printf("\n"); mod(caller); printf("\n"); }"#,
+           /pid == $target/ { printf("%a\n", caller); func(caller); printf("\n"); mod(caller); printf("\n"); }"#,
         "-c",
         "/bin/true",
     ]);
