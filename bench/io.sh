@@ -82,8 +82,5 @@ REPORT=$OUT/io-report.md
 	echo "| bytes by file (fi_pathname) | $df ns ($df_min-$df_max) | - | - | $(ratio "$df" "$fc") | - |"
 } >"$REPORT"
 cat "$REPORT"
-# Replace the io section of BENCHMARKS.md (it is the last one).
-if grep -q '^## io:' BENCHMARKS.md; then
-	sed -i '/^## io:/,$d' BENCHMARKS.md
-fi
-{ echo; cat "$REPORT"; } >>BENCHMARKS.md
+source bench/report.sh
+replace_section io: "$REPORT"

@@ -205,31 +205,7 @@ small_seen=$(counted printf)
 small_drops=$(reported_drops)
 
 # --- the report -------------------------------------------------------------
-# "median min max" of one metric for one tool ("fail" if any run failed).
-stat() {
-	awk -v m="$1" -v t="$2" '$1 == m && $2 == t { print $3 }' "$SAMPLES" | sort -g |
-		awk '$1 == "fail" { fail = 1 } { v[NR] = $1 }
-		     END { if (fail || NR == 0) { print "fail fail fail"; exit }
-		           m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-		           printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "fail" || b == "fail" || b <= 0) print "–"; else printf "%.2f", a / b }'; }
-cell() { if [ "$1" = fail ]; then echo "not supported yet"; else echo "$1 ($2–$3)"; fi; }
-
-# row METRIC LABEL TARGET-CHECK: TARGET-CHECK is an awk condition on
-# d (dtrace), b (bpftrace), f (floor) medians; "" for no target.
-row() {
-	local metric=$1 label=$2 target=$3 verdict=""
-	read -r d dmin dmax <<<"$(stat "$metric" dtrace)"
-	read -r b bmin bmax <<<"$(stat "$metric" bpftrace)"
-	read -r f fmin fmax <<<"$(stat "$metric" floor)"
-	if [ -n "$target" ]; then
-		if [ "$d" = fail ]; then verdict="not met (not supported yet)"
-		else verdict=$(awk -v d="$d" -v b="$b" -v f="$f" "BEGIN { print ($target) ? \"met\" : \"not met\" }"); fi
-	fi
-	echo "| $label | $(cell "$d" "$dmin" "$dmax") | $(cell "$b" "$bmin" "$bmax") | $(cell "$f" "$fmin" "$fmax") | $(ratio "$d" "$f") | $(ratio "$d" "$b") | $verdict |"
-}
-
+source bench/report.sh
 base=$(loop_ns getppid)
 report=$(
 	cat <<EOF
@@ -297,8 +273,8 @@ $((small_seen + small_drops - N)) unaccounted.
 EOF
 )
 echo "$report"
-# bench/io.sh's section (the last one) is kept.
-io_section=$(sed -n '/^## io:/,$p' BENCHMARKS.md 2>/dev/null || true)
+# The sections of bench/io.sh and bench/fbt.sh ("## ...", after this one) are kept.
+other_sections=$(sed -n '/^## /,$p' BENCHMARKS.md 2>/dev/null || true)
 {
 	echo "# Benchmarks"
 	echo
@@ -307,5 +283,5 @@ io_section=$(sed -n '/^## io:/,$p' BENCHMARKS.md 2>/dev/null || true)
 	echo "libbpf program per case (\`bench/floor/\`)."
 	echo
 	echo "$report"
-	[ -z "$io_section" ] || printf '\n%s\n' "$io_section"
+	[ -z "$other_sections" ] || printf '\n%s\n' "$other_sections"
 } >BENCHMARKS.md

@@ -2,20 +2,24 @@
 # Kernel matrix: boot Debian's 5.10, 6.1 and 6.12 kernels under qemu (TCG, -smp 1) and run
 # smoke tests with target/release/dtrace inside each guest.
 #
-# Usage: tests/kernel-matrix/run.sh [kernel-release ...]
+# Usage: tests/kernel-matrix/run.sh [kernel-release-or-prefix ...]
 #   With no arguments: the newest Debian 5.10 (bullseye), 6.1 (bookworm) and 6.12 (trixie)
 #   cloud-amd64 kernels. Needs: qemu-system-x86 busybox-static cpio gcc systemtap-sdt-dev
 #   xz-utils zstd (scripts/install-deps.sh installs them).
 # env: GUEST_TIMEOUT (s, default 180), MEM (default 512M), EXTRA_APPEND (more kernel command
 #   line; NAME=value words reach the guest's /init as environment variables, e.g.
-#   EXTRA_APPEND="DTMATRIX_EXTRA=1 DTRACE_DEBUG_LIBBPF=1" for diagnostic tests and libbpf logs)
-# Output: target/kernel-matrix/logs/<krel>.log (serial console), summary.txt (one line per test).
+#   EXTRA_APPEND="DTMATRIX_EXTRA=1 DTRACE_DEBUG_LIBBPF=1" for diagnostic tests and libbpf logs),
+#   GUEST_INIT (the guest's /init, default guest-init.sh), GUEST_FILES (a directory whose tree is
+#   copied onto the guest's root: bench/fbt.sh brings bpftrace and the floor this way), LOGS
+#   (the output directory, default target/kernel-matrix/logs)
+# Output: $LOGS/<krel>.log (serial console), $LOGS/summary.txt (one line per test).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 W=$TARGET/kernel-matrix
-mkdir -p "$W"/{debs,k,logs,build}
+LOGS=${LOGS:-$W/logs}
+mkdir -p "$W"/{debs,k,build} "$LOGS"
 cd "$ROOT"
 
 # --- 1. the release binary (build only when missing or older than the sources) -------------
@@ -52,8 +56,16 @@ for f in "$W"/debs/*.deb; do
   d=$(basename "$f" | cut -d_ -f1)
   [ -d "$W/k/$d" ] || { mkdir -p "$W/k/$d.tmp"; dpkg-deb -x "$f" "$W/k/$d.tmp"; mv "$W/k/$d.tmp" "$W/k/$d"; }
 done
-if [ $# -gt 0 ]; then KERNELS=("$@"); else
-  mapfile -t KERNELS < <(ls "$W"/k | sed -n 's/^linux-image-//p' | sort -V)
+mapfile -t KERNELS < <(ls "$W"/k | sed -n 's/^linux-image-//p' | grep -v '\.tmp$' | sort -V)
+if [ $# -gt 0 ]; then
+  # a release, or the first one that starts with the argument (6.1.0)
+  WANTED=()
+  for a in "$@"; do
+    k=$(printf '%s\n' "${KERNELS[@]}" | grep -xF -- "$a" || printf '%s\n' "${KERNELS[@]}" | grep -F -- "$a" | grep -m1 "^${a//./\\.}" || true)
+    [ -n "$k" ] || { echo "no kernel $a among: ${KERNELS[*]}" >&2; exit 1; }
+    WANTED+=("$k")
+  done
+  KERNELS=("${WANTED[@]}")
 fi
 
 # --- 3. a small disk for block I/O (sysinfo bread) -----------------------------------------
@@ -90,19 +102,20 @@ mkinitrd() {
   done
   # a static program with USDT probes (<sys/sdt.h>, from systemtap-sdt-dev)
   gcc -O2 -static -o "$R"/bin/usdtprog "$HERE"/usdt-prog.c
-  cp "$HERE"/guest-init.sh "$R"/init; chmod +x "$R"/init
+  cp "${GUEST_INIT:-$HERE/guest-init.sh}" "$R"/init; chmod +x "$R"/init
+  [ -z "${GUEST_FILES:-}" ] || cp -a "$GUEST_FILES"/. "$R"/
   (cd "$R" && find . | cpio -o -H newc --quiet) | gzip -1 > "$W"/build/initrd-$KREL.cpio.gz
   echo "   initrd $(stat -c %s "$W"/build/initrd-$KREL.cpio.gz) bytes, modules: $(tr '\n' ' ' < "$R"/lib/modules/order)"
 }
 
 # --- 5. one guest at a time ----------------------------------------------------------------
-SUMMARY=$W/logs/summary.txt
+SUMMARY=$LOGS/summary.txt
 : > "$SUMMARY"
 FAILS=0
 for KREL in "${KERNELS[@]}"; do
   echo "== $KREL"
   mkinitrd "$KREL"
-  LOG=$W/logs/$KREL.log
+  LOG=$LOGS/$KREL.log
   T0=$(date +%s.%N)
   set +e
   timeout "${GUEST_TIMEOUT:-180}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
