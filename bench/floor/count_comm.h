@@ -17,7 +17,8 @@ struct {
 
 static __always_inline void count_comm_now(void)
 {
-	char comm[16];
+	/* Cleared: kernels before 2025 (6.1) leave what follows the NUL. */
+	char comm[16] = {};
 	bpf_get_current_comm(comm, sizeof(comm));
 	__u64 *v = bpf_map_lookup_elem(&counts, comm);
 	if (v) {

@@ -1,7 +1,9 @@
 /* The floor's user space: what a hand-written libbpf tool does and no more.
  *
- *   floor OBJECT          load, attach every program, print "ready"; on
- *                         SIGINT print what the maps hold (see below)
+ *   floor OBJECT          load, attach every program (a kprobe.multi one to
+ *                         the traceable functions its pattern matches),
+ *                         print "ready"; on SIGINT print what the maps hold
+ *                         (see below)
  *   floor --once OBJECT   load, attach, run the program named "begin" once
  *                         (BPF_PROG_TEST_RUN) if there is one, and exit: the
  *                         start-up floor
@@ -14,6 +16,7 @@
  * and reported as "lost N"). */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,36 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop;
+
+/* A "kprobe.multi/PATTERN" program attached to every traceable function
+ * the pattern matches, as tracefs lists them (libbpf 1.1 matches kallsyms,
+ * where symbols ftrace cannot patch make the whole link fail). */
+static struct bpf_link *attach_kprobe_multi(struct bpf_program *prog, const char *pattern)
+{
+	FILE *f = fopen("/sys/kernel/tracing/available_filter_functions", "r");
+	if (!f)
+		return NULL;
+	char line[512], name[256];
+	size_t count = 0, cap = 0;
+	char **syms = NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%255s", name) != 1 || fnmatch(pattern, name, 0) != 0)
+			continue;
+		int seen = 0;
+		for (size_t i = 0; i < count && !seen; i++)
+			seen = strcmp(syms[i], name) == 0;
+		if (seen)
+			continue;
+		if (count == cap) {
+			cap = cap ? 2 * cap : 256;
+			syms = realloc(syms, cap * sizeof(*syms));
+		}
+		syms[count++] = strdup(name);
+	}
+	fclose(f);
+	LIBBPF_OPTS(bpf_kprobe_multi_opts, opts, .syms = (const char **)syms, .cnt = count);
+	return count ? bpf_program__attach_kprobe_multi_opts(prog, NULL, &opts) : NULL;
+}
 static void on_signal(int sig) { (void)sig; stop = 1; }
 
 static int print_event(void *ctx, void *data, size_t size)
@@ -60,7 +93,12 @@ int main(int argc, char **argv)
 			bpf_prog_test_run_opts(bpf_program__fd(prog), &run);
 			continue;
 		}
-		if (!bpf_program__attach(prog)) {
+		const char *section = bpf_program__section_name(prog);
+		const char *multi = "kprobe.multi/";
+		struct bpf_link *link = strncmp(section, multi, strlen(multi)) == 0
+						? attach_kprobe_multi(prog, section + strlen(multi))
+						: bpf_program__attach(prog);
+		if (!link) {
 			fprintf(stderr, "floor: cannot attach %s\n", bpf_program__name(prog));
 			return 1;
 		}

@@ -174,6 +174,8 @@ impl Provider for Fbt {
             plan.push(trampoline.unwrap_or(Mechanism::Kprobe));
         }
         let kprobes = std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists();
+        // The link's struct is in BTF only where CONFIG_FPROBE built it
+        // (not Debian's 6.1, whose wildcards take single kprobes).
         let multi_wanted = kprobes
             && std::env::var_os("DTRACE_NO_KPROBE_MULTI").is_none()
             && cx.kernel.has_struct("bpf_kprobe_multi_link");
