@@ -37,12 +37,22 @@ impl ProbeDesc {
     }
 
     pub(crate) fn name_is_literal(&self) -> bool {
-        !self.name.is_empty() && !self.name.contains(['*', '?', '[', '\\'])
+        is_literal(&self.name)
+    }
+
+    /// Whether the function field names one function rather than a pattern
+    /// (an empty field matches every function).
+    pub(crate) fn function_is_literal(&self) -> bool {
+        is_literal(&self.function)
     }
 
     pub(crate) fn could_match_provider(&self, provider: &str) -> bool {
         glob_match(&self.provider, provider)
     }
+}
+
+fn is_literal(field: &str) -> bool {
+    !field.is_empty() && !field.contains(['*', '?', '[', '\\'])
 }
 
 /// The value of a D macro variable (`$pid`, `$target`, ...): the dtrace

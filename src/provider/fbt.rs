@@ -43,10 +43,17 @@ const KPROBE_MULTI: ClauseProgType = ClauseProgType {
 
 #[derive(Default)]
 pub(crate) struct Fbt {
-    /// Whether the functions are in the probe table yet.
-    listed: bool,
-    /// (module, function): probe key 2i is function i's entry, 2i+1 its return.
+    /// Whether the traceable functions have been read.
+    read: bool,
+    /// (module, function), each once: probe key 2i is function i's entry,
+    /// 2i+1 its return.
     functions: Vec<(String, String)>,
+    /// Which functions' probes are in the probe table: a description that
+    /// names one function adds only its two, so a script's start-up does
+    /// not pay for tens of thousands of probes it cannot use.
+    in_table: Vec<bool>,
+    /// Whether every function's probes are in the table.
+    all_in_table: bool,
     /// Argument types from BTF, by key.
     args: RefCell<HashMap<u64, Option<&'static [ProbeArg]>>>,
 }
@@ -64,18 +71,29 @@ enum Mechanism {
 }
 
 impl Fbt {
-    fn list(&mut self, kernel: &mut dyn KernelFacts, probes: &mut ProbeTable) {
-        self.listed = true;
-        self.functions = super::tracefs::traceable_functions().unwrap_or_else(|| functions_from_btf(kernel));
-        let mut seen = HashSet::new();
-        for (i, (module, function)) in self.functions.iter().enumerate() {
+    /// Adds the probes of the functions `only` names (every function when
+    /// None) that are not in the table yet.
+    fn list(&mut self, kernel: &mut dyn KernelFacts, probes: &mut ProbeTable, only: Option<&str>) {
+        if !self.read {
+            self.read = true;
+            let mut functions = super::tracefs::traceable_functions().unwrap_or_else(|| functions_from_btf(kernel));
             // A static function's name may repeat within a module.
-            if !seen.insert((module.as_str(), function.as_str())) {
+            let mut seen = HashSet::new();
+            let first: Vec<bool> = functions.iter().map(|(m, f)| seen.insert((m.clone(), f.clone()))).collect();
+            let mut first = first.into_iter();
+            functions.retain(|_| first.next().unwrap_or(false));
+            self.in_table = vec![false; functions.len()];
+            self.functions = functions;
+        }
+        for (i, (module, function)) in self.functions.iter().enumerate() {
+            if self.in_table[i] || only.is_some_and(|name| name != function) {
                 continue;
             }
+            self.in_table[i] = true;
             probes.add("fbt", module, function, "entry", 2 * i as u64);
             probes.add("fbt", module, function, "return", 2 * i as u64 + 1);
         }
+        self.all_in_table = only.is_none();
     }
 
     fn function(&self, key: u64) -> (&str, &str) {
@@ -124,8 +142,9 @@ impl Provider for Fbt {
     fn provide(&mut self, desc: &ProbeDesc, probes: &mut ProbeTable, cx: &mut ProvideContext) -> Option<Vec<u32>> {
         let could_name = desc.could_match_provider("fbt")
             && (!desc.name_is_literal() || matches!(desc.name.as_str(), "entry" | "return"));
-        if could_name && !self.listed {
-            self.list(cx.kernel, probes);
+        if could_name && !self.all_in_table {
+            let only = desc.function_is_literal().then(|| desc.function.clone());
+            self.list(cx.kernel, probes, only.as_deref());
         }
         None
     }
