@@ -718,28 +718,23 @@ impl<'a> Emitter<'a> {
                 self.expr(key)?;
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 self.emit(stx(Size::DW, R1, off as i16, R0));
-            } else if matches!(key.kind, TKind::Builtin(Builtin::Execname)) && !self.env.other_thread_probes {
-                // Keys compare as bytes, and get_current_comm pads the rest
-                // of the column with NULs only on kernels since 2025
-                // (strscpy_pad); 6.1 leaves what was there: clear it first.
-                self.emit(ldx(Size::DW, R1, FP, key_ptr));
-                for word in 0..column.bytes / 8 {
-                    self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
-                }
-                self.emit(alu_imm(Alu::Add, R1, off));
-                self.emit(mov_imm(R2, column.bytes as i32));
-                self.emit(call(Helper::GetCurrentComm));
             } else {
-                // Keys compare as bytes: clear the column, then copy the string.
-                self.expr(key)?;
-                self.emit(mov(R3, R0));
+                // Keys compare as bytes: clear the column, then copy the
+                // string. The current comm is copied straight in (its
+                // helper pads with NULs only on kernels since 2025, so it
+                // needs the clearing too).
+                let own_comm = matches!(key.kind, TKind::Builtin(Builtin::Execname)) && !self.env.other_thread_probes;
+                if !own_comm {
+                    self.expr(key)?;
+                    self.emit(mov(R3, R0));
+                }
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 for word in 0..column.bytes / 8 {
                     self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
                 }
                 self.emit(alu_imm(Alu::Add, R1, off));
                 self.emit(mov_imm(R2, column.bytes as i32));
-                self.emit(call(Helper::ProbeReadKernelStr));
+                self.emit(call(if own_comm { Helper::GetCurrentComm } else { Helper::ProbeReadKernelStr }));
             }
         }
         self.key_depth -= 1;

@@ -79,9 +79,7 @@ impl Fbt {
             let mut functions = super::tracefs::traceable_functions().unwrap_or_else(|| functions_from_btf(kernel));
             // A static function's name may repeat within a module.
             let mut seen = HashSet::new();
-            let first: Vec<bool> = functions.iter().map(|(m, f)| seen.insert((m.clone(), f.clone()))).collect();
-            let mut first = first.into_iter();
-            functions.retain(|_| first.next().unwrap_or(false));
+            functions.retain(|f| seen.insert(f.clone()));
             self.in_table = vec![false; functions.len()];
             self.functions = functions;
         }

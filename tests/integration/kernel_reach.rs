@@ -74,6 +74,13 @@ fn fbt_lists_every_function_with_prototype_types() {
     ] {
         assert!(out.stdout.contains(line), "{line}:\n{}", out.stdout);
     }
+    // A description naming one function lists it alone; a later pattern
+    // lists the rest, without that function twice.
+    let out = run(&["-l", "-n", "fbt::vfs_read:entry", "-n", "fbt::vfs_rea*:entry"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let functions: Vec<&str> = out.stdout.lines().skip(1).filter_map(|l| l.split_whitespace().nth(3)).collect();
+    assert_eq!(functions.iter().filter(|f| **f == "vfs_read").count(), 1, "{}", out.stdout);
+    assert!(functions.contains(&"vfs_readv"), "{}", out.stdout);
     // args[] type-check against the kernel without privileges' worth of work.
     let out = run(&["-e", "-n", "fbt::vfs_read:entry { trace(stringof(args[0]->f_path.dentry->d_name.name)); }"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);

@@ -58,10 +58,11 @@ for f in "$W"/debs/*.deb; do
 done
 mapfile -t KERNELS < <(ls "$W"/k | sed -n 's/^linux-image-//p' | grep -v '\.tmp$' | sort -V)
 if [ $# -gt 0 ]; then
-  # a release, or the first one that starts with the argument (6.1.0)
+  # a release, or the first (oldest) one that starts with the argument: 6.1.0, 6.12
   WANTED=()
   for a in "$@"; do
-    k=$(printf '%s\n' "${KERNELS[@]}" | grep -xF -- "$a" || printf '%s\n' "${KERNELS[@]}" | grep -F -- "$a" | grep -m1 "^${a//./\\.}" || true)
+    k=
+    for c in "${KERNELS[@]}"; do case $c in "$a"*) k=$c; break ;; esac; done
     [ -n "$k" ] || { echo "no kernel $a among: ${KERNELS[*]}" >&2; exit 1; }
     WANTED+=("$k")
   done
