@@ -204,11 +204,14 @@ N=$(rows); [ $RC = 0 ] && [ "$N" -gt 1 ] && grep -qE '^ *vfs_read +[0-9]+' /tmp/
 r $? "rows=$N $(head -1 /tmp/err.24)"
 # 30. @[execname] keys are the comm alone: before 2025 kernels' comm helper leaves the stack's bytes
 # after the NUL, and a key that kept them split one program into many (printed as hex dumps).
-(while :; do dd if=/tmp/fbtfile of=/dev/null bs=4 count=3 2> /dev/null; ls /tmp > /dev/null; done) & L=$!
-t 30 fbt-execname-keys -qn 'fbt::vfs_read:entry { @[execname] = count(); } tick-1s { exit(0); }'
-kill $L; wait $L 2>/dev/null
-N=$(rows); D=$(awk 'NF == 2 { print $1 }' /tmp/out.30 | sort | uniq -d | head -1)
-[ $RC = 0 ] && [ "$N" -gt 0 ] && ! grep -q 0123456789abcdef /tmp/out.30 && [ -z "$D" ]; r $? "rows=$N repeated=$D"
+# The five dd runs start once tracing has (a loop running beside dtrace's start-up may not get the
+# one CPU in time).
+(i=0; while ! grep -q ready /tmp/out.30 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  for k in 1 2 3 4 5; do dd if=/tmp/fbtfile of=/dev/null bs=4 count=3 2> /dev/null; done) & L=$!
+t 30 fbt-execname-keys -qn 'BEGIN { printf("ready\n"); } fbt::vfs_read:entry { @[execname] = count(); } tick-4s { exit(0); }'
+wait $L 2>/dev/null
+DD=$(awk '$1 == "dd" { print $2 }' /tmp/out.30); D=$(awk 'NF == 2 { print $1 }' /tmp/out.30 | sort | uniq -d | head -1)
+[ $RC = 0 ] && [ "${DD:-0}" -ge 15 ] && ! grep -q 0123456789abcdef /tmp/out.30 && [ -z "$D" ]; r $? "dd=$DD repeated=$D"
 t 25 fbt-list -l -P fbt
 N=$(wc -l < /tmp/out.25); [ $RC = 0 ] && [ "$N" -gt 10000 ]; r $? "probes=$N"
 
