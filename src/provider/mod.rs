@@ -25,6 +25,7 @@ pub(crate) mod sched;
 pub(crate) mod sdt;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
+pub(crate) mod tcp;
 pub(crate) mod tracefs;
 pub(crate) mod uprobe;
 pub(crate) mod usdt;
@@ -50,6 +51,7 @@ fn providers() -> Vec<Box<dyn Provider>> {
         Box::<io::Io>::default(),
         Box::<ip::Ip>::default(),
         Box::<sched::Sched>::default(),
+        Box::<tcp::Tcp>::default(),
         Box::<fbt::Fbt>::default(),
         Box::<sdt::Sdt>::default(),
         Box::<rawtp::Rawtp>::default(),

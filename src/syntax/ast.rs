@@ -256,6 +256,9 @@ pub struct Decl {
 pub struct InlineDef {
     pub ty: TypeName,
     pub name: String,
+    /// `inline string name[int32_t s] = ...`: used as `name[e]`, with each
+    /// parameter bound to its argument.
+    pub params: Vec<(TypeName, String)>,
     pub value: Expr,
     pub span: Span,
 }

@@ -380,20 +380,46 @@ impl<'a> Parser<'a> {
         Ok(Clause { probes, predicate, body, span: self.span_from(start) })
     }
 
-    /// `inline type name = expr;`
+    /// `inline type name = expr;`, or with parameters (illumos' tcp.d):
+    /// `inline string name[int32_t state] = expr;`, used as `name[e]`.
     fn parse_inline(&mut self) -> Result<InlineDef, ParseError> {
         let start = self.bump()?.span.start;
         let type_start = self.peek_start()?;
         let (_, spec) = self.parse_decl_specifiers(false)?;
-        let declarator = self.parse_declarator(DeclaratorKind::Named)?;
-        let Some(name) = declarator.name else {
-            return Err(self.unexpected());
+        let has_params = matches!(self.peek()?.kind, TokenKind::Ident(_))
+            && matches!(self.peek_nth(1)?.kind, TokenKind::Punct(Punct::LBracket))
+            && self.nth_starts_type(2)?;
+        let (name, ty, params) = if has_params {
+            let TokenKind::Ident(name) = self.bump()?.kind else { unreachable!("peeked an identifier") };
+            let ty = TypeName { spec, ops: Vec::new(), span: type_start..self.prev_end };
+            self.expect(Punct::LBracket)?;
+            let mut params = Vec::new();
+            loop {
+                let param_start = self.peek_start()?;
+                let (_, param_spec) = self.parse_decl_specifiers(false)?;
+                let declarator = self.parse_declarator(DeclaratorKind::Named)?;
+                let Some(param) = declarator.name else {
+                    return Err(self.unexpected());
+                };
+                let param_ty = TypeName { spec: param_spec, ops: declarator.ops, span: param_start..self.prev_end };
+                params.push((param_ty, param));
+                if !self.eat(Punct::Comma)? {
+                    break;
+                }
+            }
+            self.expect(Punct::RBracket)?;
+            (name, ty, params)
+        } else {
+            let declarator = self.parse_declarator(DeclaratorKind::Named)?;
+            let Some(name) = declarator.name else {
+                return Err(self.unexpected());
+            };
+            (name, TypeName { spec, ops: declarator.ops, span: type_start..declarator.span.end }, Vec::new())
         };
-        let ty = TypeName { spec, ops: declarator.ops, span: type_start..declarator.span.end };
         self.expect(Punct::Assign)?;
         let value = self.parse_assign()?;
         self.expect(Punct::Semi)?;
-        Ok(InlineDef { ty, name, value, span: self.span_from(start) })
+        Ok(InlineDef { ty, name, params, value, span: self.span_from(start) })
     }
 
     /// `translator out < in_type name > { member = expr; ... };`

@@ -33,6 +33,9 @@ pub(super) struct Declared {
 
 struct Inline {
     ty: Type,
+    /// `inline string name[int32_t s] = ...`: the parameters, checked where
+    /// the inline is used (`name[e]`) with each bound to its argument.
+    params: Vec<(ast::TypeName, String)>,
     value: ast::Expr,
     /// From the D library: errors in it are reported where it is used.
     library: bool,
@@ -320,6 +323,13 @@ impl Checker<'_> {
             return Ok(TExpr { kind: TKind::Int(v as u64), ty: Type::INT, span: span.clone() });
         }
         let inline = &self.declared.inlines[name];
+        if !inline.params.is_empty() {
+            return Err(CompileError::new(
+                "D_IDENT_UNDEF",
+                span,
+                format!("{name} takes {} argument(s): use {name}[...]", inline.params.len()),
+            ));
+        }
         if let Some((value, expansions)) = &inline.checked {
             let value = TExpr { span: span.clone(), ..value.clone() };
             self.declared.inline_expansions += expansions;
@@ -342,7 +352,7 @@ impl Checker<'_> {
         if self.declared.inlines.contains_key(&def.name) || predefined {
             return Err(CompileError::new("D_DECL_IDRED", &def.span, format!("identifier redeclared: {}", def.name)));
         }
-        let checked = if check_now {
+        let checked = if check_now && def.params.is_empty() {
             let before = self.declared.inline_expansions;
             let value = convert(self.expr_any(&def.value)?, ty.clone(), &def.span)?;
             let expansions = 1 + (self.declared.inline_expansions - before);
@@ -364,8 +374,40 @@ impl Checker<'_> {
             None
         };
         let library = !check_now;
-        self.declared.inlines.insert(def.name.clone(), Inline { ty, value: def.value.clone(), library, checked });
+        let params = def.params.clone();
+        self.declared.inlines.insert(def.name.clone(), Inline { ty, params, value: def.value.clone(), library, checked });
         Ok(())
+    }
+
+    /// Whether `name` is an inline with parameters (`name[e]` is its use).
+    pub(super) fn inline_has_params(&self, name: &str) -> bool {
+        self.declared.inlines.get(name).is_some_and(|i| !i.params.is_empty())
+    }
+
+    /// `name[a, b]` of `inline T name[T1 p, T2 q] = value`: the value with
+    /// each parameter bound to its argument converted to the parameter's type.
+    pub(super) fn inline_call(&mut self, name: &str, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        let inline = &self.declared.inlines[name];
+        let (ty, params, value, library) =
+            (inline.ty.clone(), inline.params.clone(), inline.value.clone(), inline.library);
+        if args.len() != params.len() {
+            return Err(CompileError::new(
+                "D_ARR_BADREF",
+                span,
+                format!("{name}[ ] takes {} argument(s), not {}", params.len(), args.len()),
+            ));
+        }
+        let mut bound = Vec::new();
+        for ((param_ty, param), arg) in params.iter().zip(args) {
+            let param_ty = self.type_name(param_ty)?;
+            let arg = self.expr(arg)?;
+            bound.push((param.clone(), convert(arg, param_ty, span)?));
+        }
+        let depth = self.bindings.len();
+        self.bindings.extend(bound);
+        let value = self.expr_any(&value).map_err(|e| if library { e.at(span) } else { e });
+        self.bindings.truncate(depth);
+        convert(value?, ty, span)
     }
 
     pub(super) fn translator(&mut self, def: &ast::TranslatorDef, library: bool) -> Result<()> {

@@ -437,6 +437,10 @@ impl Checker<'_> {
             ExprKind::Index(base, keys) if matches!(&base.kind, ExprKind::Ident(n) if n == "args") => {
                 return self.probe_arg(keys, &span)
             }
+            ExprKind::Index(base, keys) if matches!(&base.kind, ExprKind::Ident(n) if self.inline_has_params(n)) => {
+                let ExprKind::Ident(name) = &base.kind else { unreachable!("matched an identifier") };
+                return self.inline_call(name, keys, &span);
+            }
             ExprKind::Index(base, keys) if !self.names_assoc_array(base) => {
                 let base = self.expr(base)?;
                 let base = self.char_array(base);
