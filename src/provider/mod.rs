@@ -26,6 +26,7 @@ pub(crate) mod sdt;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
 pub(crate) mod tcp;
+pub(crate) mod udp;
 pub(crate) mod tracefs;
 pub(crate) mod uprobe;
 pub(crate) mod usdt;
@@ -52,6 +53,7 @@ fn providers() -> Vec<Box<dyn Provider>> {
         Box::<ip::Ip>::default(),
         Box::<sched::Sched>::default(),
         Box::<tcp::Tcp>::default(),
+        Box::<udp::Udp>::default(),
         Box::<fbt::Fbt>::default(),
         Box::<sdt::Sdt>::default(),
         Box::<rawtp::Rawtp>::default(),
