@@ -36,6 +36,10 @@ mod speculations;
 mod structured_output;
 #[path = "integration/sysinfo.rs"]
 mod sysinfo_provider;
+#[path = "integration/tcp_provider.rs"]
+mod tcp_provider;
+#[path = "integration/udp_provider.rs"]
+mod udp_provider;
 #[path = "integration/usdt_provider.rs"]
 mod usdt_provider;
 

@@ -26,8 +26,8 @@ pub(crate) mod sdt;
 pub(crate) mod syscall;
 pub(crate) mod sysinfo;
 pub(crate) mod tcp;
-pub(crate) mod udp;
 pub(crate) mod tracefs;
+pub(crate) mod udp;
 pub(crate) mod uprobe;
 pub(crate) mod usdt;
 

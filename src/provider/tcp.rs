@@ -63,8 +63,7 @@ pub(crate) const PROBES: &[TcpProbe] = &[
 
 /// The programs that keep the table of connections by address, attached
 /// before the probes that read it.
-const CONNECTION_TABLE: &[(&str, &str)] =
-    &[("dt_tcp_track", "inet_sock_set_state"), ("dt_tcp_learn", "net_dev_queue")];
+const CONNECTION_TABLE: &[(&str, &str)] = &[("dt_tcp_track", "inet_sock_set_state"), ("dt_tcp_learn", "net_dev_queue")];
 
 #[derive(Default)]
 pub(crate) struct Tcp {

@@ -12,7 +12,7 @@ use super::util::DTRACE;
 use super::*;
 
 /// Runs a command to completion; panics with its output if it fails.
-fn sh(args: &[&str]) {
+pub(super) fn sh(args: &[&str]) {
     let out = Command::new(args[0]).args(&args[1..]).output().unwrap_or_else(|e| panic!("{}: {e}", args[0]));
     assert!(
         out.status.success(),
@@ -24,21 +24,21 @@ fn sh(args: &[&str]) {
 }
 
 /// A per-test number (1..=250) for addresses no other test run uses at once.
-fn unique(salt: u32) -> u32 {
+pub(super) fn unique(salt: u32) -> u32 {
     (std::process::id().wrapping_mul(7).wrapping_add(salt)) % 250 + 1
 }
 
 /// Two network namespaces joined by a veth pair, with IPv4 10.N.0.1/2 and
 /// IPv6 fd00:N::1/2 on either end; removed when dropped, whatever happened.
-struct VethPair {
-    ns: [String; 2],
+pub(super) struct VethPair {
+    pub(super) ns: [String; 2],
     dev: [String; 2],
-    v4: [String; 2],
-    v6: [String; 2],
+    pub(super) v4: [String; 2],
+    pub(super) v6: [String; 2],
 }
 
 impl VethPair {
-    fn new(salt: u32) -> VethPair {
+    pub(super) fn new(salt: u32) -> VethPair {
         let n = unique(salt);
         let id = format!("{}{salt}", std::process::id());
         let pair = VethPair {
@@ -243,7 +243,7 @@ END {{
 }
 
 /// connect() from a chosen local address (std has no bind-then-connect).
-fn connect_from(local: Ipv4Addr, to: SocketAddr) -> TcpStream {
+pub(super) fn connect_from(local: Ipv4Addr, to: SocketAddr) -> TcpStream {
     use std::os::fd::FromRawFd;
     // SAFETY: plain socket calls on a descriptor this function owns until
     // it hands it to TcpStream.

@@ -375,7 +375,9 @@ impl Checker<'_> {
         };
         let library = !check_now;
         let params = def.params.clone();
-        self.declared.inlines.insert(def.name.clone(), Inline { ty, params, value: def.value.clone(), library, checked });
+        self.declared
+            .inlines
+            .insert(def.name.clone(), Inline { ty, params, value: def.value.clone(), library, checked });
         Ok(())
     }
 
@@ -407,7 +409,14 @@ impl Checker<'_> {
         self.bindings.extend(bound);
         let value = self.expr_any(&value).map_err(|e| if library { e.at(span) } else { e });
         self.bindings.truncate(depth);
-        convert(value?, ty, span)
+        let value = convert(value?, ty, span)?;
+        // Constant arguments make a constant, usable where D wants one.
+        Ok(match (super::expr::folded(&value), &value.ty) {
+            (Some(v), &Type::Int { size, signed, .. }) => {
+                TExpr { kind: TKind::Int(fit_to_size(v, size, signed)), ..value }
+            }
+            _ => value,
+        })
     }
 
     pub(super) fn translator(&mut self, def: &ast::TranslatorDef, library: bool) -> Result<()> {

@@ -106,6 +106,23 @@ fn chained_inlines_are_checked_once_each() {
 }
 
 #[test]
+fn inlines_with_parameters_bind_each_argument() {
+    // illumos' tcp.d: `inline string tcp_state_string[int32_t state] = ...`.
+    let src = |use_: &str| {
+        format!(
+            "inline int twice[int x, int y] = x * 2 + y; inline string name[int s] = s == 0 ? \"zero\" : \"other\";
+             BEGIN {{ trace({use_}); }}"
+        )
+    };
+    assert_eq!(traced_constant(&src("twice[20, 2]")), 42);
+    assert_eq!(type_of("tcp_state_string[TCP_STATE_ESTABLISHED]"), "string");
+    assert_eq!(type_of("tcp_state_string[(int32_t)arg0]"), "string");
+    assert!(compile(&src("name[pid]")).is_ok());
+    assert_eq!(error_of(&src("twice[1]")), "twice[ ] takes 2 argument(s), not 1");
+    assert_eq!(error_of(&src("name")), "name takes 1 argument(s): use name[...]");
+}
+
+#[test]
 fn translators_check_their_members_when_used() {
     if !has_btf() {
         return;
