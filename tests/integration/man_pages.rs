@@ -143,6 +143,22 @@ fn drive_events() {
     );
     let _ = Command::new("sh").args(["-c", &dd]).stderr(std::process::Stdio::null()).status().expect("dd");
     let _ = std::fs::remove_file(file);
+    // TCP and UDP over loopback for dtrace-tcp(7) and dtrace-udp(7): a
+    // connection that carries data, one refused, and datagrams.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let to = listener.local_addr().expect("address");
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("accept");
+        let _ = std::io::copy(&mut conn, &mut std::io::sink());
+    });
+    let mut client = std::net::TcpStream::connect(to).expect("connect");
+    std::io::Write::write_all(&mut client, b"hello").expect("write");
+    drop(client);
+    server.join().expect("server");
+    assert!(std::net::TcpStream::connect(to).is_err(), "nothing listens on {to} now");
+    let inbox = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    let outbox = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    outbox.send_to(b"hello", inbox.local_addr().expect("address")).expect("send");
 }
 
 /// How long the examples that trace until interrupted run before SIGINT.
