@@ -25,6 +25,38 @@ struct dt_code_range {
 	__u64 end;
 };
 
+/* A CPU as D sees it (d-library/sched.d): curcpu is a cpuinfo_t *, the
+ * sysinfo provider's arg2 a cpu_t *, both into this CPU's entry of
+ * dt_cpuinfo, which the runtime fills when a script uses either. */
+struct dt_processor_info {
+	__s32 pi_state;               /* P_ONLINE (2) */
+	char pi_processor_type[16];   /* the machine, as uname -m */
+	char pi_fputypes[32];
+	__s32 pi_clock;               /* MHz */
+};
+
+struct dt_cpuinfo {
+	__s32 cpu_id;
+	__s32 cpu_pset;               /* -1: no processor sets */
+	__s32 cpu_chip;               /* physical package */
+	__s32 cpu_lgrp;               /* NUMA node */
+	struct dt_processor_info cpu_info;
+};
+
+struct dt_cpu {
+	__s32 cpu_id;
+	__s32 cpu_seqid;
+	__u16 cpu_flags;              /* CPU_RUNNING | CPU_READY | CPU_EXISTS | CPU_ENABLE */
+	__s32 cpu_chip;
+	__s32 cpu_lgrp;
+	struct dt_processor_info cpu_type_info;
+};
+
+struct dt_cpu_data {
+	struct dt_cpu cpu;
+	struct dt_cpuinfo info;
+};
+
 /* dtrace provider probe slots (dt_dtrace_progs and the BEGIN/END/ERROR ids) */
 #define DT_SLOT_BEGIN 0
 #define DT_SLOT_END 1
@@ -188,6 +220,14 @@ struct {
 	__type(value, struct dt_code_range);
 } dt_caller_code SEC(".maps");
 
+/* Each CPU's struct dt_cpu_data. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_cpu_data);
+} dt_cpuinfo SEC(".maps");
+
 /* Layout anchors: unused globals that make the skeleton generator emit Rust
  * types for the shared structs (see src/defs/layout.rs). */
 struct dt_probe_ctx dt_layout_ctx;
@@ -199,6 +239,7 @@ struct dt_spec dt_layout_spec;
 struct dt_spec_stats dt_layout_spec_stats;
 struct dt_slot_probe dt_layout_slot_probe;
 struct dt_code_range dt_layout_code_range;
+struct dt_cpu_data dt_layout_cpu_data;
 
 /* Set before load when the script uses ppid (costs two kernel reads). */
 const volatile bool dt_need_ppid = false;

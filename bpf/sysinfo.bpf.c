@@ -8,7 +8,7 @@
  *
  * arg0 is the increment, arg1 points at the statistic's 64-bit total as it
  * was before this increment (per CPU, counted while dtrace runs), arg2 the
- * CPU.
+ * CPU's cpu_t (struct dt_cpu in dtrace.h), as Solaris passes it.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -76,7 +76,7 @@ static __always_inline int dt_si_fire(void *ctx, __u32 stat, __u64 inc)
 	pc->probe_id = dt_si_id_base + stat;
 	pc->args[0] = inc;
 	pc->args[1] = (__u64)&t->before[stat];
-	pc->args[2] = bpf_get_smp_processor_id();
+	pc->args[2] = (__u64)bpf_map_lookup_elem(&dt_cpuinfo, &zero); /* its first member is the cpu_t */
 	for (int i = 3; i < DT_NARGS; i++)
 		pc->args[i] = 0;
 	bpf_tail_call(ctx, &dt_si_progs, stat);

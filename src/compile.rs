@@ -181,6 +181,7 @@ const CORE_LIBRARY: &[(&str, &str)] = &[
     ("procfs.d", include_str!("../d-library/procfs.d")),
     ("errno.d", include_str!("../d-library/errno.d")),
     ("signal.d", include_str!("../d-library/signal.d")),
+    ("sched.d", include_str!("../d-library/sched.d")),
 ];
 
 /// The D library files every script sees (`d-library/*.d`, built in): the

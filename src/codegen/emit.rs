@@ -1536,6 +1536,20 @@ impl<'a> Emitter<'a> {
             }
             Builtin::Id => self.emit(ldx(Size::W, R0, R7, layout::CTX_PROBE_ID as i16)),
             Builtin::Curthread => self.current(Current::Task),
+            Builtin::Curcpu => {
+                // This CPU's entry of dt_cpuinfo, at its cpuinfo_t (NULL
+                // faults where it is read, as any bad pointer).
+                let key = self.alloc_slot(8)?;
+                self.emit(st_imm(Size::DW, FP, key, 0));
+                self.emit2(ld_map_fd(R1, MapRef::CpuInfo));
+                self.emit(mov(R2, FP));
+                self.emit(alu_imm(Alu::Add, R2, key as i32));
+                self.emit(call(Helper::MapLookupElem));
+                let null = self.new_label();
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), null);
+                self.emit(alu_imm(Alu::Add, R0, layout::CPU_DATA_INFO as i32));
+                self.bind(null);
+            }
             Builtin::Stackdepth => {
                 // The frames bpf_get_stack() copies, 8 bytes each (0 on error).
                 self.used_scratch = true;

@@ -48,6 +48,8 @@ pub(crate) enum MapRef {
     DynDrops,
     /// Per-thread on-CPU time for vtimestamp (shared).
     Vtime,
+    /// Each CPU's cpu_t and cpuinfo_t (shared).
+    CpuInfo,
     /// Speculations by ID, the free IDs, the count being ended and the
     /// per-CPU troubles (shared).
     Specs,

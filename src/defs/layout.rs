@@ -10,7 +10,8 @@
 use std::mem::{offset_of, size_of};
 
 use core_skel::types::{
-    dt_code_range, dt_fault_rec, dt_probe_ctx, dt_rec_hdr, dt_spec, dt_spec_stats, dt_state, dt_vtime,
+    dt_code_range, dt_cpu, dt_cpu_data, dt_cpuinfo, dt_fault_rec, dt_probe_ctx, dt_processor_info, dt_rec_hdr,
+    dt_spec, dt_spec_stats, dt_state, dt_vtime,
 };
 
 /// A probe of a provider whose entry programs are loaded once per probe
@@ -72,6 +73,26 @@ pub(crate) const FAULT_ADDR: usize = offset_of!(dt_fault_rec, addr);
 pub(crate) const VTIME_SIZE: usize = size_of::<dt_vtime>();
 pub(crate) const VTIME_TOTAL: usize = offset_of!(dt_vtime, total);
 pub(crate) const VTIME_SINCE: usize = offset_of!(dt_vtime, since);
+
+/// One CPU's `struct dt_cpu_data`: sysinfo's cpu_t, then curcpu's cpuinfo_t.
+pub(crate) const CPU_DATA_SIZE: usize = size_of::<dt_cpu_data>();
+pub(crate) const CPU_DATA_CPU: usize = offset_of!(dt_cpu_data, cpu);
+pub(crate) const CPU_DATA_INFO: usize = offset_of!(dt_cpu_data, info);
+pub(crate) const CPU_ID: usize = offset_of!(dt_cpu, cpu_id);
+pub(crate) const CPU_SEQID: usize = offset_of!(dt_cpu, cpu_seqid);
+pub(crate) const CPU_FLAGS: usize = offset_of!(dt_cpu, cpu_flags);
+pub(crate) const CPU_CHIP: usize = offset_of!(dt_cpu, cpu_chip);
+pub(crate) const CPU_LGRP: usize = offset_of!(dt_cpu, cpu_lgrp);
+pub(crate) const CPU_TYPE_INFO: usize = offset_of!(dt_cpu, cpu_type_info);
+pub(crate) const CPUINFO_ID: usize = offset_of!(dt_cpuinfo, cpu_id);
+pub(crate) const CPUINFO_PSET: usize = offset_of!(dt_cpuinfo, cpu_pset);
+pub(crate) const CPUINFO_CHIP: usize = offset_of!(dt_cpuinfo, cpu_chip);
+pub(crate) const CPUINFO_LGRP: usize = offset_of!(dt_cpuinfo, cpu_lgrp);
+pub(crate) const CPUINFO_INFO: usize = offset_of!(dt_cpuinfo, cpu_info);
+pub(crate) const PI_STATE: usize = offset_of!(dt_processor_info, pi_state);
+pub(crate) const PI_TYPE: usize = offset_of!(dt_processor_info, pi_processor_type);
+pub(crate) const PI_FPUTYPES: usize = offset_of!(dt_processor_info, pi_fputypes);
+pub(crate) const PI_CLOCK: usize = offset_of!(dt_processor_info, pi_clock);
 
 /// `epid` of a fault record (DT_EPID_FAULT).
 pub(crate) const EPID_FAULT: u32 = u32::MAX;

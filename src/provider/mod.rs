@@ -527,6 +527,7 @@ pub(crate) struct EnableContext<'a> {
     pub shared_ctx: BorrowedFd<'a>,
     pub shared_state: BorrowedFd<'a>,
     pub shared_caller_code: BorrowedFd<'a>,
+    pub shared_cpuinfo: BorrowedFd<'a>,
     /// Loads (once per type and list) the program generated for a clause list.
     pub clause_program: &'a mut dyn FnMut(&[usize], ClauseProgType) -> Result<i32>,
     pub links: Vec<Link>,
@@ -547,6 +548,7 @@ impl EnableContext<'_> {
                 Some("dt_ctx") => self.shared_ctx,
                 Some("dt_state") => self.shared_state,
                 Some("dt_caller_code") => self.shared_caller_code,
+                Some("dt_cpuinfo") => self.shared_cpuinfo,
                 _ => continue,
             };
             map.reuse_fd(fd).with_context(|| format!("sharing the maps with the {what} entry programs"))?;

@@ -317,4 +317,16 @@ mod tests {
         assert_eq!(syscall_class("openat"), 4);
         assert_eq!(syscall_class("getpid"), 0);
     }
+
+    /// sysinfo's cpu_t and curcpu's cpuinfo_t (d-library/sched.d) have the
+    /// layout of bpf/dtrace.h's structs, which the runtime fills.
+    #[test]
+    fn cpu_types_have_the_runtimes_layout() {
+        crate::provider::testing::assert_same_layouts(
+            include_bytes!(concat!(env!("OUT_DIR"), "/core.bpf.o")),
+            "core",
+            &[("cpu_t", "dt_cpu"), ("cpuinfo_t", "dt_cpuinfo"), ("processor_info_t", "dt_processor_info")],
+        );
+    }
+
 }

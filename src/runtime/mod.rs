@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
+mod cpuinfo;
+
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
@@ -222,6 +224,7 @@ impl CodeMaps {
             (MapRef::AggDrops, m.dt_aggdrops.as_fd()),
             (MapRef::DynDrops, m.dt_dyndrops.as_fd()),
             (MapRef::Vtime, m.dt_vtime.as_fd()),
+            (MapRef::CpuInfo, m.dt_cpuinfo.as_fd()),
             (MapRef::Specs, m.dt_specs.as_fd()),
             (MapRef::SpecFree, m.dt_spec_free.as_fd()),
             (MapRef::SpecEnding, m.dt_spec_ending.as_fd()),
@@ -274,6 +277,9 @@ pub(crate) fn start(
         range[..8].copy_from_slice(&start.to_ne_bytes());
         range[8..16].copy_from_slice(&end.to_ne_bytes());
         core.maps.dt_caller_code.update(&(i as u32).to_ne_bytes(), &range, MapFlags::ANY)?;
+    }
+    if program.uses_cpuinfo {
+        cpuinfo::fill(&core.maps.dt_cpuinfo).context("describing the CPUs for curcpu and cpu_t")?;
     }
     let mut links: Vec<Link> = Vec::new();
     if program.uses_vtimestamp {
@@ -353,6 +359,7 @@ pub(crate) fn start(
         shared_ctx: core.maps.dt_ctx.as_fd(),
         shared_state: core.maps.dt_state.as_fd(),
         shared_caller_code: core.maps.dt_caller_code.as_fd(),
+        shared_cpuinfo: core.maps.dt_cpuinfo.as_fd(),
         clause_program: &mut clause_program,
         links: Vec::new(),
         warnings: Vec::new(),

@@ -226,6 +226,8 @@ pub(crate) enum Builtin {
     Vtimestamp,
     /// The interrupt priority level: Linux has none to show, so 0.
     Ipl,
+    /// The current CPU: `cpuinfo_t *` into its entry of `dt_cpuinfo`.
+    Curcpu,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -728,6 +730,9 @@ pub(crate) struct Program {
     /// Whether `vtimestamp` is used: the runtime then keeps per-thread CPU
     /// time at every context switch.
     pub uses_vtimestamp: bool,
+    /// curcpu, cpu_t or cpuinfo_t is used: the runtime describes the CPUs
+    /// in `dt_cpuinfo`.
+    pub uses_cpuinfo: bool,
     /// Some clause calls strtok(): each firing starts with no saved position.
     pub uses_strtok: bool,
     /// Some clause takes a destructive action: tracing needs -w.

@@ -145,11 +145,11 @@ fn every_statistic_is_listed_and_unavailable_ones_say_why() {
 }
 
 #[test]
-fn arg1_points_at_the_growing_total() {
+fn arg1_points_at_the_growing_total_and_arg2_at_the_cpu() {
     let w = Workload::spawn(&["write", "10", "3"]);
     let pid = w.pid();
     let (out, _) =
-        trace(&format!("writech /pid == {pid}/ {{ printf(\"%d %d %d\\n\", arg2, arg0, *(uint64_t *)arg1); }}"), w);
+        trace(&format!("writech /pid == {pid}/ {{ printf(\"%d %d %d\\n\", ((cpu_t *)arg2)->cpu_id, arg0, *(uint64_t *)arg1); }}"), w);
     let events: Vec<Vec<u64>> =
         out.stdout.lines().map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect()).collect();
     let events: Vec<&Vec<u64>> = events.iter().filter(|e| e.len() == 3).collect();

@@ -228,6 +228,25 @@ grep -qx 'sdt 5 rawtp 5' /tmp/out.27 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /
 
 # Diagnostics (kernel command line DTMATRIX_EXTRA=1): the same probes without tick-N (profile),
 # stopped by SIGINT, and single sysinfo probes.
+# 31. tcp over loopback (busybox httpd and wget): one connection each way, its bytes, and a refused
+# one; the socket fields the entry programs read by CO-RE (tcp_sock, icsk_delack_max) on each kernel.
+mkdir -p /tmp/www; dd if=/dev/zero of=/tmp/www/f bs=1000 count=50 2> /dev/null
+httpd -p 127.0.0.1:8080 -h /tmp/www
+(i=0; while ! grep -q ready /tmp/out.31 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  wget -q -O /dev/null http://127.0.0.1:8080/f; wget -q -O /dev/null http://127.0.0.1:8081/f) & L=$!
+t 31 tcp -qn 'BEGIN { printf("ready\n"); }
+  tcp:::connect-established /args[3]->tcps_rport == 8080/ { @e["connect"] = count(); }
+  tcp:::accept-established /args[3]->tcps_lport == 8080 && !args[3]->tcps_active/ { @e["accept"] = count(); }
+  tcp:::connect-refused /args[3]->tcps_rport == 8081/ { @e["refused"] = count(); }
+  tcp:::state-change /args[3]->tcps_lport == 8080 && args[5]->tcps_state == TCP_STATE_SYN_RECEIVED &&
+    args[3]->tcps_state == TCP_STATE_ESTABLISHED/ { @e["server-established"] = count(); }
+  tcp:::receive /args[4]->tcp_sport == 8080/ { @b = sum(args[2]->ip_plength - args[4]->tcp_offset); }
+  tick-4s { printa("%s %@d\n", @e); printa("bytes %@d\n", @b); exit(0); }'
+wait $L 2>/dev/null; killall httpd 2> /dev/null
+B=$(awk '$1 == "bytes" { print $2 }' /tmp/out.31)
+[ $RC = 0 ] && grep -qx 'connect 1' /tmp/out.31 && grep -qx 'accept 1' /tmp/out.31 && grep -qx 'refused 1' /tmp/out.31 &&
+  grep -qx 'server-established 1' /tmp/out.31 && [ "${B:-0}" -gt 50000 ] && [ "${B:-0}" -lt 51000 ]; r $? "out=$(tr '\n' '|' < /tmp/out.31)"
+
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
   SIG=INT TMO=3
   (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!

@@ -190,6 +190,13 @@ impl Checker<'_> {
             ExprKind::Float(_) => {
                 return Err(CompileError::new("D_FLOAT", &span, "floating-point constants are not permitted"))
             }
+            ExprKind::Ident(name) if name == "curcpu" => {
+                let Some(info @ Type::Struct(_)) = self.typedef_named("cpuinfo_t") else {
+                    unreachable!("the D library declares cpuinfo_t")
+                };
+                self.program.uses_cpuinfo = true;
+                typed(TKind::Builtin(Builtin::Curcpu), Type::Pointer(Box::new(info)))
+            }
             ExprKind::Ident(name) if name == "curthread" => {
                 let task = self.kernel_record("task_struct", false, &span)?;
                 typed(TKind::Builtin(Builtin::Curthread), Type::Pointer(Box::new(Type::Struct(task))))
@@ -945,7 +952,11 @@ impl Checker<'_> {
 /// Names D defines, which a script cannot assign or index: the built-in
 /// variables, curthread, NULL and the integer constants.
 pub(super) fn is_predefined(name: &str) -> bool {
-    builtin(name).is_some() || name == "curthread" || name == "NULL" || builtin_constant(name).is_some()
+    builtin(name).is_some()
+        || name == "curthread"
+        || name == "curcpu"
+        || name == "NULL"
+        || builtin_constant(name).is_some()
 }
 
 /// Integer constants D defines for scripts (Linux's address families).

@@ -19,7 +19,13 @@ impl Checker<'_> {
             }
             ast::TypeSpec::Named { name, .. } => match kernel_typedef(name) {
                 Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
-                None => self.typedef_named(name),
+                None => {
+                    // What the runtime describes only for the scripts that name it.
+                    if name == "cpu_t" || name == "cpuinfo_t" {
+                        self.program.uses_cpuinfo = true;
+                    }
+                    self.typedef_named(name)
+                }
             },
             ast::TypeSpec::Struct(record) => return self.record_type(record, false, span),
             ast::TypeSpec::Union(record) => return self.record_type(record, true, span),
