@@ -62,7 +62,7 @@ pub(crate) enum MapRef {
 const INDEX_BITS: u32 = 16;
 
 impl MapRef {
-    const FIXED: [MapRef; 17] = [
+    const FIXED: [MapRef; 18] = [
         MapRef::Ctx,
         MapRef::Events,
         MapRef::State,
@@ -80,6 +80,7 @@ impl MapRef {
         MapRef::SpecEnding,
         MapRef::SpecStats,
         MapRef::DynDrops,
+        MapRef::CpuInfo,
     ];
 
     /// The most thread-local variables, aggregations or associative arrays

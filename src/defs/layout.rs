@@ -10,8 +10,8 @@
 use std::mem::{offset_of, size_of};
 
 use core_skel::types::{
-    dt_code_range, dt_cpu, dt_cpu_data, dt_cpuinfo, dt_fault_rec, dt_probe_ctx, dt_processor_info, dt_rec_hdr,
-    dt_spec, dt_spec_stats, dt_state, dt_vtime,
+    dt_code_range, dt_cpu, dt_cpu_data, dt_cpuinfo, dt_fault_rec, dt_probe_ctx, dt_processor_info, dt_rec_hdr, dt_spec,
+    dt_spec_stats, dt_state, dt_vtime,
 };
 
 /// A probe of a provider whose entry programs are loaded once per probe

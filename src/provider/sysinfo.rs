@@ -328,5 +328,4 @@ mod tests {
             &[("cpu_t", "dt_cpu"), ("cpuinfo_t", "dt_cpuinfo"), ("processor_info_t", "dt_processor_info")],
         );
     }
-
 }

@@ -148,8 +148,12 @@ fn every_statistic_is_listed_and_unavailable_ones_say_why() {
 fn arg1_points_at_the_growing_total_and_arg2_at_the_cpu() {
     let w = Workload::spawn(&["write", "10", "3"]);
     let pid = w.pid();
-    let (out, _) =
-        trace(&format!("writech /pid == {pid}/ {{ printf(\"%d %d %d\\n\", ((cpu_t *)arg2)->cpu_id, arg0, *(uint64_t *)arg1); }}"), w);
+    let (out, _) = trace(
+        &format!(
+            "writech /pid == {pid}/ {{ printf(\"%d %d %d\\n\", ((cpu_t *)arg2)->cpu_id, arg0, *(uint64_t *)arg1); }}"
+        ),
+        w,
+    );
     let events: Vec<Vec<u64>> =
         out.stdout.lines().map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect()).collect();
     let events: Vec<&Vec<u64>> = events.iter().filter(|e| e.len() == 3).collect();
@@ -162,4 +166,32 @@ fn arg1_points_at_the_growing_total_and_arg2_at_the_cpu() {
             assert!(e[2] >= prev[2] + prev[1], "{events:?}");
         }
     }
+}
+
+/// The seed's `((cpu_t *)arg2)->cpu_id` and `curcpu->cpu_id` name the CPU a
+/// statistic is counted on: both agree with `cpu` at every context switch.
+#[test]
+fn cpu_t_of_arg2_and_curcpu_agree_with_cpu() {
+    let out = run(&[
+        "-qn",
+        r#"sysinfo:::pswitch { @[cpu, ((cpu_t *)arg2)->cpu_id, curcpu->cpu_id] = count(); }
+           tick-1s { exit(0); }
+           END { printa("%d %d %d %@d\n", @);
+                 printf("info %d %s %d %d\n", curcpu->cpu_pset, curcpu->cpu_info.pi_processor_type,
+                     curcpu->cpu_info.pi_state == P_ONLINE, curcpu->cpu_lgrp >= 0 && curcpu->cpu_chip >= 0); }"#,
+    ]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let rows: Vec<Vec<i64>> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect::<Vec<i64>>())
+        .filter(|r| r.len() == 4)
+        .collect();
+    assert!(!rows.is_empty(), "{}", out.stdout);
+    for r in &rows {
+        assert!(r[0] == r[1] && r[1] == r[2] && r[3] > 0, "{}", out.stdout);
+    }
+    let machine = std::env::consts::ARCH;
+    assert!(out.stdout.lines().any(|l| l == format!("info -1 {machine} 1 1")), "{}", out.stdout);
 }
