@@ -95,7 +95,8 @@ impl MapRef {
             MapRef::Assoc(n) => (3, n),
             MapRef::Stacks(n) => (5, usize::from(n)),
             MapRef::UserStacks(n) => (6, usize::from(n)),
-            fixed => (4, Self::FIXED.iter().position(|m| *m == fixed).unwrap_or(0)),
+            // A role missing from FIXED would silently alias another map.
+            fixed => (4, Self::FIXED.iter().position(|m| *m == fixed).expect("every fixed map role is in FIXED")),
         };
         debug_assert!(index <= Self::MAX_INDEX);
         ((kind << INDEX_BITS) | (index & Self::MAX_INDEX)) as i32
