@@ -551,6 +551,9 @@ int dt_tcp_learn(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (!socket_key(sk, &k) || !k.lport || !k.rport)
 		return 0;
+	/* An LRU map's update takes a free node before it looks: look first. */
+	if (bpf_map_lookup_elem(&dt_tcp_conns, &k))
+		return 0;
 	struct dt_tcp_conn c = { .sk = (__u64)sk };
 	bpf_map_update_elem(&dt_tcp_conns, &k, &c, BPF_NOEXIST);
 	return 0;
