@@ -1539,6 +1539,7 @@ impl<'a> Emitter<'a> {
             Builtin::Curcpu => {
                 // This CPU's entry of dt_cpuinfo, at its cpuinfo_t (NULL
                 // faults where it is read, as any bad pointer).
+                let saved = self.stack_top;
                 let key = self.alloc_slot(8)?;
                 self.emit(st_imm(Size::DW, FP, key, 0));
                 self.emit2(ld_map_fd(R1, MapRef::CpuInfo));
@@ -1549,6 +1550,7 @@ impl<'a> Emitter<'a> {
                 self.jump(jmp_imm(Cond::Eq, R0, 0, 0), null);
                 self.emit(alu_imm(Alu::Add, R0, layout::CPU_DATA_INFO as i32));
                 self.bind(null);
+                self.stack_top = saved;
             }
             Builtin::Stackdepth => {
                 // The frames bpf_get_stack() copies, 8 bytes each (0 on error).

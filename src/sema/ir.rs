@@ -730,8 +730,8 @@ pub(crate) struct Program {
     /// Whether `vtimestamp` is used: the runtime then keeps per-thread CPU
     /// time at every context switch.
     pub uses_vtimestamp: bool,
-    /// curcpu, cpu_t or cpuinfo_t is used: the runtime describes the CPUs
-    /// in `dt_cpuinfo`.
+    /// curcpu is used, or a cpu_t or cpuinfo_t is read (a member, print()):
+    /// the runtime describes the CPUs in `dt_cpuinfo`.
     pub uses_cpuinfo: bool,
     /// Some clause calls strtok(): each firing starts with no saved position.
     pub uses_strtok: bool,

@@ -102,18 +102,23 @@ impl Seen {
     }
 }
 
+/// Accepts one connection, reads it to the end and closes it: the bytes read.
+fn serve_one(listener: TcpListener) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("accept");
+        let mut received = Vec::new();
+        conn.read_to_end(&mut received).expect("read");
+        received.len()
+    })
+}
+
 /// A server on `server` that reads everything and closes, and a client
 /// from `client` that writes `bytes` and shuts down: the client's and the
 /// server connection's local ports.
 fn transfer(client: Ipv4Addr, server: Ipv4Addr, bytes: usize) -> (u16, u16) {
     let listener = TcpListener::bind(SocketAddr::from((server, 0))).expect("listen");
     let port = listener.local_addr().expect("address").port();
-    let reader = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().expect("accept");
-        let mut received = Vec::new();
-        conn.read_to_end(&mut received).expect("read");
-        received.len()
-    });
+    let reader = serve_one(listener);
     let mut stream = connect_from(client, SocketAddr::from((server, port)));
     let client_port = stream.local_addr().expect("address").port();
     let chunk = vec![0x5a_u8; 64 * 1024];
@@ -228,7 +233,6 @@ fn in_namespace<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'sta
 fn tcp_connection_across_a_veth_pair_fires_each_event_once_with_its_bytes() {
     const BYTES: usize = 1024 * 1024 + 777;
     let pair = VethPair::new(13);
-    let client: Ipv4Addr = pair.v4[0].parse().expect("address");
     let server: Ipv4Addr = pair.v4[1].parse().expect("address");
     let mut t = Tracer::spawn(&["-qn", READY, "-n", &script(&pair.v4[0], &pair.v4[1])]);
     t.wait_for("ready");
@@ -236,12 +240,7 @@ fn tcp_connection_across_a_veth_pair_fires_each_event_once_with_its_bytes() {
         .join()
         .expect("listener");
     let port = listener.local_addr().expect("address").port();
-    let reader = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().expect("accept");
-        let mut received = Vec::new();
-        conn.read_to_end(&mut received).expect("read");
-        received.len()
-    });
+    let reader = serve_one(listener);
     let writer = in_namespace(&pair.ns[0], move || {
         let mut stream =
             TcpStream::connect_timeout(&SocketAddr::from((server, port)), Duration::from_secs(5)).expect("connect");
@@ -259,5 +258,4 @@ fn tcp_connection_across_a_veth_pair_fires_each_event_once_with_its_bytes() {
     let seen = Seen { stdout: out.stdout };
     seen.assert_one_connection();
     seen.assert_bytes(BYTES);
-    let _ = client;
 }

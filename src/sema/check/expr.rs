@@ -29,6 +29,7 @@ impl Checker<'_> {
             (Type::Struct(r), false) => r.clone(),
             _ => return Err(member_operand_error(arrow, &base.ty, span)),
         };
+        self.note_runtime_filled(&record);
         let record = self.completed(record);
         let found = self.kernel_btf.member(&record, name).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
         let Some(member) = found else {

@@ -123,6 +123,19 @@ fn inlines_with_parameters_bind_each_argument() {
 }
 
 #[test]
+fn reading_a_cpu_t_or_cpuinfo_t_asks_the_runtime_to_describe_the_cpus() {
+    for (src, uses) in [
+        ("BEGIN { trace(curcpu->cpu_id); }", true),
+        ("BEGIN { trace(((cpu_t *)arg2)->cpu_id); }", true),
+        ("BEGIN { trace(((struct cpu *)arg2)->cpu_seqid); }", true),
+        ("BEGIN { print(*(cpuinfo_t *)arg0); }", true),
+        ("BEGIN { trace(sizeof (cpu_t)); trace(cpu); }", false),
+    ] {
+        assert_eq!(compile(src).expect("compiles").uses_cpuinfo, uses, "{src}");
+    }
+}
+
+#[test]
 fn translators_check_their_members_when_used() {
     if !has_btf() {
         return;

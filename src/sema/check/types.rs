@@ -19,13 +19,7 @@ impl Checker<'_> {
             }
             ast::TypeSpec::Named { name, .. } => match kernel_typedef(name) {
                 Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
-                None => {
-                    // What the runtime describes only for the scripts that name it.
-                    if name == "cpu_t" || name == "cpuinfo_t" {
-                        self.program.uses_cpuinfo = true;
-                    }
-                    self.typedef_named(name)
-                }
+                None => self.typedef_named(name),
             },
             ast::TypeSpec::Struct(record) => return self.record_type(record, false, span),
             ast::TypeSpec::Union(record) => return self.record_type(record, true, span),
@@ -80,6 +74,14 @@ impl Checker<'_> {
         }
     }
 
+    /// Reading a `cpu_t` or `cpuinfo_t` (d-library/sched.d), however the
+    /// script names or reaches it, needs the runtime to describe the CPUs.
+    pub(super) fn note_runtime_filled(&mut self, record: &Record) {
+        if matches!(record.body, RecordBody::D(_)) && matches!(record.name.as_str(), "cpu" | "cpuinfo") {
+            self.program.uses_cpuinfo = true;
+        }
+    }
+
     /// How print() shows a value of type `ty`: the type's shape, with every
     /// member of a struct (nested structs included, pointers not followed).
     pub(super) fn print_node(&mut self, ty: &Type, span: &Span) -> Result<PrintNode> {
@@ -95,6 +97,7 @@ impl Checker<'_> {
                 elem_size: type_size(elem, self.opts.strsize),
             },
             Type::Struct(record) => {
+                self.note_runtime_filled(record);
                 let record = &self.completed(record.clone());
                 let fields =
                     self.kernel_btf.fields(record).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
