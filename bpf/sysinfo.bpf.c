@@ -321,11 +321,15 @@ int dt_si_modunload(struct bpf_raw_tracepoint_args *ctx)
 	return dt_si_fire(ctx, DT_SI_modunload, 1);
 }
 
-/* contention_begin(lock, flags): LCB_F_READ 1<<1, LCB_F_WRITE 1<<2, LCB_F_MUTEX 1<<5. */
+/* contention_begin(lock, flags): LCB_F_SPIN 1<<0, LCB_F_READ 1<<1,
+ * LCB_F_WRITE 1<<2, LCB_F_RT 1<<3, LCB_F_MUTEX 1<<5. A contended mutex
+ * begins with MUTEX|SPIN and begins again with MUTEX when it stops
+ * spinning to sleep: one failed enter, counted at the first. */
 SEC("raw_tp/contention_begin")
 int dt_si_mutex_adenters(struct bpf_raw_tracepoint_args *ctx)
 {
-	if (ctx->args[1] & (1 << 5))
+	__u32 flags = ctx->args[1];
+	if ((flags & (1 << 5) && flags & 1) || flags & (1 << 3))
 		return dt_si_fire(ctx, DT_SI_mutex_adenters, 1);
 	return 0;
 }

@@ -1,8 +1,10 @@
-//! The running kernel's text symbols (/proc/kallsyms, and /proc/modules
-//! for where each module's code ends): stack() frames and func() are named
-//! from them, and `caller` skips the frames they mark as tracing machinery.
+//! The running kernel's symbols (/proc/kallsyms, and /proc/modules for
+//! where each module's code ends): stack() frames and func() are named from
+//! the text symbols, `%a` and sym() of a lock or other static variable from
+//! the data symbols (kernels built with CONFIG_KALLSYMS_ALL list them), and
+//! `caller` skips the frames they mark as tracing machinery.
 
-/// Text symbols sorted by address.
+/// Text and data symbols sorted by address.
 pub(crate) struct KernelSymbols {
     symbols: Vec<Symbol>,
     /// Each module's [start, end) as /proc/modules gives it.
@@ -15,6 +17,8 @@ struct Symbol {
     addr: u64,
     module: String,
     name: String,
+    /// Code, not data.
+    text: bool,
 }
 
 impl KernelSymbols {
@@ -33,11 +37,12 @@ impl KernelSymbols {
                 if name == "_etext" {
                     vmlinux_end = addr;
                 }
-                if addr == 0 || !matches!(kind, "t" | "T" | "w" | "W") {
+                let text = matches!(kind, "t" | "T" | "w" | "W");
+                if addr == 0 || !(text || matches!(kind, "d" | "D" | "b" | "B" | "r" | "R" | "v" | "V")) {
                     return None;
                 }
                 let module = words.next().map_or("vmlinux", |m| m.trim_start_matches('[').trim_end_matches(']'));
-                Some(Symbol { addr, module: module.to_string(), name: name.to_string() })
+                Some(Symbol { addr, module: module.to_string(), name: name.to_string(), text })
             })
             .collect();
         symbols.sort_by_key(|s| s.addr);
@@ -60,6 +65,13 @@ impl KernelSymbols {
         Some((format!("{}`{}", s.module, s.name), addr - s.addr))
     }
 
+    /// Whether `addr` is in the tracing machinery that runs a probe (a BPF
+    /// program, the tracepoint glue): the top of a stack recorded in a
+    /// probe, which DTrace's stack() does not show.
+    pub(crate) fn is_machinery(&self, addr: u64) -> bool {
+        self.containing(addr).is_some_and(|s| s.text && is_machinery(&s.module, &s.name))
+    }
+
     fn containing(&self, addr: u64) -> Option<&Symbol> {
         let i = self.symbols.partition_point(|s| s.addr <= addr).checked_sub(1)?;
         Some(&self.symbols[i])
@@ -71,7 +83,7 @@ impl KernelSymbols {
     pub(crate) fn caller_ranges(&self) -> Vec<(u64, u64)> {
         let mut ranges: Vec<(u64, u64)> = Vec::new();
         for (i, s) in self.symbols.iter().enumerate() {
-            if is_machinery(&s.module, &s.name) {
+            if !s.text || is_machinery(&s.module, &s.name) {
                 continue;
             }
             let bound = if s.module == "vmlinux" {
@@ -134,10 +146,12 @@ mod tests {
             (0x1140, "vmlinux", "do_execveat_common"),
             (0x1200, "vmlinux", "bpf_trace_run3"),
             (0x1300, "vmlinux", "ksys_read"),
+            (0x2000, "vmlinux", "rtnl_mutex"),
+            (0x2020, "vmlinux", "jiffies"),
             (0x9000, "ext4", "ext4_file_read_iter"),
             (0x9100, "ext4", "ext4_llseek"),
         ]
-        .map(|(addr, module, name)| Symbol { addr, module: module.into(), name: name.into() })
+        .map(|(addr, module, name)| Symbol { addr, module: module.into(), name: name.into(), text: addr & 0x2000 == 0 })
         .into();
         KernelSymbols { symbols, modules: vec![("ext4".into(), 0x9000, 0x9400)], vmlinux_end: 0x1400 }
     }
@@ -153,5 +167,16 @@ mod tests {
     fn frames_resolve_to_module_and_function() {
         let t = table();
         assert_eq!(t.resolve(0x1150), Some(("vmlinux`do_execveat_common".into(), 0x10)));
+        assert!(t.is_machinery(0x1210) && t.is_machinery(0x1100) && !t.is_machinery(0x1150));
+    }
+
+    /// A lock in a static variable is named by its data symbol (lockstat's
+    /// `printa("%a")`); data is never where a caller can be.
+    #[test]
+    fn data_addresses_resolve_to_their_variable() {
+        let t = table();
+        assert_eq!(t.resolve(0x2000), Some(("vmlinux`rtnl_mutex".into(), 0)));
+        assert_eq!(t.resolve(0x2008), Some(("vmlinux`rtnl_mutex".into(), 8)));
+        assert!(t.caller_ranges().iter().all(|&(start, end)| end <= 0x2000 || start > 0x2020));
     }
 }

@@ -16,6 +16,8 @@ mod ip_provider;
 mod kernel_reach;
 #[path = "integration/kernel_types.rs"]
 mod kernel_types;
+#[path = "integration/lockstat_provider.rs"]
+mod lockstat_provider;
 #[path = "integration/man_pages.rs"]
 mod man_pages;
 #[path = "integration/options.rs"]

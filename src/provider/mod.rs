@@ -16,6 +16,7 @@ pub(crate) mod dtrace;
 pub(crate) mod fbt;
 pub(crate) mod io;
 pub(crate) mod ip;
+pub(crate) mod lockstat;
 pub(crate) mod perf;
 pub(crate) mod pid;
 pub(crate) mod proc;
@@ -54,6 +55,7 @@ fn providers() -> Vec<Box<dyn Provider>> {
         Box::<sched::Sched>::default(),
         Box::<tcp::Tcp>::default(),
         Box::<udp::Udp>::default(),
+        Box::<lockstat::Lockstat>::default(),
         Box::<fbt::Fbt>::default(),
         Box::<sdt::Sdt>::default(),
         Box::<rawtp::Rawtp>::default(),

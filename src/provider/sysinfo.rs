@@ -99,7 +99,7 @@ pub(crate) const MAPPINGS: &[Mapping] = &[
     Mapping {
         name: "mutex_adenters",
         hooks: &[hook("dt_si_mutex_adenters", "contention_begin", 0)],
-        linux: "a mutex is found held (contention_begin with LCB_F_MUTEX)",
+        linux: "a mutex is found held (contention_begin with LCB_F_MUTEX|LCB_F_SPIN, or an rt_mutex)",
     },
     Mapping {
         name: "namei",
