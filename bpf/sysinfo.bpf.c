@@ -4,17 +4,14 @@
  * statistic is incremented. Each statistic has its own entry program(s)
  * (dt_si_<name>), attached to the kernel event that means the same on Linux
  * (see src/provider/sysinfo.rs); the runtime loads and attaches only those
- * of the probes a script enables.
- *
- * arg0 is the increment, arg1 points at the statistic's 64-bit total as it
- * was before this increment (per CPU, counted while dtrace runs), arg2 the
- * CPU's cpu_t (struct dt_cpu in dtrace.h), as Solaris passes it.
+ * of the probes a script enables. The arguments are kstat.h's.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "dtrace.h"
+#include "kstat.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -40,17 +37,11 @@ const volatile __u8 dt_si_sysclass[DT_MAX_SYSCALLS] = {};
 /* The architecture's O_DIRECT. */
 const volatile __u32 dt_si_o_direct = 0;
 
-struct dt_si_totals {
-	__u64 total[DT_SI_COUNT];
-	/* The total before the increment being fired, which arg1 points to. */
-	__u64 before[DT_SI_COUNT];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct dt_si_totals);
+	__type(value, struct dt_kstat_totals);
 } dt_si_totals SEC(".maps");
 
 struct {
@@ -62,23 +53,8 @@ struct {
 
 static __always_inline int dt_si_fire(void *ctx, __u32 stat, __u64 inc)
 {
-	__u32 zero = 0;
-	if (stat >= DT_SI_COUNT)
+	if (stat >= DT_SI_COUNT || !dt_kstat_begin(ctx, &dt_si_totals, dt_si_id_base, stat, inc))
 		return 0;
-	struct dt_si_totals *t = bpf_map_lookup_elem(&dt_si_totals, &zero);
-	if (!t)
-		return 0;
-	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
-	if (!pc)
-		return 0;
-	t->before[stat] = t->total[stat];
-	t->total[stat] += inc;
-	pc->probe_id = dt_si_id_base + stat;
-	pc->args[0] = inc;
-	pc->args[1] = (__u64)&t->before[stat];
-	pc->args[2] = (__u64)bpf_map_lookup_elem(&dt_cpuinfo, &zero); /* its first member is the cpu_t */
-	for (int i = 3; i < DT_NARGS; i++)
-		pc->args[i] = 0;
 	bpf_tail_call(ctx, &dt_si_progs, stat);
 	return 0;
 }

@@ -44,6 +44,8 @@ mod tcp_provider;
 mod udp_provider;
 #[path = "integration/usdt_provider.rs"]
 mod usdt_provider;
+#[path = "integration/vminfo_provider.rs"]
+mod vminfo_provider;
 
 use std::process::Command;
 

@@ -178,7 +178,11 @@ mod tests {
                 Fires::Contention(event) => event.to_string(),
                 Fires::Never(why) => format!("never: {why}"),
             };
-            assert!(page.contains(&format!(".B {}\n{linux}\n", probe.name)), "man/dtrace-lockstat.7 lacks {}", probe.name);
+            assert!(
+                page.contains(&format!(".B {}\n{linux}\n", probe.name)),
+                "man/dtrace-lockstat.7 lacks {}",
+                probe.name
+            );
         }
     }
 }

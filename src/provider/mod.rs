@@ -16,6 +16,7 @@ pub(crate) mod dtrace;
 pub(crate) mod fbt;
 pub(crate) mod io;
 pub(crate) mod ip;
+pub(crate) mod kstat;
 pub(crate) mod lockstat;
 pub(crate) mod perf;
 pub(crate) mod pid;
@@ -31,6 +32,7 @@ pub(crate) mod tracefs;
 pub(crate) mod udp;
 pub(crate) mod uprobe;
 pub(crate) mod usdt;
+pub(crate) mod vminfo;
 
 use std::mem::MaybeUninit;
 use std::os::fd::BorrowedFd;
@@ -49,6 +51,7 @@ fn providers() -> Vec<Box<dyn Provider>> {
         Box::<syscall::Syscall>::default(),
         Box::<profile::Profile>::default(),
         Box::<sysinfo::Sysinfo>::default(),
+        Box::<vminfo::Vminfo>::default(),
         Box::<proc::Proc>::default(),
         Box::<io::Io>::default(),
         Box::<ip::Ip>::default(),

@@ -1,5 +1,6 @@
-//! perf events for entry programs: tracepoint events and CPU clocks, which
-//! the syscall and profile providers attach their programs to.
+//! perf events for entry programs: tracepoint events, CPU clocks and
+//! software events, which the syscall, profile and vminfo providers attach
+//! their programs to.
 
 use std::os::fd::{FromRawFd, OwnedFd};
 
@@ -61,6 +62,18 @@ pub(crate) fn open_cpu_clock(cpu: i32, period_ns: u64) -> Result<OwnedFd> {
     attr.__bindgen_anon_1.sample_period = period_ns;
     attr.set_disabled(1);
     perf_event_open(&attr, cpu).with_context(|| format!("opening a cpu-clock event on CPU {cpu}"))
+}
+
+/// A software perf event (PERF_COUNT_SW_*) on one CPU that samples every
+/// occurrence: a BPF program attached to it runs in the thread counted.
+pub(crate) fn open_software(cpu: i32, config: u32) -> Result<OwnedFd> {
+    // SAFETY: perf_event_attr is plain data; all zeros is a valid value.
+    let mut attr: libbpf_sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    attr.type_ = libbpf_sys::PERF_TYPE_SOFTWARE;
+    attr.size = std::mem::size_of::<libbpf_sys::perf_event_attr>() as u32;
+    attr.config = u64::from(config);
+    attr.__bindgen_anon_1.sample_period = 1;
+    perf_event_open(&attr, cpu).with_context(|| format!("opening software event {config} on CPU {cpu}"))
 }
 
 /// perf_event_open(2) for every process, on `cpu` (a BPF program on a

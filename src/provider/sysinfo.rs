@@ -13,28 +13,7 @@ super::entry_programs!("sysinfo");
 
 const STATS_H: &str = include_str!("../../bpf/sysinfo_stats.h");
 
-/// How one statistic is observed on Linux.
-pub(crate) struct Mapping {
-    pub name: &'static str,
-    /// Entry programs in bpf/sysinfo.bpf.c and the raw tracepoints they
-    /// attach to. Where a statistic has alternatives (a tracepoint whose
-    /// prototype changed), the first that attaches wins.
-    pub hooks: &'static [Hook],
-    /// The Linux event, in words (`dtrace -l -v`, the man page).
-    pub linux: &'static str,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Hook {
-    pub program: &'static str,
-    pub tracepoint: &'static str,
-    /// Hooks in the same group are alternatives; different groups all attach.
-    pub group: u8,
-}
-
-const fn hook(program: &'static str, tracepoint: &'static str, group: u8) -> Hook {
-    Hook { program, tracepoint, group }
-}
+use super::kstat::{hook, Mapping};
 
 /// Two-argument (queue, request/bio) kernels first: attaching that program
 /// fails where the tracepoint has one argument.
@@ -195,7 +174,7 @@ pub(crate) const MAPPINGS: &[Mapping] = &[
 
 /// The statistics in bpf/sysinfo_stats.h order: index = statistic number.
 pub(crate) fn stats() -> impl Iterator<Item = &'static str> {
-    STATS_H.lines().filter_map(|l| l.trim().strip_prefix("DT_SI(")?.strip_suffix(')'))
+    super::kstat::stats(STATS_H, "DT_SI")
 }
 
 pub(crate) fn mapping(stat: u32) -> Option<&'static Mapping> {
@@ -222,7 +201,7 @@ impl Provider for Sysinfo {
         let mut open = cx.open(skel::SysinfoSkelBuilder::default(), "sysinfo")?;
         // Only the entry programs of the enabled statistics are loaded.
         let mappings: Vec<&Mapping> = enabled.iter().filter_map(|e| mapping(e.probe.key as u32)).collect();
-        let wanted: Vec<&str> = mappings.iter().flat_map(|m| m.hooks.iter().map(|h| h.program)).collect();
+        let wanted = super::kstat::programs(&mappings);
         super::autoload_only(open.open_object_mut(), &wanted);
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             super::script_needs!(ro, cx.needs);
@@ -236,30 +215,7 @@ impl Provider for Sysinfo {
         }
         let skel = open.load().context("loading the sysinfo entry programs")?;
         cx.fill_slots(&skel.maps.dt_si_progs, enabled, RAW_TP)?;
-        for mapping in mappings {
-            let probe = format!("sysinfo:::{}", mapping.name);
-            if mapping.hooks.is_empty() {
-                let why = mapping.linux.strip_prefix("none: ").unwrap_or(mapping.linux);
-                cx.warnings.push(format!("{probe} will not fire: {why}"));
-                continue;
-            }
-            // Hooks of one group are alternatives; each group must attach one.
-            let mut groups: Vec<u8> = mapping.hooks.iter().map(|h| h.group).collect();
-            groups.dedup();
-            let group_count = groups.len();
-            let mut missing = Vec::new();
-            for group in groups {
-                let hooks: Vec<&Hook> = mapping.hooks.iter().filter(|h| h.group == group).collect();
-                if !hooks.iter().any(|hook| cx.attach_raw_tp(skel.object(), hook.program, hook.tracepoint)) {
-                    missing.push(hooks[0].tracepoint);
-                }
-            }
-            if !missing.is_empty() {
-                let what = if missing.len() == 1 { "tracepoint" } else { "tracepoints" };
-                let verb = if missing.len() == group_count { "will not fire" } else { "will fire only in part" };
-                cx.warnings.push(format!("{probe} {verb}: this kernel has no usable {} {what}", missing.join(" or ")));
-            }
-        }
+        super::kstat::attach(cx, skel.object(), self.name(), &mappings);
         Ok(Box::new(Loaded(skel)))
     }
 }
@@ -295,19 +251,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_statistic_has_one_mapping_in_order() {
-        let names: Vec<&str> = stats().collect();
-        assert_eq!(names.len(), 34);
-        let mapped: Vec<&str> = MAPPINGS.iter().map(|m| m.name).collect();
-        assert_eq!(names, mapped);
-    }
-
-    #[test]
-    fn the_man_page_gives_every_mapping() {
-        let page = include_str!("../../man/dtrace-sysinfo.7").replace("\\-", "-");
-        for m in MAPPINGS {
-            assert!(page.contains(&format!(".B {}\n{}\n", m.name, m.linux)), "man/dtrace-sysinfo.7 lacks {}", m.name);
-        }
+    fn every_statistic_has_one_mapping_in_order_and_the_man_page_gives_it() {
+        assert_eq!(stats().count(), 34);
+        super::super::kstat::assert_mapped_and_documented(
+            stats(),
+            MAPPINGS,
+            include_str!("../../man/dtrace-sysinfo.7"),
+        );
     }
 
     #[test]

@@ -103,7 +103,8 @@ END {{
 
 #[test]
 fn hold_event_probes_say_why_they_never_fire() {
-    let out = run(&["-qn", "lockstat:::adaptive-acquire, lockstat:::spin-release { @ = count(); } tick-1ms { exit(0); }"]);
+    let out =
+        run(&["-qn", "lockstat:::adaptive-acquire, lockstat:::spin-release { @ = count(); } tick-1ms { exit(0); }"]);
     out.assert_no_panic();
     assert_eq!(out.code(), 0, "{}", out.stderr);
     for probe in ["adaptive-acquire", "spin-release"] {

@@ -247,6 +247,19 @@ B=$(awk '$1 == "bytes" { print $2 }' /tmp/out.31)
 [ $RC = 0 ] && grep -qx 'connect 1' /tmp/out.31 && grep -qx 'accept 1' /tmp/out.31 && grep -qx 'refused 1' /tmp/out.31 &&
   grep -qx 'server-established 1' /tmp/out.31 && [ "${B:-0}" -gt 50000 ] && [ "${B:-0}" -lt 51000 ]; r $? "out=$(tr '\n' '|' < /tmp/out.31)"
 
+# 32. lockstat: three shells taking lo down and up, each holding rtnl_mutex across an RCU grace
+# period (synchronize_net), so each sleeps on the other's: adaptive-block on the static
+# vmlinux`rtnl_mutex, named by %a from kallsyms' data symbols, the wait in arg1. 5.10 has no
+# contention tracepoints: dtrace says so and runs.
+for k in 1 2 3; do (while :; do ip link set lo down; ip link set lo up; done) & done
+t 32 lockstat -qn 'lockstat:::adaptive-block { @[arg0] = count(); @w = min(arg1); } tick-3s { printa("%a %@d\n", @); printa("min %@d\n", @w); exit(0); }'
+for k in $(jobs -p); do kill $k; done; wait 2> /dev/null; ip link set lo up
+case $(uname -r) in
+  5.10.*) [ $RC = 0 ] && grep -q 'no contention_begin and contention_end tracepoints' /tmp/err.32 ;;
+  *) W=$(awk '$1 == "min" { print $2 }' /tmp/out.32)
+    [ $RC = 0 ] && grep -qE '^vmlinux`rtnl_mutex [0-9]+$' /tmp/out.32 && [ "${W:-0}" -gt 0 ] ;;
+esac; r $? "out=$(tr '\n' '|' < /tmp/out.32 | cut -c1-300) err=$(head -2 /tmp/err.32 | tr '\n' '|')"
+
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
   SIG=INT TMO=3
   (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!

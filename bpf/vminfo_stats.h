@@ -1,0 +1,36 @@
+/*
+ * The vminfo provider's statistics (Solaris' vm kstat), one probe each, in
+ * probe-ID order: the one list the entry programs (bpf/vminfo.bpf.c, as
+ * DT_VM_<name>) and the probe registry (src/provider/vminfo.rs) are both
+ * built from.
+ */
+DT_VM(anonfree)
+DT_VM(anonpgin)
+DT_VM(anonpgout)
+DT_VM(as_fault)
+DT_VM(cow_fault)
+DT_VM(dfree)
+DT_VM(execfree)
+DT_VM(execpgin)
+DT_VM(execpgout)
+DT_VM(fsfree)
+DT_VM(fspgin)
+DT_VM(fspgout)
+DT_VM(kernel_asflt)
+DT_VM(maj_fault)
+DT_VM(pgfrec)
+DT_VM(pgin)
+DT_VM(pgout)
+DT_VM(pgpgin)
+DT_VM(pgpgout)
+DT_VM(pgrec)
+DT_VM(pgrrun)
+DT_VM(pgswapin)
+DT_VM(pgswapout)
+DT_VM(prot_fault)
+DT_VM(rev)
+DT_VM(scan)
+DT_VM(softlock)
+DT_VM(swapin)
+DT_VM(swapout)
+DT_VM(zfod)
