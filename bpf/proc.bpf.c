@@ -26,13 +26,24 @@ char LICENSE[] SEC("license") = "GPL";
 #define DT_PROC_LWP_EXIT 6
 #define DT_PROC_SIGNAL_SEND 7
 #define DT_PROC_SIGNAL_HANDLE 8
-#define DT_PROC_COUNT 9
+#define DT_PROC_SIGNAL_DISCARD 9
+#define DT_PROC_SIGNAL_CLEAR 10
+#define DT_PROC_FAULT 11
+#define DT_PROC_START 12
+#define DT_PROC_LWP_START 13
+#define DT_PROC_COUNT 14
 
 /* Probe ID of slot s is dt_proc_id_base + s. */
 const volatile __u32 dt_proc_id_base = 0;
 /* execve and execveat system call numbers of this architecture. */
 const volatile __s64 dt_proc_nr_execve = -1;
 const volatile __s64 dt_proc_nr_execveat = -1;
+/* The system calls that make a process or thread, and sigtimedwait's. */
+const volatile __s64 dt_proc_nr_fork = -1;
+const volatile __s64 dt_proc_nr_vfork = -1;
+const volatile __s64 dt_proc_nr_clone = -1;
+const volatile __s64 dt_proc_nr_clone3 = -1;
+const volatile __s64 dt_proc_nr_rt_sigtimedwait = -1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -100,17 +111,23 @@ int dt_proc_exec_success(struct bpf_raw_tracepoint_args *ctx)
 	return dt_proc_fire(ctx, DT_PROC_EXEC_SUCCESS, 0, 0, 0);
 }
 
+/* The system call sys_exit reports the return of. */
+static __always_inline long dt_proc_exit_nr(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+#ifdef DT_ARCH_X86
+	return BPF_CORE_READ(regs, orig_ax);
+#else
+	return BPF_CORE_READ(regs, syscallno);
+#endif
+}
+
 /* exec-failure: execve returned an error; arg0 the errno. */
 SEC("raw_tp/sys_exit")
 int dt_proc_exec_failure(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long ret = ctx->args[1];
-#ifdef DT_ARCH_X86
-	long nr = BPF_CORE_READ(regs, orig_ax);
-#else
-	long nr = BPF_CORE_READ(regs, syscallno);
-#endif
+	long nr = dt_proc_exit_nr(ctx);
 	if (ret >= 0 || !dt_proc_is_exec(nr))
 		return 0;
 	return dt_proc_fire(ctx, DT_PROC_EXEC_FAILURE, -ret, 0, 0);
@@ -168,6 +185,92 @@ int dt_proc_signal_send(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 task = ctx->args[2];
 	return dt_proc_fire(ctx, DT_PROC_SIGNAL_SEND, task, task, ctx->args[0]);
+}
+
+/* signal-discard: the target ignores the signal, which the kernel drops
+ * (TRACE_SIGNAL_IGNORED). */
+#define DT_TRACE_SIGNAL_IGNORED 1
+
+SEC("raw_tp/signal_generate")
+int dt_proc_signal_discard(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 task = ctx->args[2];
+	if ((int)ctx->args[4] != DT_TRACE_SIGNAL_IGNORED)
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_SIGNAL_DISCARD, task, task, ctx->args[0]);
+}
+
+/* signal-clear: sigtimedwait(2) (and sigwait, sigwaitinfo, which call it)
+ * took a pending signal; arg0 the signal. */
+SEC("raw_tp/sys_exit")
+int dt_proc_signal_clear(struct bpf_raw_tracepoint_args *ctx)
+{
+	long ret = ctx->args[1];
+	long nr = dt_proc_exit_nr(ctx);
+	if (ret <= 0 || nr < 0 || nr != dt_proc_nr_rt_sigtimedwait)
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_SIGNAL_CLEAR, ret, 0, 0);
+}
+
+/* fault: the kernel signals the current thread for a machine fault it
+ * took (si_code > 0: SEGV_MAPERR, FPE_INTDIV, SI_KERNEL, ...; a kill or
+ * raise has si_code <= 0). arg0 is Solaris' fault number (FLT* in
+ * d-library/procfs.d), arg1 the siginfo. */
+static __always_inline __u64 dt_proc_fault_code(int sig, int code)
+{
+	switch (sig) {
+	case 4: /* SIGILL */
+		return code == 5 /* ILL_PRVOPC */ || code == 6 /* ILL_PRVREG */ ? 2 /* FLTPRIV */ : 1 /* FLTILL */;
+	case 5: /* SIGTRAP */
+		return code == 2 /* TRAP_TRACE */ ? 4 /* FLTTRACE */ : 3 /* FLTBPT */;
+	case 11: /* SIGSEGV */
+		return code == 1 /* SEGV_MAPERR */ ? 6 /* FLTBOUNDS */ : 5 /* FLTACCESS */;
+	case 7: /* SIGBUS */
+		return 5; /* FLTACCESS */
+	case 8: /* SIGFPE */
+		return code == 1 /* FPE_INTDIV */ ? 8 /* FLTIZDIV */ : code == 2 /* FPE_INTOVF */ ? 7 /* FLTIOVF */ : 9 /* FLTFPE */;
+	}
+	return 0;
+}
+
+SEC("raw_tp/signal_generate")
+int dt_proc_fault(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct kernel_siginfo *info = (struct kernel_siginfo *)ctx->args[1];
+	if (ctx->args[2] != bpf_get_current_task() || (__u64)info <= 2 /* SEND_SIG_NOINFO, SEND_SIG_PRIV */)
+		return 0;
+	int code = BPF_CORE_READ(info, si_code);
+	__u64 fault = dt_proc_fault_code(ctx->args[0], code);
+	if (code <= 0 || !fault)
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_FAULT, fault, (__u64)info, 0);
+}
+
+/* start and lwp-start: in the new process or thread, before its first
+ * user instruction: its return of 0 from fork, vfork, clone or clone3. */
+static __always_inline bool dt_proc_started(struct bpf_raw_tracepoint_args *ctx)
+{
+	long nr = dt_proc_exit_nr(ctx);
+	return ctx->args[1] == 0 && nr >= 0 &&
+	       (nr == dt_proc_nr_fork || nr == dt_proc_nr_vfork || nr == dt_proc_nr_clone || nr == dt_proc_nr_clone3);
+}
+
+SEC("raw_tp/sys_exit")
+int dt_proc_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!dt_proc_started(ctx) || (__u32)id != id >> 32)
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_START, 0, 0, 0);
+}
+
+SEC("raw_tp/sys_exit")
+int dt_proc_lwp_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!dt_proc_started(ctx) || (__u32)id == id >> 32)
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_LWP_START, 0, 0, 0);
 }
 
 /* signal_deliver(sig, info, ka), in the thread about to handle it. */

@@ -53,6 +53,19 @@ typedef struct lwpsinfo {
 } lwpsinfo_t;
 
 /* lwpsinfo_t.pr_state: Solaris' thread states. */
+/* Machine faults (Solaris' <sys/fault.h>): proc:::fault's args[0]. */
+inline int FLTILL = 1;		/* illegal instruction */
+inline int FLTPRIV = 2;		/* privileged instruction */
+inline int FLTBPT = 3;		/* breakpoint trap */
+inline int FLTTRACE = 4;	/* trace trap (single step) */
+inline int FLTACCESS = 5;	/* memory access fault */
+inline int FLTBOUNDS = 6;	/* memory bounds violation (no mapping) */
+inline int FLTIOVF = 7;		/* integer overflow */
+inline int FLTIZDIV = 8;	/* integer zero divide */
+inline int FLTFPE = 9;		/* floating-point exception */
+inline int FLTSTACK = 10;	/* unrecoverable stack fault */
+inline int FLTPAGE = 11;	/* recoverable page fault */
+
 inline char SSLEEP = 1;
 inline char SRUN = 2;
 inline char SZOMB = 3;

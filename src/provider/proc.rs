@@ -69,6 +69,26 @@ pub(crate) const PROBES: &[ProcProbe] = &[
         tracepoint: "signal_deliver",
         args: &[arg("int", "(int)arg0"), arg("void *", "(void *)arg1"), arg("void *", "(void *)arg2")],
     },
+    ProcProbe {
+        name: "signal-discard",
+        program: "dt_proc_signal_discard",
+        tracepoint: "signal_generate",
+        args: &[LWPSINFO_0, PSINFO_1, arg("int", "(int)arg2")],
+    },
+    ProcProbe {
+        name: "signal-clear",
+        program: "dt_proc_signal_clear",
+        tracepoint: "sys_exit",
+        args: &[arg("int", "(int)arg0")],
+    },
+    ProcProbe {
+        name: "fault",
+        program: "dt_proc_fault",
+        tracepoint: "signal_generate",
+        args: &[arg("int", "(int)arg0"), arg("struct siginfo *", "(struct siginfo *)arg1")],
+    },
+    ProcProbe { name: "start", program: "dt_proc_start", tracepoint: "sys_exit", args: &[] },
+    ProcProbe { name: "lwp-start", program: "dt_proc_lwp_start", tracepoint: "sys_exit", args: &[] },
 ];
 
 #[derive(Default)]
@@ -106,6 +126,11 @@ impl Provider for Proc {
                 match name {
                     "execve" => ro.dt_proc_nr_execve = nr.into(),
                     "execveat" => ro.dt_proc_nr_execveat = nr.into(),
+                    "fork" => ro.dt_proc_nr_fork = nr.into(),
+                    "vfork" => ro.dt_proc_nr_vfork = nr.into(),
+                    "clone" => ro.dt_proc_nr_clone = nr.into(),
+                    "clone3" => ro.dt_proc_nr_clone3 = nr.into(),
+                    "rt_sigtimedwait" => ro.dt_proc_nr_rt_sigtimedwait = nr.into(),
                     _ => {}
                 }
             }

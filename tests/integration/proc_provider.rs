@@ -94,3 +94,57 @@ fn exit_fires_once_when_threads_exit_together() {
     assert!(out.stdout.lines().any(|l| l == "exit 1"), "{}", out.stdout);
     assert!(out.stdout.lines().any(|l| l == "lwp-exit 6"), "{}", out.stdout);
 }
+
+/// Solaris' other proc probes, on a python3 program that does each thing
+/// once: forks a child and starts a thread (start, lwp-start, each in the
+/// new one's own context), sends itself a signal it ignores
+/// (signal-discard), takes a blocked signal with sigtimedwait
+/// (signal-clear), and forks a child that reads address 0 (fault: no
+/// mapping there, FLTBOUNDS, with SIGSEGV's siginfo). SIGCHLD, which it
+/// ignores by default, is discarded too, and left out.
+#[test]
+fn start_lwp_start_discard_clear_and_fault_fire_once_each() {
+    let dir = std::env::temp_dir().join(format!("dtrace-proc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("proc.py");
+    std::fs::write(
+        &program,
+        // SIGUSR2 is blocked before the thread starts: a thread that has
+        // finished but not yet exited must not take it (and die of it).
+        "import ctypes, os, signal, threading\n\
+         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])\n\
+         pid = os.fork()\nif pid == 0: os._exit(0)\nos.waitpid(pid, 0)\n\
+         t = threading.Thread(target=lambda: None); t.start(); t.join()\n\
+         signal.signal(signal.SIGUSR1, signal.SIG_IGN)\nos.kill(os.getpid(), signal.SIGUSR1)\n\
+         os.kill(os.getpid(), signal.SIGUSR2)\n\
+         assert signal.sigtimedwait([signal.SIGUSR2], 5).si_signo == signal.SIGUSR2\n\
+         pid = os.fork()\nif pid == 0: ctypes.string_at(0)\nos.waitpid(pid, 0)\n",
+    )
+    .unwrap();
+    let script = r#"
+proc:::start /ppid == $target/ { @["start", pid != $target && curpsinfo->pr_ppid == $target] = count(); }
+proc:::lwp-start /pid == $target/ { @["lwp-start", tid != pid && curlwpsinfo->pr_lwpid == tid] = count(); }
+proc:::signal-discard /pid == $target && args[2] != SIGCHLD/ {
+	@["discard", args[2] == SIGUSR1 && args[1]->pr_pid == $target && args[0]->pr_lwpid == $target] = count();
+}
+proc:::signal-clear /pid == $target/ { @["clear", args[0] == SIGUSR2] = count(); }
+proc:::fault /ppid == $target/ {
+	@["fault", args[0] == FLTBOUNDS && args[1]->si_signo == SIGSEGV && args[1]->si_code == 1] = count();
+}
+END { printa("%s %d %@d\n", @); }
+"#;
+    let out = run(&["-qn", script, "-c", &format!("/usr/bin/python3 {}", program.display())]);
+    let _ = std::fs::remove_dir_all(&dir);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let mut lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty()).collect();
+    lines.sort();
+    // Two children: the forked one and the faulting one.
+    assert_eq!(
+        lines,
+        ["clear 1 1", "discard 1 1", "fault 1 1", "lwp-start 1 1", "start 1 2"],
+        "{}{}",
+        out.stdout,
+        out.stderr
+    );
+}

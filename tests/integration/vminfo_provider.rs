@@ -12,7 +12,8 @@ fn traced_python(clauses: &str, code: &str) -> util::Output {
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("workload.py");
     std::fs::write(&script, code).unwrap();
-    let command = format!("python3 {}", script.display());
+    // Debian's interpreter itself, not a wrapper script (pyenv's shims run helpers).
+    let command = format!("/usr/bin/python3 {}", script.display());
     let out = run(&["-q", "-n", clauses, "-c", &command]);
     let _ = std::fs::remove_dir_all(&dir);
     out.assert_no_panic();

@@ -260,6 +260,21 @@ case $(uname -r) in
     [ $RC = 0 ] && grep -qE '^vmlinux`rtnl_mutex [0-9]+$' /tmp/out.32 && [ "${W:-0}" -gt 0 ] ;;
 esac; r $? "out=$(tr '\n' '|' < /tmp/out.32 | cut -c1-300) err=$(head -2 /tmp/err.32 | tr '\n' '|')"
 
+# 33. vminfo: a copy of busybox on the ext4 disk (as /mnt/true), run after the page cache is
+# dropped, faults its text in from the disk (maj_fault, by the major-faults software event, and
+# pgpgin from block_bio_queue: before 5.11 its queue-first prototype); the shell's forks give
+# cow_fault and as_fault (the x86 page fault tracepoints).
+mount -t ext4 /dev/vda /mnt && cp /bin/busybox /mnt/true && sync && echo 3 > /proc/sys/vm/drop_caches
+(i=0; while ! grep -q ready /tmp/out.33 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  /mnt/true) & L=$!
+t 33 vminfo -qn 'BEGIN { printf("ready\n"); } vminfo:::maj_fault /execname == "true"/ { @["maj"] = sum(arg0); }
+  vminfo:::pgpgin { @["pgpgin"] = sum(arg0); } vminfo:::cow_fault { @["cow"] = sum(arg0); }
+  vminfo:::as_fault { @["as"] = sum(arg0); } tick-3s { printa("%s %@d\n", @); exit(0); }'
+wait $L 2> /dev/null; umount /mnt
+for k in maj pgpgin cow as; do
+  V=$(awk -v k=$k '$1 == k { print $2 }' /tmp/out.33); [ "${V:-0}" -gt 0 ] || break
+done; [ "${V:-0}" -gt 0 ] && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.33) err=$(head -2 /tmp/err.33 | tr '\n' '|')"
+
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
   SIG=INT TMO=3
   (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!
