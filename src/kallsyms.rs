@@ -65,13 +65,6 @@ impl KernelSymbols {
         Some((format!("{}`{}", s.module, s.name), addr - s.addr))
     }
 
-    /// Whether `addr` is in the tracing machinery that runs a probe (a BPF
-    /// program, the tracepoint glue): the top of a stack recorded in a
-    /// probe, which DTrace's stack() does not show.
-    pub(crate) fn is_machinery(&self, addr: u64) -> bool {
-        self.containing(addr).is_some_and(|s| s.text && is_machinery(&s.module, &s.name))
-    }
-
     fn containing(&self, addr: u64) -> Option<&Symbol> {
         let i = self.symbols.partition_point(|s| s.addr <= addr).checked_sub(1)?;
         Some(&self.symbols[i])
@@ -167,7 +160,6 @@ mod tests {
     fn frames_resolve_to_module_and_function() {
         let t = table();
         assert_eq!(t.resolve(0x1150), Some(("vmlinux`do_execveat_common".into(), 0x10)));
-        assert!(t.is_machinery(0x1210) && t.is_machinery(0x1100) && !t.is_machinery(0x1150));
     }
 
     /// A lock in a static variable is named by its data symbol (lockstat's

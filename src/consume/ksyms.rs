@@ -75,10 +75,7 @@ impl<'a> Symbols<'a> {
             return frames.into_iter().map(|f| self.user.frame(pid, f)).collect();
         }
         let (depth, id) = ustack_value::decode_kernel(id);
-        let kernel = self.kernel.get_or_init(KernelSymbols::load);
-        // A stack taken in a BPF program starts in it and in the glue that
-        // ran it; the probe's stack starts below them.
-        let frames = self.session.stack_frames(depth as u8, id).into_iter().skip_while(|a| kernel.is_machinery(*a));
+        let frames = self.session.stack_frames(depth as u8, id).into_iter();
         frames.map(|a| self.frame(a)).collect()
     }
 
