@@ -198,6 +198,18 @@ struct dt_slot_probe {
 #define DT_ARCH_X86 1
 #endif
 
+/* The system call whose return the sys_exit raw tracepoint reports (its
+ * args[0] is the thread's registers). */
+static __always_inline long dt_sys_exit_nr(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+#ifdef DT_ARCH_X86
+	return BPF_CORE_READ(regs, orig_ax);
+#else
+	return BPF_CORE_READ(regs, syscallno);
+#endif
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

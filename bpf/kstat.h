@@ -43,4 +43,27 @@ static __always_inline struct dt_probe_ctx *dt_kstat_begin(void *ctx, void *tota
 	return pc;
 }
 
+/* The block layer's request operations (REQ_OP_*: the low byte of a
+ * bio's bi_opf or a request's cmd_flags). */
+#define DT_REQ_OP_MASK 0xff
+#define DT_REQ_OP_READ 0
+#define DT_REQ_OP_WRITE 1
+
+/* Two entry programs for statistic `stat` on block tracepoint `tp`, which
+ * kernels before 5.11 pass the queue first: `program` reads the request or
+ * bio from args[0], `program`_q from args[1], and the kernel refuses to
+ * attach the one that does not fit, which is how the runtime tells the two
+ * prototypes apart. `fn(ctx, object, stat)` fires. */
+#define DT_KSTAT_BLOCK(program, tp, fn, type, stat)                          \
+	SEC("raw_tp/" #tp)                                                   \
+	int program(struct bpf_raw_tracepoint_args *ctx)                     \
+	{                                                                    \
+		return fn(ctx, (struct type *)ctx->args[0], stat);           \
+	}                                                                    \
+	SEC("raw_tp/" #tp)                                                   \
+	int program##_q(struct bpf_raw_tracepoint_args *ctx)                 \
+	{                                                                    \
+		return fn(ctx, (struct type *)ctx->args[1], stat);           \
+	}
+
 #endif

@@ -111,23 +111,12 @@ int dt_proc_exec_success(struct bpf_raw_tracepoint_args *ctx)
 	return dt_proc_fire(ctx, DT_PROC_EXEC_SUCCESS, 0, 0, 0);
 }
 
-/* The system call sys_exit reports the return of. */
-static __always_inline long dt_proc_exit_nr(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-#ifdef DT_ARCH_X86
-	return BPF_CORE_READ(regs, orig_ax);
-#else
-	return BPF_CORE_READ(regs, syscallno);
-#endif
-}
-
 /* exec-failure: execve returned an error; arg0 the errno. */
 SEC("raw_tp/sys_exit")
 int dt_proc_exec_failure(struct bpf_raw_tracepoint_args *ctx)
 {
 	long ret = ctx->args[1];
-	long nr = dt_proc_exit_nr(ctx);
+	long nr = dt_sys_exit_nr(ctx);
 	if (ret >= 0 || !dt_proc_is_exec(nr))
 		return 0;
 	return dt_proc_fire(ctx, DT_PROC_EXEC_FAILURE, -ret, 0, 0);
@@ -206,7 +195,7 @@ SEC("raw_tp/sys_exit")
 int dt_proc_signal_clear(struct bpf_raw_tracepoint_args *ctx)
 {
 	long ret = ctx->args[1];
-	long nr = dt_proc_exit_nr(ctx);
+	long nr = dt_sys_exit_nr(ctx);
 	if (ret <= 0 || nr < 0 || nr != dt_proc_nr_rt_sigtimedwait)
 		return 0;
 	return dt_proc_fire(ctx, DT_PROC_SIGNAL_CLEAR, ret, 0, 0);
@@ -250,7 +239,7 @@ int dt_proc_fault(struct bpf_raw_tracepoint_args *ctx)
  * user instruction: its return of 0 from fork, vfork, clone or clone3. */
 static __always_inline bool dt_proc_started(struct bpf_raw_tracepoint_args *ctx)
 {
-	long nr = dt_proc_exit_nr(ctx);
+	long nr = dt_sys_exit_nr(ctx);
 	return ctx->args[1] == 0 && nr >= 0 &&
 	       (nr == dt_proc_nr_fork || nr == dt_proc_nr_vfork || nr == dt_proc_nr_clone || nr == dt_proc_nr_clone3);
 }

@@ -98,14 +98,8 @@ int dt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sys_exit")
 int dt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long ret = ctx->args[1];
-	long nr;
-#ifdef DT_ARCH_X86
-	nr = BPF_CORE_READ(regs, orig_ax);
-#else
-	nr = BPF_CORE_READ(regs, syscallno);
-#endif
+	long nr = dt_sys_exit_nr(ctx);
 	if (nr < 0 || nr >= DT_MAX_SYSCALLS || !(dt_sys_enabled[nr] & 2))
 		return 0;
 	if (!dt_sys_return_begin(ctx, nr, ret))

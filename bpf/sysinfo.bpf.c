@@ -68,22 +68,12 @@ static __always_inline __u8 dt_si_class(long nr)
 	return dt_si_sysclass[nr];
 }
 
-static __always_inline long dt_si_exit_nr(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-#ifdef DT_ARCH_X86
-	return BPF_CORE_READ(regs, orig_ax);
-#else
-	return BPF_CORE_READ(regs, syscallno);
-#endif
-}
-
 /* readch/writech: after a successful read or write, by the bytes moved. */
 SEC("raw_tp/sys_exit")
 int dt_si_readch(struct bpf_raw_tracepoint_args *ctx)
 {
 	long ret = ctx->args[1];
-	if (ret > 0 && (dt_si_class(dt_si_exit_nr(ctx)) & DT_SC_READ))
+	if (ret > 0 && (dt_si_class(dt_sys_exit_nr(ctx)) & DT_SC_READ))
 		return dt_si_fire(ctx, DT_SI_readch, ret);
 	return 0;
 }
@@ -92,7 +82,7 @@ SEC("raw_tp/sys_exit")
 int dt_si_writech(struct bpf_raw_tracepoint_args *ctx)
 {
 	long ret = ctx->args[1];
-	if (ret > 0 && (dt_si_class(dt_si_exit_nr(ctx)) & DT_SC_WRITE))
+	if (ret > 0 && (dt_si_class(dt_sys_exit_nr(ctx)) & DT_SC_WRITE))
 		return dt_si_fire(ctx, DT_SI_writech, ret);
 	return 0;
 }
@@ -102,7 +92,7 @@ SEC("raw_tp/sys_exit")
 int dt_si_procovf(struct bpf_raw_tracepoint_args *ctx)
 {
 	long ret = ctx->args[1];
-	if (ret == -11 && (dt_si_class(dt_si_exit_nr(ctx)) & DT_SC_FORK))
+	if (ret == -11 && (dt_si_class(dt_sys_exit_nr(ctx)) & DT_SC_FORK))
 		return dt_si_fire(ctx, DT_SI_procovf, 1);
 	return 0;
 }
@@ -328,14 +318,8 @@ int dt_si_rw_wrfails(struct bpf_raw_tracepoint_args *ctx)
 
 /* ---- the block layer ------------------------------------------------------
  * Physical I/O is a request issued to the device (block_rq_issue), logical
- * I/O a bio submitted to the block layer (block_bio_queue). Kernels before
- * 5.11 pass the queue first: the *_q programs read the second argument, and
- * the kernel refuses to attach them where there is none, which is how the
- * runtime tells the two prototypes apart. */
-
-#define DT_REQ_OP_MASK 0xff
-#define DT_REQ_OP_READ 0
-#define DT_REQ_OP_WRITE 1
+ * I/O a bio submitted to the block layer (block_bio_queue), each with a
+ * program per prototype (DT_KSTAT_BLOCK). */
 
 static __always_inline int dt_si_request(void *ctx, struct request *rq, __u32 stat)
 {
@@ -356,17 +340,7 @@ static __always_inline int dt_si_bio(void *ctx, struct bio *bio, __u32 stat)
 	return 0;
 }
 
-#define DT_SI_BLOCK(stat, tp, fn, type)                                          \
-	SEC("raw_tp/" #tp)                                                       \
-	int dt_si_##stat(struct bpf_raw_tracepoint_args *ctx)                    \
-	{                                                                        \
-		return fn(ctx, (struct type *)ctx->args[0], DT_SI_##stat);       \
-	}                                                                        \
-	SEC("raw_tp/" #tp)                                                       \
-	int dt_si_##stat##_q(struct bpf_raw_tracepoint_args *ctx)                \
-	{                                                                        \
-		return fn(ctx, (struct type *)ctx->args[1], DT_SI_##stat);       \
-	}
+#define DT_SI_BLOCK(stat, tp, fn, type) DT_KSTAT_BLOCK(dt_si_##stat, tp, fn, type, DT_SI_##stat)
 
 DT_SI_BLOCK(bread, block_rq_issue, dt_si_request, request)
 DT_SI_BLOCK(bwrite, block_rq_issue, dt_si_request, request)

@@ -114,12 +114,8 @@ int dt_vm_maj_fault(struct bpf_perf_event_data *ctx)
 }
 
 /* ---- paging I/O: bios submitted to the block layer (block_bio_queue) ------
- * Kernels before 5.11 pass the queue first: the *_q programs read the
- * second argument, and the kernel refuses to attach them where there is
- * none. Swap I/O is what the kernel marks REQ_SWAP (swap writes). */
-#define DT_REQ_OP_MASK 0xff
-#define DT_REQ_OP_READ 0
-#define DT_REQ_OP_WRITE 1
+ * A program per prototype (DT_KSTAT_BLOCK). Swap I/O is what the kernel
+ * marks REQ_SWAP (swap writes). */
 #define DT_PAGE_SIZE 4096
 
 static __always_inline int dt_vm_bio(void *ctx, struct bio *bio, __u32 stat)
@@ -151,17 +147,7 @@ static __always_inline int dt_vm_bio(void *ctx, struct bio *bio, __u32 stat)
 	return 0;
 }
 
-#define DT_VM_BIO(stat)                                                    \
-	SEC("raw_tp/block_bio_queue")                                      \
-	int dt_vm_##stat(struct bpf_raw_tracepoint_args *ctx)              \
-	{                                                                  \
-		return dt_vm_bio(ctx, (struct bio *)ctx->args[0], DT_VM_##stat); \
-	}                                                                  \
-	SEC("raw_tp/block_bio_queue")                                      \
-	int dt_vm_##stat##_q(struct bpf_raw_tracepoint_args *ctx)          \
-	{                                                                  \
-		return dt_vm_bio(ctx, (struct bio *)ctx->args[1], DT_VM_##stat); \
-	}
+#define DT_VM_BIO(stat) DT_KSTAT_BLOCK(dt_vm_##stat, block_bio_queue, dt_vm_bio, bio, DT_VM_##stat)
 
 DT_VM_BIO(pgin)
 DT_VM_BIO(pgout)

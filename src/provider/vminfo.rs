@@ -30,6 +30,10 @@ macro_rules! bio_hooks {
 }
 
 const NO_EXEC: &str = "none: Linux does not count a program's text pages apart from other file pages";
+const NO_SWAPIN: &str =
+    "none: Linux has no event where a page is read back from swap (maj_fault counts the faults that do)";
+const NO_FREE_LIST: &str = "none: Linux has no list of freed pages that keep their contents";
+const NO_THREAD_SWAP: &str = "none: Linux does not swap whole threads out and in";
 
 pub(crate) const MAPPINGS: &[Mapping] = &[
     Mapping {
@@ -37,11 +41,7 @@ pub(crate) const MAPPINGS: &[Mapping] = &[
         hooks: &[hook("dt_vm_anonfree", "mm_vmscan_lru_shrink_inactive", 0)],
         linux: "anonymous pages the page scanner frees (mm_vmscan_lru_shrink_inactive, not file; arg0 pages)",
     },
-    Mapping {
-        name: "anonpgin",
-        hooks: &[],
-        linux: "none: Linux has no event where a page is read back from swap (maj_fault counts the faults that do)",
-    },
+    Mapping { name: "anonpgin", hooks: &[], linux: NO_SWAPIN },
     Mapping {
         name: "anonpgout",
         hooks: bio_hooks!("dt_vm_anonpgout_q", "dt_vm_anonpgout"),
@@ -95,7 +95,7 @@ pub(crate) const MAPPINGS: &[Mapping] = &[
         }],
         linux: "a page fault that needed I/O (the major-faults software event)",
     },
-    Mapping { name: "pgfrec", hooks: &[], linux: "none: Linux has no list of freed pages that keep their contents" },
+    Mapping { name: "pgfrec", hooks: &[], linux: NO_FREE_LIST },
     Mapping {
         name: "pgin",
         hooks: bio_hooks!("dt_vm_pgin_q", "dt_vm_pgin"),
@@ -116,17 +116,13 @@ pub(crate) const MAPPINGS: &[Mapping] = &[
         hooks: bio_hooks!("dt_vm_pgpgout_q", "dt_vm_pgpgout"),
         linux: "a write submitted to a block device (block_bio_queue; arg0 pages)",
     },
-    Mapping { name: "pgrec", hooks: &[], linux: "none: Linux has no list of freed pages that keep their contents" },
+    Mapping { name: "pgrec", hooks: &[], linux: NO_FREE_LIST },
     Mapping {
         name: "pgrrun",
         hooks: &[hook("dt_vm_pgrrun", "mm_vmscan_wakeup_kswapd", 0)],
         linux: "the page daemon is asked to run (mm_vmscan_wakeup_kswapd)",
     },
-    Mapping {
-        name: "pgswapin",
-        hooks: &[],
-        linux: "none: Linux has no event where a page is read back from swap (maj_fault counts the faults that do)",
-    },
+    Mapping { name: "pgswapin", hooks: &[], linux: NO_SWAPIN },
     Mapping {
         name: "pgswapout",
         hooks: bio_hooks!("dt_vm_pgswapout_q", "dt_vm_pgswapout"),
@@ -152,8 +148,8 @@ pub(crate) const MAPPINGS: &[Mapping] = &[
         hooks: &[],
         linux: "none: Linux pins pages without faulting them in as Solaris' F_SOFTLOCK",
     },
-    Mapping { name: "swapin", hooks: &[], linux: "none: Linux does not swap whole threads out and in" },
-    Mapping { name: "swapout", hooks: &[], linux: "none: Linux does not swap whole threads out and in" },
+    Mapping { name: "swapin", hooks: &[], linux: NO_THREAD_SWAP },
+    Mapping { name: "swapout", hooks: &[], linux: NO_THREAD_SWAP },
     Mapping {
         name: "zfod",
         hooks: &[],
