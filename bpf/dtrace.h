@@ -232,13 +232,23 @@ struct {
 	__type(value, struct dt_code_range);
 } dt_caller_code SEC(".maps");
 
-/* Each CPU's struct dt_cpu_data. */
+/* Each CPU's struct dt_cpu_data, at its CPU number (the runtime sizes the
+ * map to the possible CPUs): a probe may name another CPU than its own
+ * (sched's enqueue and dequeue). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct dt_cpu_data);
 } dt_cpuinfo SEC(".maps");
+
+/* CPU cpu's cpuinfo_t (its entry of dt_cpuinfo), as a D pointer: 0 for
+ * a CPU the map does not describe. */
+static __always_inline __u64 dt_cpuinfo_of(__u32 cpu)
+{
+	struct dt_cpu_data *data = bpf_map_lookup_elem(&dt_cpuinfo, &cpu);
+	return data ? (__u64)&data->info : 0;
+}
 
 /* Layout anchors: unused globals that make the skeleton generator emit Rust
  * types for the shared structs (see src/defs/layout.rs). */

@@ -37,7 +37,8 @@ static __always_inline struct dt_probe_ctx *dt_kstat_begin(void *ctx, void *tota
 	pc->probe_id = id_base + stat;
 	pc->args[0] = inc;
 	pc->args[1] = (__u64)&t->before[stat];
-	pc->args[2] = (__u64)bpf_map_lookup_elem(&dt_cpuinfo, &zero); /* its first member is the cpu_t */
+	__u32 cpu = bpf_get_smp_processor_id();
+	pc->args[2] = (__u64)bpf_map_lookup_elem(&dt_cpuinfo, &cpu); /* its first member is the cpu_t */
 	for (int i = 3; i < DT_NARGS; i++)
 		pc->args[i] = 0;
 	return pc;

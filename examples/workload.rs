@@ -21,6 +21,11 @@
 //!                               returns 2i+1 (pid provider tests); prints
 //!                               the sum of the results
 //!   workload calls-held N       the same, then waits for another line
+//!   workload pi-boost N         N rounds in which a nice 10 thread holds a
+//!                               priority-inheritance mutex this (nice 0)
+//!                               thread waits for: the kernel lends the
+//!                               holder this thread's priority and takes it
+//!                               back at the unlock; prints the holders' tids
 
 use std::io::{BufRead, Read, Write};
 
@@ -146,8 +151,15 @@ fn main() {
             std::io::stdout().flush().expect("flush");
             std::io::stdin().lock().read_line(&mut line).expect("exit line");
         }
+        Some("pi-boost") => {
+            for _ in 0..number(2) {
+                println!("{}", pi_boost_round());
+            }
+        }
         _ => {
-            eprintln!("usage: workload read|write|fork|exec|threads|exit-threads|switch|xcalls|getppid|open|calls ...");
+            eprintln!(
+                "usage: workload read|write|fork|exec|threads|exit-threads|switch|xcalls|getppid|open|calls|pi-boost ..."
+            );
             std::process::exit(2);
         }
     }
@@ -165,6 +177,38 @@ pub extern "C" fn dt_workload_call(x: u64) -> u64 {
 #[inline(never)]
 pub extern "C" fn dt_workload_outer(x: u64) -> u64 {
     std::hint::black_box(dt_workload_call(std::hint::black_box(x)))
+}
+
+/// glibc's PTHREAD_PRIO_INHERIT (<pthread.h>).
+const PTHREAD_PRIO_INHERIT: libc::c_int = 1;
+
+/// One pi-boost round; returns the holder's tid.
+fn pi_boost_round() -> libc::pid_t {
+    // SAFETY: the mutex is initialized before either thread uses it and
+    // outlives both (leaked); the holder unlocks before it exits.
+    unsafe {
+        let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+        libc::pthread_mutexattr_init(&mut attr);
+        libc::pthread_mutexattr_setprotocol(&mut attr, PTHREAD_PRIO_INHERIT);
+        let mutex: &'static mut libc::pthread_mutex_t = Box::leak(Box::new(std::mem::zeroed()));
+        libc::pthread_mutex_init(mutex, &attr);
+        let address = mutex as *mut libc::pthread_mutex_t as usize;
+        let (held, is_held) = std::sync::mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            let mutex = address as *mut libc::pthread_mutex_t;
+            let tid = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+            libc::pthread_mutex_lock(mutex);
+            held.send(()).expect("send");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            libc::pthread_mutex_unlock(mutex);
+            tid
+        });
+        is_held.recv().expect("held");
+        libc::pthread_mutex_lock(mutex);
+        libc::pthread_mutex_unlock(mutex);
+        holder.join().expect("holder")
+    }
 }
 
 fn wait(pid: libc::pid_t) {

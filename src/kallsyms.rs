@@ -96,6 +96,25 @@ impl KernelSymbols {
     }
 }
 
+/// The addresses of vmlinux symbols `names` (0 for one it lacks), in one
+/// pass over /proc/kallsyms without keeping the table.
+pub(crate) fn vmlinux_addresses<const N: usize>(names: [&str; N]) -> [u64; N] {
+    use std::io::BufRead;
+    let mut found = [0u64; N];
+    let Ok(file) = std::fs::File::open("/proc/kallsyms") else { return found };
+    for line in std::io::BufReader::new(file).lines().map_while(|l| l.ok()) {
+        let mut words = line.split_whitespace();
+        let (Some(addr), Some(_kind), Some(name), None) = (words.next(), words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        if let Some(i) = names.iter().position(|n| *n == name) {
+            found[i] = u64::from_str_radix(addr, 16).unwrap_or(0);
+        }
+    }
+    found
+}
+
 /// Functions that run probes: BPF programs and trampolines, the raw and
 /// perf tracepoint glue every tracepoint has, and kprobe and ftrace dispatch.
 fn is_machinery(module: &str, name: &str) -> bool {

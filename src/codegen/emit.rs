@@ -1541,7 +1541,8 @@ impl<'a> Emitter<'a> {
                 // faults where it is read, as any bad pointer).
                 let saved = self.stack_top;
                 let key = self.alloc_slot(8)?;
-                self.emit(st_imm(Size::DW, FP, key, 0));
+                self.emit(call(Helper::GetSmpProcessorId));
+                self.emit(stx(Size::W, FP, key, R0));
                 self.emit2(ld_map_fd(R1, MapRef::CpuInfo));
                 self.emit(mov(R2, FP));
                 self.emit(alu_imm(Alu::Add, R2, key as i32));

@@ -1,6 +1,8 @@
 //! The sched provider: threads leaving and taking CPUs, sleeping, being
-//! preempted and woken, as Solaris' sched provider names them, on the
-//! scheduler's tracepoints (bpf/sched.bpf.c). on-cpu fires for the thread
+//! preempted, woken, queued and dequeued, priority changes, clock ticks and
+//! reschedule requests, as Solaris' sched provider names them, on the
+//! scheduler's tracepoints (bpf/sched.bpf.c). Solaris probes with no Linux
+//! counterpart are listed with the reason they never fire. on-cpu fires for the thread
 //! taking the CPU before it runs: the entry program names it in the probe
 //! context, and the generated code reads pid, tid, execname, curthread and
 //! self-> from there (codegen's `Current`).
@@ -10,58 +12,89 @@ use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel};
 
 use super::{
-    Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, Provider, RAW_TP,
+    arg, Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, Provider,
+    RAW_TP,
 };
 
 super::entry_programs!("sched");
 
+/// How a probe fires on Linux.
+pub(crate) enum Fires {
+    /// From its entry programs in ENTRY_PROGRAMS.
+    Events,
+    /// Never: why (the man page gives the same words).
+    Never(&'static str),
+}
+
 pub(crate) struct SchedProbe {
     pub name: &'static str,
-    /// The entry program in bpf/sched.bpf.c and the raw tracepoint it attaches to.
-    pub program: &'static str,
-    pub tracepoint: &'static str,
     pub args: &'static [ProbeArg],
     /// Fires for a thread other than the current one.
     pub other_thread: bool,
+    pub fires: Fires,
+}
+
+const CPUINFO_2: ProbeArg = arg("cpuinfo_t *", "(cpuinfo_t *)arg2");
+const SCHEDCTL: &str = "Linux has no schedctl(3C) preemption control";
+const CPUCAPS: &str = "Linux has no CPU caps (CFS bandwidth throttling has no tracepoint)";
+
+const fn fires(name: &'static str, args: &'static [ProbeArg]) -> SchedProbe {
+    SchedProbe { name, args, other_thread: false, fires: Fires::Events }
+}
+
+const fn never(name: &'static str, why: &'static str) -> SchedProbe {
+    SchedProbe { name, args: &[], other_thread: false, fires: Fires::Never(why) }
 }
 
 /// In slot order: the index is DT_SCHED_* in bpf/sched.bpf.c.
 pub(crate) const PROBES: &[SchedProbe] = &[
-    SchedProbe {
-        name: "off-cpu",
-        program: "dt_sched_off_cpu",
-        tracepoint: "sched_switch",
-        args: &[LWPSINFO_0, PSINFO_1],
-        other_thread: false,
-    },
-    SchedProbe {
-        name: "on-cpu",
-        program: "dt_sched_on_cpu",
-        tracepoint: "sched_switch",
-        args: &[],
-        other_thread: true,
-    },
-    SchedProbe { name: "sleep", program: "dt_sched_sleep", tracepoint: "sched_switch", args: &[], other_thread: false },
-    SchedProbe {
-        name: "preempt",
-        program: "dt_sched_preempt",
-        tracepoint: "sched_switch",
-        args: &[],
-        other_thread: false,
-    },
-    SchedProbe {
-        name: "wakeup",
-        program: "dt_sched_wakeup",
-        tracepoint: "sched_wakeup",
-        args: &[LWPSINFO_0, PSINFO_1],
-        other_thread: false,
-    },
+    fires("off-cpu", &[LWPSINFO_0, PSINFO_1]),
+    SchedProbe { name: "on-cpu", args: &[], other_thread: true, fires: Fires::Events },
+    fires("sleep", &[]),
+    fires("preempt", &[]),
+    fires("wakeup", &[LWPSINFO_0, PSINFO_1]),
+    fires("enqueue", &[LWPSINFO_0, PSINFO_1, CPUINFO_2, arg("int", "(int)arg3")]),
+    fires("dequeue", &[LWPSINFO_0, PSINFO_1, CPUINFO_2]),
+    fires("change-pri", &[LWPSINFO_0, PSINFO_1, arg("pri_t", "(pri_t)arg2")]),
+    fires("tick", &[LWPSINFO_0, PSINFO_1]),
+    fires("surrender", &[LWPSINFO_0, PSINFO_1]),
+    never(
+        "remain-cpu",
+        "Linux's scheduler has no tracepoint where it keeps the running thread (__schedule() then \
+         switches nothing)",
+    ),
+    never("schedctl-nopreempt", SCHEDCTL),
+    never("schedctl-preempt", SCHEDCTL),
+    never("schedctl-yield", SCHEDCTL),
+    never("cpucaps-sleep", CPUCAPS),
+    never("cpucaps-wakeup", CPUCAPS),
 ];
 
-/// The order the entry programs are attached in, which is the order the
-/// kernel runs them at one context switch: Solaris fires sleep or preempt,
-/// then off-cpu, then on-cpu.
-pub(crate) const ATTACH_ORDER: &[&str] = &["sleep", "preempt", "off-cpu", "on-cpu", "wakeup"];
+/// Every entry program as (probe, program, raw tracepoint), in the order
+/// they are attached, which is the order the kernel runs one tracepoint's
+/// programs: at a context switch Solaris fires sleep or preempt, enqueue
+/// (the preempted thread goes back to the queue), dequeue (the next one
+/// leaves it), off-cpu, on-cpu; a queued thread moved to another CPU is
+/// dequeued before it is enqueued.
+pub(crate) const ENTRY_PROGRAMS: &[(&str, &str, &str)] = &[
+    ("sleep", "dt_sched_sleep", "sched_switch"),
+    ("preempt", "dt_sched_preempt", "sched_switch"),
+    ("enqueue", "dt_sched_enqueue_preempt", "sched_switch"),
+    ("dequeue", "dt_sched_dequeue_switch", "sched_switch"),
+    ("off-cpu", "dt_sched_off_cpu", "sched_switch"),
+    ("on-cpu", "dt_sched_on_cpu", "sched_switch"),
+    ("wakeup", "dt_sched_wakeup", "sched_wakeup"),
+    ("enqueue", "dt_sched_enqueue_wakeup", "sched_wakeup"),
+    ("enqueue", "dt_sched_enqueue_new", "sched_wakeup_new"),
+    ("dequeue", "dt_sched_dequeue_migrate", "sched_migrate_task"),
+    ("enqueue", "dt_sched_enqueue_migrate", "sched_migrate_task"),
+    ("change-pri", "dt_sched_change_pri", "sched_pi_setprio"),
+    ("tick", "dt_sched_tick", "hrtimer_expire_entry"),
+    ("surrender", "dt_sched_surrender", "reschedule_entry"),
+];
+
+/// The clock tick's hrtimer function, by its names across kernel versions.
+const TICK_FUNCTIONS: [&str; 2] = ["tick_nohz_handler", "tick_sched_timer"];
 
 #[derive(Default)]
 pub(crate) struct Sched {
@@ -90,29 +123,47 @@ impl Provider for Sched {
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
-        let slots = super::enabled_slots(enabled);
+        let mut names = Vec::new();
+        for slot in super::enabled_slots(enabled) {
+            match PROBES[slot].fires {
+                Fires::Events => names.push(PROBES[slot].name),
+                Fires::Never(why) => cx.warnings.push(format!("sched:::{} will not fire: {why}", PROBES[slot].name)),
+            }
+        }
+        if names.is_empty() {
+            return Ok(Box::new(Loaded(())));
+        }
         let mut open = cx.open(skel::SchedSkelBuilder::default(), "sched")?;
         // Only the entry programs of the enabled probes are loaded.
-        let wanted: Vec<&str> = slots.iter().map(|s| PROBES[*s].program).collect();
+        let entries: Vec<&(&str, &str, &str)> = ENTRY_PROGRAMS.iter().filter(|(p, _, _)| names.contains(p)).collect();
+        let wanted: Vec<&str> = entries.iter().map(|(_, program, _)| *program).collect();
         super::autoload_only(open.open_object_mut(), &wanted);
+        let tick_functions = if names.contains(&"tick") { tick_functions() } else { [0; 2] };
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             super::script_needs!(ro, cx.needs);
             ro.dt_sched_id_base = self.id_base;
+            ro.dt_sched_tick_fn = tick_functions;
         }
         let skel = open.load().context("loading the sched entry programs")?;
         cx.fill_slots(&skel.maps.dt_sched_progs, enabled, RAW_TP)?;
         // The kernel runs a tracepoint's programs in the order they were attached.
-        for name in ATTACH_ORDER {
-            let Some(slot) = PROBES.iter().position(|p| p.name == *name) else { continue };
-            if !slots.contains(&slot) {
-                continue;
-            }
-            let probe = &PROBES[slot];
-            let full = format!("sched:::{}", probe.name);
-            cx.attach_raw_tp_or_warn(skel.object(), &full, probe.program, probe.tracepoint);
+        for (probe, program, tracepoint) in entries {
+            cx.attach_raw_tp_or_warn(skel.object(), &format!("sched:::{probe}"), program, tracepoint);
+        }
+        if names.contains(&"tick") && tick_functions == [0; 2] {
+            cx.warnings.push(format!(
+                "sched:::tick will not fire: kallsyms names no clock tick hrtimer function ({})",
+                TICK_FUNCTIONS.join(", ")
+            ));
         }
         Ok(Box::new(Loaded(skel)))
     }
+}
+
+/// The addresses of the clock tick's hrtimer functions (0 for a name the
+/// kernel lacks).
+fn tick_functions() -> [u64; 2] {
+    crate::kallsyms::vmlinux_addresses(TICK_FUNCTIONS)
 }
 
 #[cfg(test)]
@@ -121,16 +172,42 @@ mod tests {
 
     #[test]
     fn slots_follow_the_entry_programs_order() {
-        let probes: Vec<_> = PROBES.iter().map(|p| (p.name, p.program, p.tracepoint)).collect();
-        crate::provider::testing::assert_slots_follow_the_entry_programs(
-            include_str!("../../bpf/sched.bpf.c"),
-            "SCHED",
-            &probes,
-        );
-        let mut ordered: Vec<&str> = ATTACH_ORDER.to_vec();
-        ordered.sort();
-        let mut names: Vec<&str> = PROBES.iter().map(|p| p.name).collect();
-        names.sort();
-        assert_eq!(ordered, names);
+        let c = include_str!("../../bpf/sched.bpf.c");
+        for (slot, probe) in PROBES.iter().enumerate() {
+            let define = format!("#define DT_SCHED_{} {slot}\n", probe.name.replace('-', "_").to_uppercase());
+            assert!(c.contains(&define), "{define}");
+            let programs = ENTRY_PROGRAMS.iter().filter(|(p, _, _)| *p == probe.name).count();
+            match probe.fires {
+                Fires::Events => assert!(programs > 0, "{} has no entry program", probe.name),
+                Fires::Never(_) => assert_eq!(programs, 0, "{}", probe.name),
+            }
+        }
+        assert!(c.contains(&format!("#define DT_SCHED_COUNT {}\n", PROBES.len())));
+        for (_, program, tracepoint) in ENTRY_PROGRAMS {
+            let entry = format!("SEC(\"raw_tp/{tracepoint}\")\nint {program}(");
+            assert!(c.contains(&entry), "{entry}");
+        }
+    }
+
+    #[test]
+    fn the_man_page_gives_every_mapping() {
+        let page = include_str!("../../man/dtrace-sched.7").replace("\\-", "-");
+        let section = page.split(".SH LINUX MAPPING").nth(1).and_then(|s| s.split(".SH").next()).unwrap_or_default();
+        for probe in PROBES {
+            let entry = section.split(&format!(".B {}\n", probe.name)).nth(1).unwrap_or_default();
+            let entry = entry.split(".TP").next().unwrap_or_default().split(".PP").next().unwrap_or_default();
+            match probe.fires {
+                Fires::Events => {
+                    for (_, _, tracepoint) in ENTRY_PROGRAMS.iter().filter(|(p, _, _)| *p == probe.name) {
+                        assert!(entry.contains(tracepoint), "dtrace-sched(7): {} lacks {tracepoint}", probe.name);
+                    }
+                }
+                Fires::Never(why) => assert!(
+                    entry.replace('\n', " ").contains(&format!("never: {why}")),
+                    "dtrace-sched(7) lacks why {} never fires",
+                    probe.name
+                ),
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The CPUs as D sees them: each CPU's `cpu_t` (the sysinfo provider's
 //! arg2) and `cpuinfo_t` (`curcpu`), written into its entry of the core
-//! object's per-CPU `dt_cpuinfo` map (struct dt_cpu_data in bpf/dtrace.h)
+//! object's `dt_cpuinfo` map (keyed by CPU number) (struct dt_cpu_data in bpf/dtrace.h)
 //! when a script uses either. Read from sysfs and /proc/cpuinfo once, at
 //! start-up.
 
@@ -32,24 +32,21 @@ pub(crate) fn fill(map: &dyn MapCore) -> Result<()> {
     let online = cpu_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default());
     let nodes = node_of_cpus();
     let mhz = clock_mhz();
-    let values: Vec<Vec<u8>> = (0..possible)
-        .map(|id| {
-            let sysfs = format!("/sys/devices/system/cpu/cpu{id}");
-            let chip = std::fs::read_to_string(format!("{sysfs}/topology/physical_package_id"))
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .unwrap_or(-1);
-            let cpu = Cpu {
-                id: id as i32,
-                online: online.contains(&id),
-                chip,
-                node: nodes.iter().find(|(cpu, _)| *cpu == id).map_or(0, |(_, node)| *node),
-                mhz: mhz.iter().find(|(cpu, _)| *cpu == id).map_or(0, |(_, mhz)| *mhz),
-            };
-            cpu_data(&cpu)
-        })
-        .collect();
-    map.update_percpu(&0u32.to_ne_bytes(), &values, MapFlags::ANY)?;
+    for id in 0..possible {
+        let sysfs = format!("/sys/devices/system/cpu/cpu{id}");
+        let chip = std::fs::read_to_string(format!("{sysfs}/topology/physical_package_id"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(-1);
+        let cpu = Cpu {
+            id: id as i32,
+            online: online.contains(&id),
+            chip,
+            node: nodes.iter().find(|(cpu, _)| *cpu == id).map_or(0, |(_, node)| *node),
+            mhz: mhz.iter().find(|(cpu, _)| *cpu == id).map_or(0, |(_, mhz)| *mhz),
+        };
+        map.update(&(id as u32).to_ne_bytes(), &cpu_data(&cpu), MapFlags::ANY)?;
+    }
     Ok(())
 }
 

@@ -271,6 +271,9 @@ pub(crate) fn start(
     let caller_ranges =
         if program.uses_caller { crate::kallsyms::KernelSymbols::load().caller_ranges() } else { Vec::new() };
     open_core.maps.dt_caller_code.set_max_entries(caller_ranges.len().max(1) as u32)?;
+    if program.uses_cpuinfo {
+        open_core.maps.dt_cpuinfo.set_max_entries(libbpf_rs::num_possible_cpus()? as u32)?;
+    }
     let core = open_core.load().context("loading the core object")?;
     for (i, (start, end)) in caller_ranges.iter().enumerate() {
         let mut range = [0u8; layout::CODE_RANGE_SIZE];

@@ -309,6 +309,7 @@ pub(crate) fn named_type(name: &str) -> Option<Type> {
         "u_longlong_t" => t(8, false, "u_longlong_t"),
         "longlong_t" => t(8, true, "longlong_t"),
         "processorid_t" => t(4, true, "processorid_t"),
+        "pri_t" => t(2, true, "pri_t"),
         "hrtime_t" => t(8, true, "hrtime_t"),
         "ipaddr_t" => t(4, false, "ipaddr_t"),
         "dev_t" => t(8, false, "dev_t"),
