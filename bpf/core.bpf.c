@@ -108,3 +108,57 @@ int dt_vtime_switch(struct bpf_raw_tracepoint_args *ctx)
 		v->since = now;
 	return 0;
 }
+
+/* Each process's command line by process ID, for pr_psargs of a process
+ * other than the current one (whose memory BPF cannot read): recorded when
+ * it execs or is forked, and by the runtime from /proc at start-up. Loaded
+ * only for scripts that read it; least recently used processes make room. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_psargs);
+} dt_psargs SEC(".maps");
+
+/* Records the current process's command line as process pid's. */
+static __always_inline void dt_psargs_record(__u32 pid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	unsigned long start = BPF_CORE_READ(task, mm, arg_start);
+	unsigned long end = BPF_CORE_READ(task, mm, arg_end);
+	struct dt_psargs args = {};
+	__u64 len = end - start;
+	if (start == 0 || end <= start)
+		return;
+	if (len > sizeof(args.text) - 1)
+		len = sizeof(args.text) - 1;
+	if (bpf_probe_read_user(args.text, len & 0x7f, (void *)start))
+		return;
+	/* Every NUL before the last byte separates two arguments. */
+	for (__u32 i = 0; i + 1 < len && i < sizeof(args.text) - 1; i++) {
+		if (args.text[i] == 0)
+			args.text[i] = ' ';
+	}
+	bpf_map_update_elem(&dt_psargs, &pid, &args, BPF_ANY);
+}
+
+/* sched_process_exec runs in the new image, its arguments on its stack. */
+SEC("raw_tp/sched_process_exec")
+int dt_psargs_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	dt_psargs_record(bpf_get_current_pid_tgid() >> 32);
+	return 0;
+}
+
+/* sched_process_fork(parent, child) runs in the parent, whose command line
+ * a new process shares until it execs; a new thread changes nothing. */
+SEC("raw_tp/sched_process_fork")
+int dt_psargs_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx->args[0];
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 pid = BPF_CORE_READ(child, tgid);
+	if (pid != BPF_CORE_READ(parent, tgid))
+		dt_psargs_record(pid);
+	return 0;
+}

@@ -138,6 +138,12 @@ struct dt_vtime {
 	__u64 since; /* bpf_ktime_get_ns() when the current slice began */
 };
 
+/* A process's command line as psinfo_t's pr_psargs (Solaris' PRARGSZ):
+ * arguments joined by spaces, NUL-terminated. */
+struct dt_psargs {
+	char text[80];
+};
+
 /* One speculation: entry ID (from 1) of dt_specs. speculation() takes a
  * free ID from the dt_spec_free queue and makes it active with a new tag;
  * commit() and discard() mark it ending, write their record and queue the
@@ -262,6 +268,7 @@ struct dt_spec_stats dt_layout_spec_stats;
 struct dt_slot_probe dt_layout_slot_probe;
 struct dt_code_range dt_layout_code_range;
 struct dt_cpu_data dt_layout_cpu_data;
+struct dt_psargs dt_layout_psargs;
 
 /* Set before load when the script uses ppid (costs two kernel reads). */
 const volatile bool dt_need_ppid = false;

@@ -96,10 +96,13 @@ translator psinfo_t < struct task_struct *T > {
 	    ((dev_t)T->signal->tty->driver->major << 20) |
 	    (T->signal->tty->driver->minor_start + T->signal->tty->index);
 	pr_fname = T->comm;
-	/* The command line is read from the current process's memory: other
-	 * processes (a signal's target) show their comm. */
+	/* The command line is read from the current process's memory; another
+	 * process's (a signal's target, a thread woken) from the runtime's
+	 * table, which has every process that ran since tracing began and those
+	 * /proc listed then; a kernel thread shows its comm. */
 	pr_psargs = T->mm != NULL && T->mm == curthread->mm ?
-	    __dtrace_psargs(T->mm->arg_start, T->mm->arg_end) : T->comm;
+	    __dtrace_psargs(T->mm->arg_start, T->mm->arg_end) :
+	    __dtrace_psargs_of(T->tgid, T->comm);
 	pr_wstat = T->exit_code;
 	pr_dmodel = PR_MODEL_LP64;
 	pr_taskid = 0;

@@ -50,6 +50,8 @@ pub(crate) enum MapRef {
     Vtime,
     /// Each CPU's cpu_t and cpuinfo_t (shared).
     CpuInfo,
+    /// Command lines by process ID, for pr_psargs (shared).
+    Psargs,
     /// Speculations by ID, the free IDs, the count being ended and the
     /// per-CPU troubles (shared).
     Specs,
@@ -62,7 +64,7 @@ pub(crate) enum MapRef {
 const INDEX_BITS: u32 = 16;
 
 impl MapRef {
-    const FIXED: [MapRef; 18] = [
+    const FIXED: [MapRef; 19] = [
         MapRef::Ctx,
         MapRef::Events,
         MapRef::State,
@@ -81,6 +83,7 @@ impl MapRef {
         MapRef::SpecStats,
         MapRef::DynDrops,
         MapRef::CpuInfo,
+        MapRef::Psargs,
     ];
 
     /// The most thread-local variables, aggregations or associative arrays

@@ -10,8 +10,8 @@
 use std::mem::{offset_of, size_of};
 
 use core_skel::types::{
-    dt_code_range, dt_cpu, dt_cpu_data, dt_cpuinfo, dt_fault_rec, dt_probe_ctx, dt_processor_info, dt_rec_hdr, dt_spec,
-    dt_spec_stats, dt_state, dt_vtime,
+    dt_code_range, dt_cpu, dt_cpu_data, dt_cpuinfo, dt_fault_rec, dt_probe_ctx, dt_processor_info, dt_psargs,
+    dt_rec_hdr, dt_spec, dt_spec_stats, dt_state, dt_vtime,
 };
 
 /// A probe of a provider whose entry programs are loaded once per probe
@@ -103,6 +103,9 @@ pub(crate) const FAULT_DIVZERO: u32 = 4;
 /// `epid` of the records of commit() and discard() (DT_EPID_COMMIT, DT_EPID_DISCARD).
 pub(crate) const EPID_COMMIT: u32 = 0xffff_fffe;
 pub(crate) const EPID_DISCARD: u32 = 0xffff_fffd;
+
+/// struct dt_psargs: a command line as pr_psargs holds it, NUL included.
+pub(crate) const PSARGS_SIZE: usize = size_of::<dt_psargs>();
 
 pub(crate) const SPEC_SIZE: usize = size_of::<dt_spec>();
 pub(crate) const SPEC_STATE: usize = offset_of!(dt_spec, state);

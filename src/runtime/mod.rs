@@ -15,6 +15,7 @@ use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 mod cpuinfo;
+mod psargs;
 
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -225,6 +226,7 @@ impl CodeMaps {
             (MapRef::DynDrops, m.dt_dyndrops.as_fd()),
             (MapRef::Vtime, m.dt_vtime.as_fd()),
             (MapRef::CpuInfo, m.dt_cpuinfo.as_fd()),
+            (MapRef::Psargs, m.dt_psargs.as_fd()),
             (MapRef::Specs, m.dt_specs.as_fd()),
             (MapRef::SpecFree, m.dt_spec_free.as_fd()),
             (MapRef::SpecEnding, m.dt_spec_ending.as_fd()),
@@ -259,6 +261,11 @@ pub(crate) fn start(
     let mut open_core = core_skel::CoreSkelBuilder::default().open(storage).context("opening the core object")?;
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
     open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
+    open_core.progs.dt_psargs_exec.set_autoload(program.uses_psargs_table);
+    open_core.progs.dt_psargs_fork.set_autoload(program.uses_psargs_table);
+    if program.uses_psargs_table {
+        open_core.maps.dt_psargs.set_max_entries(psargs::ENTRIES)?;
+    }
     if !program.uses_vtimestamp {
         // An LRU map is preallocated: keep the unused one small.
         open_core.maps.dt_vtime.set_max_entries(1)?;
@@ -287,6 +294,12 @@ pub(crate) fn start(
     let mut links: Vec<Link> = Vec::new();
     if program.uses_vtimestamp {
         links.push(core.progs.dt_vtime_switch.attach().context("attaching vtimestamp's context-switch program")?);
+    }
+    if program.uses_psargs_table {
+        // Attached first, so a process started during the scan is not missed.
+        links.push(core.progs.dt_psargs_exec.attach().context("attaching pr_psargs' exec program")?);
+        links.push(core.progs.dt_psargs_fork.attach().context("attaching pr_psargs' fork program")?);
+        psargs::fill(&core.maps.dt_psargs).context("reading the command lines of running processes")?;
     }
     let mut state = vec![0u8; layout::STATE_SIZE];
     state[layout::STATE_WALL_OFFSET..layout::STATE_WALL_OFFSET + 8].copy_from_slice(&wall_offset_ns().to_ne_bytes());

@@ -397,6 +397,10 @@ pub(crate) enum Subr {
     /// process's command line (at most 79 bytes), arguments joined by
     /// spaces, as psinfo_t's pr_psargs.
     Psargs,
+    /// The D library's `__dtrace_psargs_of(pid, fallback)`: process `pid`'s
+    /// command line as the runtime's table has it (for a process other than
+    /// the current one), else `fallback`.
+    PsargsOf,
     /// alloca(size): the address of `size` bytes (a constant) of this CPU's
     /// scratch memory, at `offset` in the clause's alloca region, zeroed.
     Alloca {
@@ -733,6 +737,9 @@ pub(crate) struct Program {
     /// curcpu is used, or a cpu_t or cpuinfo_t is read (a member, print()):
     /// the runtime describes the CPUs in `dt_cpuinfo`.
     pub uses_cpuinfo: bool,
+    /// Reads pr_psargs of a process other than the current one: the runtime
+    /// keeps a table of command lines.
+    pub uses_psargs_table: bool,
     /// Some clause calls strtok(): each firing starts with no saved position.
     pub uses_strtok: bool,
     /// Some clause takes a destructive action: tracing needs -w.

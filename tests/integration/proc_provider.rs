@@ -148,3 +148,29 @@ END { printa("%s %d %@d\n", @); }
         out.stderr
     );
 }
+
+/// pr_psargs of a process other than the current one: a signal's target,
+/// running before tracing began (its command line from /proc) or started
+/// after (recorded at its exec).
+#[test]
+fn psargs_of_a_signal_target_is_its_command_line() {
+    let mut before = Command::new("sleep").args(["30", "1"]).spawn().expect("sleep");
+    let script = format!(
+        r#"proc:::signal-send /pid == {}/ {{ printf("%d [%s]\n", args[1]->pr_pid, args[1]->pr_psargs); }}"#,
+        std::process::id()
+    );
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", &script]);
+    t.wait_for("ready");
+    let mut after = Command::new("sleep").args(["30", "2"]).spawn().expect("sleep");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    for child in [&mut before, &mut after] {
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+    }
+    let out = t.stop();
+    out.assert_no_panic();
+    for (child, args) in [(&before, "sleep 30 1"), (&after, "sleep 30 2")] {
+        let line = format!("{} [{args}]", child.id());
+        assert!(out.stdout.lines().any(|l| l == line), "{line}: {}", out.stdout);
+    }
+}

@@ -201,6 +201,7 @@ impl Emitter<'_> {
             Subr::InetNtoa | Subr::InetNtoa6 | Subr::InetNtop => self.inet_text(subr, args)?,
             Subr::Speculation => self.speculation()?,
             Subr::Psargs => self.psargs(&args[0], &args[1])?,
+            Subr::PsargsOf => self.psargs_of(&args[0], &args[1])?,
             Subr::Copyin => {
                 let saved = self.stack_top;
                 let addr = self.stash(&args[0])?;
@@ -285,6 +286,34 @@ impl Emitter<'_> {
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(st_imm(Size::B, R0, 0, 0));
         self.dst_into_r0(dst);
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// Process `pid`'s command line from the runtime's table (dt_psargs),
+    /// copied to scratch memory; `fallback` where the table has none.
+    fn psargs_of(&mut self, pid: &TExpr, fallback: &TExpr) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        self.expr(pid)?;
+        let key = self.alloc_slot(8)?;
+        self.emit(stx(Size::W, FP, key, R0));
+        self.emit2(ld_map_fd(R1, MapRef::Psargs));
+        self.emit(mov(R2, FP));
+        self.emit(alu_imm(Alu::Add, R2, key as i32));
+        self.emit(call(Helper::MapLookupElem));
+        let (missing, end) = (self.new_label(), self.new_label());
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
+        let dst = self.scratch_slot()?;
+        self.emit(mov(R3, R0));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        self.emit(mov_imm(R2, (layout::PSARGS_SIZE as i32).min(self.strsize())));
+        self.emit(call(Helper::ProbeReadKernelStr));
+        self.dst_into_r0(dst);
+        self.jump(ja(0), end);
+        self.bind(missing);
+        self.expr(fallback)?;
+        self.bind(end);
         self.stack_top = saved;
         Ok(())
     }

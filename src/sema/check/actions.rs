@@ -663,6 +663,9 @@ impl Checker<'_> {
         if subr == Subr::Strtok {
             self.program.uses_strtok = true;
         }
+        if subr == Subr::PsargsOf {
+            self.program.uses_psargs_table = true;
+        }
         if subr == Subr::Copyin {
             // Its buffer is scratch memory, as alloca()'s.
             if let Some(size) = folded(&values[1]).filter(|n| *n as usize > self.opts.scratchsize) {
@@ -764,6 +767,7 @@ pub(super) fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'stat
         "inet_ntop" => (Subr::InetNtop, &["int", "void *"], Type::String),
         "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
         "__dtrace_psargs" => (Subr::Psargs, &["uintptr_t", "uintptr_t"], Type::String),
+        "__dtrace_psargs_of" => (Subr::PsargsOf, &["pid_t", "string"], Type::String),
         // The offset and size of alloca's memory are filled in by `Checker::alloca`.
         "alloca" => (Subr::Alloca { offset: 0, size: 0 }, &["size_t"], Type::Pointer(Box::new(Type::Void))),
         "bcopy" => (Subr::Bcopy, &["void *", "void *", "size_t"], Type::Void),

@@ -151,6 +151,20 @@ fn translators_check_their_members_when_used() {
 }
 
 #[test]
+fn only_pr_psargs_asks_the_runtime_for_its_table_of_command_lines() {
+    if !has_btf() {
+        return;
+    }
+    for (src, uses) in [
+        ("BEGIN { trace(curpsinfo->pr_psargs); }", true),
+        ("proc:::signal-send { trace(args[1]->pr_psargs); }", true),
+        ("BEGIN { trace(curpsinfo->pr_pid); trace(curpsinfo->pr_fname); }", false),
+    ] {
+        assert_eq!(compile(src).expect("compiles").uses_psargs_table, uses, "{src}");
+    }
+}
+
+#[test]
 fn kernel_arrays_index_and_bitfields_read_as_integers() {
     if !has_btf() {
         return;
