@@ -367,8 +367,18 @@ impl Checker<'_> {
             ExprKind::Cast(tn, inner) => {
                 let ty = self.type_name(tn)?;
                 let inner = self.expr(inner)?;
+                // A char array in memory (a member such as curthread->comm)
+                // converts to a pointer as its address, as in C.
+                let inner = if matches!(ty, Type::Pointer(_) | Type::Int { size: 8, .. }) {
+                    char_array(inner)
+                } else {
+                    inner
+                };
                 match (&ty, &inner.ty) {
                     (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
+                    (Type::Pointer(_) | Type::Int { size: 8, .. }, Type::Array(..)) => {
+                        typed(TKind::Cast(Box::new(inner)), ty)
+                    }
                     // Pointers and integers convert freely, as in C (both are 8 bytes here).
                     (Type::Pointer(_), t) | (Type::Int { .. }, t @ Type::Pointer(_)) if t.is_scalar() => {
                         typed(TKind::Cast(Box::new(inner)), ty)
@@ -1089,7 +1099,8 @@ impl Checker<'_> {
     /// A string indexes as the `char [strsize]` that holds it (`s[0]`,
     /// `execname[i]`), as in DTrace; a char array member stays an array.
     pub(super) fn char_array(&self, e: TExpr) -> TExpr {
-        if e.ty == Type::String {
+        // A char array in memory is indexed where it is, not in a copy.
+        if e.ty == Type::String && !matches!(e.kind, TKind::LoadStr(..)) {
             // Offset keeps the string's own type for the code generator,
             // which evaluates it to the address of its bytes.
             let span = e.span.clone();
