@@ -132,6 +132,8 @@ pub(crate) const MAX_KEY_DEPTH: usize = 4;
 /// stackdepth's buffer: room for the kernel's default maximum of 127
 /// frames (kernel.perf_event_max_stack).
 pub(crate) const STACK_BUFFER_BYTES: usize = 127 * 8;
+/// bpf_get_stack()'s and bpf_get_stackid()'s flag for the user stack.
+const BPF_F_USER_STACK: i32 = 1 << 8;
 const STACK_KEY: i16 = -8;
 const STACK_FAULT_ADDR: i16 = -16;
 const STACK_FAULT_ACTION: i16 = -24;
@@ -275,7 +277,6 @@ impl<'a> Emitter<'a> {
     /// the helper's negative error.
     fn ustack_id(&mut self, frames: u8) -> Result<(), CodegenError> {
         use crate::sema::ir::ustack_value;
-        const BPF_F_USER_STACK: i32 = 1 << 8;
         let done = self.new_label();
         let id = self.alloc_slot(8)?;
         self.emit(mov(R1, R6));
@@ -1553,14 +1554,15 @@ impl<'a> Emitter<'a> {
                 self.bind(null);
                 self.stack_top = saved;
             }
-            Builtin::Stackdepth => {
+            Builtin::Stackdepth | Builtin::Ustackdepth => {
                 // The frames bpf_get_stack() copies, 8 bytes each (0 on error).
                 self.used_scratch = true;
                 self.emit(mov(R1, R6));
                 self.emit(mov(R2, R8));
                 self.emit(alu_imm(Alu::Add, R2, self.scratch.stack_buffer as i32));
                 self.emit(mov_imm(R3, STACK_BUFFER_BYTES as i32));
-                self.emit(mov_imm(R4, 0));
+                let user = if b == Builtin::Ustackdepth { BPF_F_USER_STACK } else { 0 };
+                self.emit(mov_imm(R4, user));
                 self.emit(call(Helper::GetStack));
                 self.emit(jmp_imm(Cond::Sge, R0, 0, 1));
                 self.emit(mov_imm(R0, 0));

@@ -218,6 +218,9 @@ pub(crate) enum Builtin {
     Curthread,
     /// The number of frames in the kernel stack at the probe.
     Stackdepth,
+    /// The number of frames in the user stack at the probe (0 in a kernel
+    /// thread).
+    Ustackdepth,
     /// The kernel address the probe was reached from.
     Caller,
     /// The user address the current thread was called from.

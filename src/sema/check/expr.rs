@@ -250,7 +250,7 @@ impl Checker<'_> {
                 Some((b, ty)) => {
                     match b {
                         Builtin::Ppid => self.program.uses_ppid = true,
-                        Builtin::Stackdepth => self.program.uses_stackdepth = true,
+                        Builtin::Stackdepth | Builtin::Ustackdepth => self.program.uses_stackdepth = true,
                         Builtin::Caller => self.program.uses_caller = true,
                         Builtin::Ucaller => self.program.uses_ucaller = true,
                         Builtin::Vtimestamp => self.program.uses_vtimestamp = true,
@@ -1183,6 +1183,7 @@ pub(super) fn builtin(name: &str) -> Option<(Builtin, Type)> {
         "vtimestamp" => (Builtin::Vtimestamp, Type::UINT64),
         "ipl" => (Builtin::Ipl, uint("uint_t")),
         "stackdepth" => (Builtin::Stackdepth, Type::Int { size: 4, signed: false, name: "uint32_t" }),
+        "ustackdepth" => (Builtin::Ustackdepth, Type::Int { size: 4, signed: false, name: "uint32_t" }),
         "caller" => (Builtin::Caller, Type::Int { size: 8, signed: false, name: "uintptr_t" }),
         "ucaller" => (Builtin::Ucaller, Type::UINT64),
         _ => return None,
