@@ -180,6 +180,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     for warning in &session.warnings {
         eprintln!("dtrace: {warning}");
     }
+    let output_fd = {
+        use std::os::fd::AsRawFd;
+        output.as_ref().map_or(libc::STDOUT_FILENO, |file| file.as_raw_fd())
+    };
     let out: Box<dyn Write> = match output {
         Some(file) => Box::new(std::io::BufWriter::new(file)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
@@ -196,6 +200,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         statusrate: flags.options.statusrate,
         stackindent: flags.options.stackindent,
         rawbytes: flags.options.rawbytes,
+        output_fd,
     };
     let outcome = consume::run(&session, &compiled.program, &registry, &opts, out, metrics, &mut targets);
     drop(session);

@@ -165,6 +165,32 @@ mod dtrace_provider {
 mod language {
     use super::*;
 
+    /// freopen() sends the output to a file (appended to) and "" back;
+    /// ftruncate() empties the output file; freopen() is destructive.
+    #[test]
+    fn freopen_and_ftruncate_redirect_and_empty_the_output() {
+        let dir = std::env::temp_dir().join(format!("dtrace-freopen-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("out1.txt");
+        std::fs::write(&file, "before\n").expect("file");
+        let script = format!(
+            r#"BEGIN {{ printf("a\n"); freopen("{}/out%d.txt", 1); printf("b\n"); freopen(""); printf("c\n"); exit(0); }}"#,
+            dir.display()
+        );
+        let out = run(&["-wqn", &script]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        assert_eq!(out.stdout, "a\nc\n\n");
+        assert_eq!(std::fs::read_to_string(&file).expect("file"), "before\nb\n");
+        let out = run(&["-qn", &script]);
+        assert_eq!(out.code(), 1, "{}", out.stdout);
+        let truncated = dir.join("truncated.txt");
+        let path = truncated.to_str().expect("path");
+        let out = run(&["-qn", r#"BEGIN { printf("gone\n"); ftruncate(); printf("kept\n"); exit(0); }"#, "-o", path]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        assert_eq!(std::fs::read_to_string(&truncated).expect("file"), "kept\n\n");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     fn eval(body: &str) -> String {
         let out = run(&["-qn", &format!("BEGIN {{ {body} exit(0); }}")]);
         out.assert_no_panic();

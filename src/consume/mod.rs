@@ -60,6 +60,8 @@ pub(crate) struct ConsumeOptions {
     pub stackindent: usize,
     /// trace() of a string shows its bytes, as of other data (rawbytes).
     pub rawbytes: bool,
+    /// The descriptor `out` writes to (ftruncate()).
+    pub output_fd: std::os::fd::RawFd,
 }
 
 /// -F's state on one CPU: the depth, and the last record's clause, whose
@@ -101,7 +103,51 @@ struct State<'a> {
 /// the consumer can then ignore results without losing an error).
 struct Output<'a> {
     inner: Box<dyn Write + 'a>,
+    /// The descriptor under `inner`, for ftruncate().
+    inner_fd: Option<std::os::fd::RawFd>,
+    /// freopen()'s file, written instead of `inner` while open.
+    reopened: Option<std::fs::File>,
     failure: Option<std::io::Error>,
+}
+
+impl Output<'_> {
+    fn current(&mut self) -> &mut dyn Write {
+        match &mut self.reopened {
+            Some(file) => file,
+            None => &mut self.inner,
+        }
+    }
+
+    /// freopen(path): append to `path` from now on; "" goes back to the
+    /// original output.
+    fn reopen(&mut self, path: &str) -> std::io::Result<()> {
+        self.flush()?;
+        self.reopened = None;
+        if !path.is_empty() {
+            self.reopened = Some(std::fs::OpenOptions::new().append(true).create(true).open(path)?);
+        }
+        Ok(())
+    }
+
+    /// ftruncate(): empty the output when it is a file (a terminal or a
+    /// pipe is left alone, as DTrace's ftruncate(3C) fails there).
+    fn truncate(&mut self) {
+        use std::os::fd::AsRawFd;
+        self.flush().ok();
+        let fd = match &self.reopened {
+            Some(file) => Some(file.as_raw_fd()),
+            None => self.inner_fd,
+        };
+        if let Some(fd) = fd {
+            // SAFETY: fd is our output's open descriptor; both calls only
+            // change the file's length and offset.
+            unsafe {
+                if libc::ftruncate(fd, 0) == 0 {
+                    libc::lseek(fd, 0, libc::SEEK_SET);
+                }
+            }
+        }
+    }
 }
 
 impl Write for Output<'_> {
@@ -109,7 +155,7 @@ impl Write for Output<'_> {
         if self.failure.is_some() {
             return Ok(buf.len());
         }
-        match self.inner.write_all(buf) {
+        match self.current().write_all(buf) {
             Ok(()) => Ok(buf.len()),
             Err(e) => {
                 self.failure = Some(e);
@@ -120,7 +166,7 @@ impl Write for Output<'_> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         if self.failure.is_none() {
-            if let Err(e) = self.inner.flush() {
+            if let Err(e) = self.current().flush() {
                 self.failure = Some(e);
             }
         }
@@ -174,7 +220,7 @@ pub(crate) fn run(
         registry,
         quiet: opts.quiet,
         flows: opts.flowindent.then(HashMap::new),
-        out: Output { inner: out, failure: None },
+        out: Output { inner: out, inner_fd: Some(opts.output_fd), reopened: None, failure: None },
         exit_status: None,
         heading_printed: false,
         ending: false,
@@ -503,6 +549,19 @@ impl State<'_> {
                 printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, &mut command);
                 self.system(&command, rendered);
             }
+            RecordKind::Freopen(format) => {
+                let mut path = Vec::new();
+                printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, &mut path);
+                self.flush_line(rendered);
+                let path = String::from_utf8_lossy(&path).into_owned();
+                if let Err(e) = self.out.reopen(&path) {
+                    eprintln!("dtrace: failed to freopen {path}: {e}");
+                }
+            }
+            RecordKind::Ftruncate => {
+                self.flush_line(rendered);
+                self.out.truncate();
+            }
             _ => match rendered {
                 Rendered::Text(line) => self.text_action(&action.kind, &action.values, &values, line),
                 Rendered::Json(items) => self.json_action(&action.kind, &values, items),
@@ -612,12 +671,18 @@ impl State<'_> {
 
     /// system(): what is printed so far goes out first, then the command
     /// runs with dtrace's stdout and stderr, as DTrace runs it.
-    fn system(&mut self, command: &[u8], rendered: &mut Rendered) {
+    /// Writes what the record printed before this action, so that an action
+    /// with effects outside the output comes after it.
+    fn flush_line(&mut self, rendered: &mut Rendered) {
         if let Rendered::Text(line) = rendered {
             self.out.write_all(line).ok();
             line.clear();
         }
         self.out.flush().ok();
+    }
+
+    fn system(&mut self, command: &[u8], rendered: &mut Rendered) {
+        self.flush_line(rendered);
         let command = String::from_utf8_lossy(command).into_owned();
         if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(&command).status() {
             eprintln!("dtrace: failed to execute '{command}': {e}");

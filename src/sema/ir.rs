@@ -501,6 +501,12 @@ pub(crate) enum RecordKind {
     Printf(usize),
     /// system(): the formatted command (index into `Program::formats`) runs in /bin/sh.
     System(usize),
+    /// freopen(): output goes to the file the formatted path names (index
+    /// into `Program::formats`), appended to, or back to the original
+    /// output for "".
+    Freopen(usize),
+    /// ftruncate(): empties the output file.
+    Ftruncate,
     Exit,
     /// printa(): prints the aggregations (indices into `Program::aggregations`)
     /// with a format, or in the default layout.

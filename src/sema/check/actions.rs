@@ -316,6 +316,15 @@ impl Checker<'_> {
                 let (format, values) = self.formatted_action(name, name_span, args, span)?;
                 (RecordKind::System(format), ActionKind::Record(values))
             }
+            "freopen" => {
+                self.destructive(name, name_span)?;
+                let (format, values) = self.formatted_action(name, name_span, args, span)?;
+                (RecordKind::Freopen(format), ActionKind::Record(values))
+            }
+            "ftruncate" => {
+                self.arity(name, name_span, args, 0, 0)?;
+                (RecordKind::Ftruncate, ActionKind::Record(Vec::new()))
+            }
             "printa" => self.printa(name_span, args, span)?,
             "tracemem" => self.tracemem(name_span, args)?,
             "stack" => {
@@ -394,7 +403,7 @@ impl Checker<'_> {
         let (record_kind, kind) = kind;
         let class = match record_kind {
             RecordKind::Exit => ActionClass::Exit,
-            RecordKind::System(_) => ActionClass::Destructive,
+            RecordKind::System(_) | RecordKind::Freopen(_) => ActionClass::Destructive,
             _ => ActionClass::Data,
         };
         self.check_order(class, span)?;
@@ -708,6 +717,8 @@ pub(super) fn is_action(name: &str) -> bool {
             | "commit"
             | "discard"
             | "system"
+            | "freopen"
+            | "ftruncate"
             | "raise"
             | "stop"
             | "copyout"
@@ -805,7 +816,8 @@ pub(super) fn arg_class(ty: &Type) -> ArgClass {
 }
 
 pub(super) fn check_printf_args(action: &str, format: &printf::Format, values: &[TExpr], span: &Span) -> Result<()> {
-    if format.is_empty() {
+    // freopen("") restores the original output.
+    if format.is_empty() && action != "freopen" {
         return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message(action)));
     }
     let mut next = 0;

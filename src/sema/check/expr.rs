@@ -369,11 +369,8 @@ impl Checker<'_> {
                 let inner = self.expr(inner)?;
                 // A char array in memory (a member such as curthread->comm)
                 // converts to a pointer as its address, as in C.
-                let inner = if matches!(ty, Type::Pointer(_) | Type::Int { size: 8, .. }) {
-                    char_array(inner)
-                } else {
-                    inner
-                };
+                let inner =
+                    if matches!(ty, Type::Pointer(_) | Type::Int { size: 8, .. }) { char_array(inner) } else { inner };
                 match (&ty, &inner.ty) {
                     (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
                     (Type::Pointer(_) | Type::Int { size: 8, .. }, Type::Array(..)) => {
