@@ -176,12 +176,14 @@ pub(crate) fn compile_for_test(src: &str) -> Result<Compiled, String> {
 }
 
 /// The D library files every script sees whatever its providers:
-/// psinfo_t and lwpsinfo_t (curpsinfo, curlwpsinfo), errno and signal names.
+/// psinfo_t and lwpsinfo_t (curpsinfo, curlwpsinfo), errno and signal names,
+/// the CPUs, and the subroutines written in D.
 const CORE_LIBRARY: &[(&str, &str)] = &[
     ("procfs.d", include_str!("../d-library/procfs.d")),
     ("errno.d", include_str!("../d-library/errno.d")),
     ("signal.d", include_str!("../d-library/signal.d")),
     ("sched.d", include_str!("../d-library/sched.d")),
+    ("subr.d", include_str!("../d-library/subr.d")),
 ];
 
 /// The D library files every script sees (`d-library/*.d`, built in): the

@@ -386,12 +386,21 @@ impl<'a> Parser<'a> {
         let start = self.bump()?.span.start;
         let type_start = self.peek_start()?;
         let (_, spec) = self.parse_decl_specifiers(false)?;
-        let has_params = matches!(self.peek()?.kind, TokenKind::Ident(_))
-            && matches!(self.peek_nth(1)?.kind, TokenKind::Punct(Punct::LBracket))
-            && self.nth_starts_type(2)?;
+        // A result that is a pointer: `inline struct file *getf[int fd]`.
+        let mut stars = 0;
+        while matches!(self.peek_nth(stars)?.kind, TokenKind::Punct(Punct::Star)) {
+            stars += 1;
+        }
+        let has_params = matches!(self.peek_nth(stars)?.kind, TokenKind::Ident(_))
+            && matches!(self.peek_nth(stars + 1)?.kind, TokenKind::Punct(Punct::LBracket))
+            && self.nth_starts_type(stars + 2)?;
         let (name, ty, params) = if has_params {
+            let mut ops = Vec::new();
+            while self.eat(Punct::Star)? {
+                ops.push(DeclOp::Pointer);
+            }
             let TokenKind::Ident(name) = self.bump()?.kind else { unreachable!("peeked an identifier") };
-            let ty = TypeName { spec, ops: Vec::new(), span: type_start..self.prev_end };
+            let ty = TypeName { spec, ops, span: type_start..self.prev_end };
             self.expect(Punct::LBracket)?;
             let mut params = Vec::new();
             loop {

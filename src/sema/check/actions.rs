@@ -614,6 +614,11 @@ impl Checker<'_> {
             )),
             _ => match subroutine_signature(name) {
                 Some(signature) => self.call_subroutine(name, name_span, args, signature, span),
+                // The D library's subroutines (d-library/subr.d).
+                None if let Some(params) = self.library_subroutine_params(name) => {
+                    self.arity(name, name_span, args, params, params)?;
+                    self.inline_call(name, args, span)
+                }
                 None => {
                     Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action")))
                 }

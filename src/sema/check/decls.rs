@@ -382,6 +382,12 @@ impl Checker<'_> {
     }
 
     /// Whether `name` is an inline with parameters (`name[e]` is its use).
+    /// The parameter count of a parameterized inline of the D library,
+    /// which a script calls as a function.
+    pub(super) fn library_subroutine_params(&self, name: &str) -> Option<usize> {
+        self.declared.inlines.get(name).filter(|i| i.library && !i.params.is_empty()).map(|i| i.params.len())
+    }
+
     pub(super) fn inline_has_params(&self, name: &str) -> bool {
         self.declared.inlines.get(name).is_some_and(|i| !i.params.is_empty())
     }
