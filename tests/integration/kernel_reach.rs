@@ -21,6 +21,7 @@ fn exec_copies(n: usize) -> String {
 #[test]
 fn sdt_and_rawtp_count_execs_exactly_with_typed_arguments() {
     let script = r#"
+        BEGIN { same = 0; }
         sdt:sched::sched_process_exec /basename(stringof(args[0])) == "reachtrue"/ {
             @sdt = count(); @same = count(); same += args[1] == pid;
         }

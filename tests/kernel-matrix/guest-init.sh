@@ -130,7 +130,7 @@ grep -qx 'done error 5 4096 4096' /tmp/out.18 && [ $RC = 0 ]; r $? "out=$(tr '\n
 # 16. the sched provider: on-cpu fires for the thread taking the CPU (its execname, self->),
 # off-cpu in the thread leaving it, sleep before it blocks.
 (while :; do sleep 0.1; done) & L=$!
-t 16 sched -qn 'sched:::on-cpu /execname == "sleep"/ { on++; self->on = 1; same += pid == curthread->tgid; } sched:::off-cpu /self->on/ { off++; self->on = 0; } sched:::sleep /execname == "sleep"/ { sl++; } tick-2s { printf("%d %d %d %d\n", on > 0, off > 0, sl > 0, same == on); exit(0); }'
+t 16 sched -qn 'BEGIN { same = 0; } sched:::on-cpu /execname == "sleep"/ { on++; self->on = 1; same += pid == curthread->tgid; } sched:::off-cpu /self->on/ { off++; self->on = 0; } sched:::sleep /execname == "sleep"/ { sl++; } tick-2s { printf("%d %d %d %d\n", on > 0, off > 0, sl > 0, same == on); exit(0); }'
 kill $L; wait $L 2>/dev/null
 grep -qx '1 1 1 1' /tmp/out.16 && [ $RC = 0 ]; r $? "out=$(tr '\n' '|' < /tmp/out.16)"
 

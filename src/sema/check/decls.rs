@@ -406,10 +406,20 @@ impl Checker<'_> {
             ));
         }
         let mut bound = Vec::new();
-        for ((param_ty, param), arg) in params.iter().zip(args) {
+        for (i, ((param_ty, param), arg)) in params.iter().zip(args).enumerate() {
             let param_ty = self.type_name(param_ty)?;
+            let arg_span = arg.span.clone();
             let arg = self.expr(arg)?;
-            bound.push((param.clone(), convert(arg, param_ty, span)?));
+            let arg_ty = arg.ty.name();
+            let converted = convert(arg, param_ty.clone(), span).map_err(|e| {
+                // A library subroutine's argument is checked as a prototype's.
+                if library {
+                    super::actions::incompatible_arg("D_PROTO_ARG", &arg_span, name, i + 1, &param_ty.name(), &arg_ty)
+                } else {
+                    e
+                }
+            })?;
+            bound.push((param.clone(), converted));
         }
         let depth = self.bindings.len();
         self.bindings.extend(bound);

@@ -917,6 +917,24 @@ impl Checker<'_> {
         value: &ast::Expr,
         span: &Span,
     ) -> Result<TExpr> {
+        // `x op= v` reads x first: as in DTrace, it must exist already.
+        if op.is_some() {
+            let missing = match &target.kind {
+                ExprKind::Ident(name) if !is_predefined(name) && self.lookup_var(Scope::Global, name).is_none() => {
+                    Some(name.clone())
+                }
+                ExprKind::SelfVar(name) if self.lookup_var(Scope::Thread, name).is_none() => {
+                    Some(format!("self->{name}"))
+                }
+                ExprKind::ThisVar(name) if self.lookup_var(Scope::Clause, name).is_none() => {
+                    Some(format!("this->{name}"))
+                }
+                _ => None,
+            };
+            if let Some(name) = missing {
+                return Err(undeclared(&name, &target.span));
+            }
+        }
         let value = self.expr(value)?;
         if value.ty == Type::Void {
             return Err(CompileError::new(
