@@ -729,7 +729,8 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
         if let Err(why) = flags.options.set(&name, value.as_deref()) {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::InvalidValue,
-                format!("failed to set -x {opt}: {why}"),
+                // As dtrace(1): the name alone (its value was cut at the =).
+                format!("failed to set -x {name}: {why}"),
             ));
         }
     }
@@ -771,7 +772,7 @@ mod tests {
         assert_eq!(f.options.strsize, 32);
         assert!(f.options.quiet);
         let e = parse(argv(&["-x", "nosuch=1", "-n", "BEGIN"])).unwrap_err();
-        assert!(e.to_string().contains("failed to set -x nosuch=1: Invalid option name"));
+        assert!(e.to_string().contains("failed to set -x nosuch: Invalid option name"));
         assert!(parse(argv(&["-x", "bufsize=lots", "-n", "BEGIN"])).is_err());
         let f = parse(argv(&["-x", "nspec=4", "-x", "specsize=1k", "-n", "BEGIN"])).unwrap();
         assert_eq!((f.options.nspec, f.options.specsize), (4, 1024));

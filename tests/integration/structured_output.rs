@@ -223,9 +223,8 @@ fn bad_structured_output_options_say_why() {
     let xml = run(&["-x", "oformat=xml", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(xml.code(), 1);
     assert!(
-        xml.stderr.contains(
-            "failed to set -x oformat=xml: Invalid value for specified option: only text and json are supported"
-        ),
+        xml.stderr
+            .contains("failed to set -x oformat: Invalid value for specified option: only text and json are supported"),
         "{}",
         xml.stderr
     );

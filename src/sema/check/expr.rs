@@ -695,6 +695,14 @@ impl Checker<'_> {
             if relational && l.ty == r.ty {
                 return Ok(typed(TKind::StrCmp { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
             }
+            // `strtok(...) == NULL`: the subroutines that find nothing give
+            // the empty string here where DTrace gives NULL.
+            let null = |e: &TExpr| matches!(e.kind, TKind::Int(0)) && e.ty.is_scalar();
+            if matches!(op, BinOp::Eq | BinOp::Ne) && (null(&l) || null(&r)) {
+                let empty = typed(TKind::Str(self.intern(b"")), Type::String);
+                let (l, r) = if null(&l) { (empty, r) } else { (l, empty) };
+                return Ok(typed(TKind::StrCmp { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));
+            }
             match op {
                 BinOp::Mul | BinOp::Div => {
                     return Err(CompileError::new(
