@@ -29,7 +29,7 @@ impl Emitter<'_> {
         self.emit(call(Helper::MapPopElem));
         self.jump(jmp_imm(Cond::Ne, R0, 0, 0), failed);
         self.emit(ldx(Size::W, R1, FP, STACK_KEY));
-        self.spec_entry_from(R1, failed);
+        self.spec_entry_or(R1, failed);
         // The ID is ours alone until it is queued again: no atomics needed.
         self.emit(ldx(Size::DW, R1, R0, layout::SPEC_TAG as i16));
         self.emit(alu_imm(Alu::Add, R1, layout::SPEC_TAG_STEP as i32));
@@ -82,10 +82,25 @@ impl Emitter<'_> {
 
     /// r0 = the entry of speculation r`id` (its ID is then at STACK_KEY);
     /// jumps to `missing` for an ID past nspec.
-    fn spec_entry_from(&mut self, id: Reg, missing: Label) {
+    fn spec_entry_or(&mut self, id: Reg, missing: Label) {
         self.emit(stx(Size::W, FP, STACK_KEY, id));
         self.lookup_stack_key(MapRef::Specs);
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
+    }
+
+    /// r0 = the entry of speculation r`id` (its ID is then at STACK_KEY);
+    /// jumps to `none` for ID 0 (entry 0 refuses every use); an ID past
+    /// nspec, or negative, is an illegal operation, as in DTrace.
+    fn spec_entry_from(&mut self, id: Reg, none: Label) -> Result<(), CodegenError> {
+        self.jump(jmp_imm(Cond::Eq, id, 0, 0), none);
+        self.emit(stx(Size::W, FP, STACK_KEY, id));
+        self.lookup_stack_key(MapRef::Specs);
+        let found = self.new_label();
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
+        self.emit(ldx(Size::W, R1, FP, STACK_KEY));
+        self.raise_fault(layout::FAULT_ILLOP)?;
+        self.bind(found);
+        Ok(())
     }
 
     /// Tags the clause's record with speculation r0 if it is active and has
@@ -99,7 +114,7 @@ impl Emitter<'_> {
         };
         let record_size = self.program.clauses[state.epid as usize - 1].record_size;
         let (refuse, full, done) = (self.new_label(), self.new_label(), self.new_label());
-        self.spec_entry_from(R0, refuse);
+        self.spec_entry_from(R0, refuse)?;
         self.emit(ldx(Size::DW, R1, R0, layout::SPEC_STATE as i16));
         self.jump(jmp_imm(Cond::Ne, R1, layout::SPEC_ACTIVE, 0), refuse);
         self.emit(ldx(Size::DW, R1, R0, layout::SPEC_BYTES as i16));
@@ -126,7 +141,7 @@ impl Emitter<'_> {
     fn end_speculation(&mut self, epid: u32) -> Result<(), CodegenError> {
         let (entry, id) = (self.alloc_slot(8)?, self.alloc_slot(8)?);
         let (done, no_room) = (self.new_label(), self.new_label());
-        self.spec_entry_from(R0, done);
+        self.spec_entry_from(R0, done)?;
         self.emit(stx(Size::DW, FP, entry, R0));
         self.emit(ldx(Size::W, R1, FP, STACK_KEY));
         self.emit(stx(Size::W, FP, id, R1));
