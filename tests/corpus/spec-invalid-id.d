@@ -18,6 +18,10 @@ BEGIN
 {
 	discard(0);
 	commit(0);
+}
+
+BEGIN
+{
 	printf("end\n");
 	exit(0);
 }
