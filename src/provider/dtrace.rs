@@ -7,7 +7,7 @@
 use anyhow::{Context, Result};
 use libbpf_rs::skel::OpenSkel;
 
-use super::{Attributes, EnableContext, Enabled, Enabling, ProbeTable, Provider, RAW_TP};
+use super::{Attributes, EnableContext, Enabled, Enabling, KernelFacts, Probe, ProbeArg, ProbeTable, Provider, RAW_TP};
 
 super::entry_programs!("dtrace");
 
@@ -28,6 +28,12 @@ impl Provider for Dtrace {
 
     fn populate(&mut self, probes: &mut ProbeTable) {
         self.id_base = super::populate_slots(probes, self.name(), PROBES.iter().copied());
+    }
+
+    /// BEGIN, END and ERROR have no typed arguments: args[n] is out of
+    /// range for each n, as in DTrace (arg0 to arg9 remain).
+    fn typed_args(&self, _probe: &Probe, _kernel: &mut dyn KernelFacts) -> Option<&'static [ProbeArg]> {
+        Some(&[])
     }
 
     fn argument_attributes(&self) -> Attributes {

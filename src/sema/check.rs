@@ -211,7 +211,15 @@ impl<'a> Checker<'a> {
         self.matched += probes.len();
         self.clause_alloca = 0;
         self.clause_probes = probes.clone();
-        self.clause_desc = clause.probes.first().map(|s| s.text.clone()).unwrap_or_default();
+        // As dtrace_desc2str() shows it: all four fields (`:::BEGIN`).
+        self.clause_desc = clause
+            .probes
+            .first()
+            .map(|s| match crate::provider::desc::ProbeDesc::parse(&s.text) {
+                Ok(d) => format!("{}:{}:{}:{}", d.provider, d.module, d.function, d.name),
+                Err(_) => s.text.clone(),
+            })
+            .unwrap_or_default();
 
         let (predicate, body) = match self.predicate(clause) {
             // A predicate may read a variable its clause's actions declare by
