@@ -796,6 +796,11 @@ impl Checker<'_> {
                 // An integer or pointer in memory: the load's address is the place.
                 let value = self.expr(target)?;
                 return match value.kind {
+                    TKind::Load(addr) if value.ty.is_scalar() && in_thread_local(&addr) => Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        &target.span,
+                        "a member of a self-> struct cannot be assigned yet: assign the whole struct",
+                    )),
                     TKind::Load(addr) if value.ty.is_scalar() => Ok((Place::Memory(addr), value.ty)),
                     _ => Err(CompileError::new(
                         "D_OP_LVAL",
@@ -1103,6 +1108,17 @@ pub(super) fn member_operand_error(arrow: bool, ty: &Type, span: &Span) -> Compi
         span,
         format!("operator {op} cannot be applied to type \"{}\": it needs {wants}", ty.name()),
     )
+}
+
+/// Whether an address lies in a thread-local variable's value (a member or
+/// element of a self-> struct or array).
+fn in_thread_local(addr: &TExpr) -> bool {
+    match &addr.kind {
+        TKind::Var(Var::ThreadLocal(_)) => true,
+        TKind::Offset(base, _) => in_thread_local(base),
+        TKind::Binary { lhs, .. } => in_thread_local(lhs),
+        _ => false,
+    }
 }
 
 pub(super) fn undeclared(name: &str, span: &Span) -> CompileError {

@@ -255,3 +255,13 @@ fn symbol_functions_type_addresses_to_print_as_symbols() {
     // Like stack(), they are values as well as actions.
     compile("BEGIN { @[arg0 ? func(caller) : func(0)] = count(); }").unwrap();
 }
+
+#[test]
+fn members_of_self_structs_are_refused_as_places_not_faulted_at_run_time() {
+    let decl = "struct foo { int a; int b; }; self struct foo z;";
+    assert_eq!(
+        error_of(&format!("{decl} BEGIN {{ self->z.a = 4; }}")),
+        "a member of a self-> struct cannot be assigned yet: assign the whole struct"
+    );
+    assert!(compile("struct foo { int a; }; struct foo x; BEGIN { x.a = 1; }").is_ok());
+}
