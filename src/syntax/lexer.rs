@@ -436,7 +436,11 @@ impl<'a> Lexer<'a> {
             }
             p
         };
-        let hex = bytes[start] == b'0' && matches!(self.byte_at(start + 1), Some(b'x' | b'X'));
+        // `0x` without a hex digit is the constant 0 and then `x...`, as
+        // DTrace's lexer (RGX_INT) reads it.
+        let hex = bytes[start] == b'0'
+            && matches!(self.byte_at(start + 1), Some(b'x' | b'X'))
+            && self.byte_at(start + 2).is_some_and(|b| b.is_ascii_hexdigit());
         let (digits_start, radix) = if hex { (start + 2, 16) } else { (start, 10) };
         let is_digit: fn(u8) -> bool = if hex { |b| b.is_ascii_hexdigit() } else { |b| b.is_ascii_digit() };
         let digits_end = run(digits_start, is_digit);
@@ -445,9 +449,10 @@ impl<'a> Lexer<'a> {
             return self.lex_float(start, digits_end);
         }
 
-        // Like a C preprocessing number, take every letter and digit that
-        // follows, so that `123abc` is one bad constant, not two tokens.
-        let end = run(digits_end, is_ident_continue);
+        // The digits and a suffix of u, U, l and L, as DTrace's lexer takes
+        // them (RGX_INT): letters after that start the next token, so
+        // `int 0abc;` is a syntax error, not a bad constant.
+        let end = run(digits_end, |b| matches!(b, b'u' | b'U' | b'l' | b'L'));
         self.pos = end;
         let text = &self.src[start..end];
         let suffix_text = &self.src[digits_end..end];
@@ -793,9 +798,14 @@ mod tests {
         assert_eq!(e.tag, "D_INT_OFLOW");
         assert_eq!(error("18446744073709551616").tag, "D_INT_OFLOW");
         assert_eq!(error("08").message, "constant 08 contains invalid digit 8");
-        assert_eq!(error("12abc").message, "constant 12abc contains invalid digit a");
         assert_eq!(error("1lul").tag, "D_INT_DIGIT");
-        assert_eq!(error("0x").tag, "D_INT_DIGIT");
+        assert_eq!(error("09").message, "constant 09 contains invalid digit 9");
+    }
+
+    #[test]
+    fn letters_after_a_constant_start_the_next_token() {
+        assert_eq!(kinds("12abc"), vec![int(12, false, 0, true), TokenKind::Ident("abc".into())]);
+        assert_eq!(kinds("0x"), vec![int(0, false, 0, true), TokenKind::Ident("x".into())]);
     }
 
     #[test]
