@@ -688,7 +688,8 @@ fn parse_int_suffix(text: &str) -> Option<IntSuffix> {
 /// Decodes the escape whose letter is at `p` (just after the backslash) into
 /// `out`, returning where the escape ends. Follows DTrace's `stresc2chr`:
 /// octal takes up to three digits, `\x` any number of hex digits (keeping
-/// the low byte), and an unknown escape is kept as written.
+/// the low byte), and an unknown escape is kept as written: `\?` and `\'`
+/// are unknown to it (`'\''` is the two-character constant 0x5c27).
 fn decode_escape(bytes: &[u8], p: usize, out: &mut Vec<u8>) -> usize {
     let Some(&c) = bytes.get(p) else {
         return p;
@@ -701,7 +702,7 @@ fn decode_escape(bytes: &[u8], p: usize, out: &mut Vec<u8>) -> usize {
         b'r' => Some(b'\r'),
         b't' => Some(b'\t'),
         b'v' => Some(0x0b),
-        b'"' | b'\\' | b'\'' | b'?' => Some(c),
+        b'"' | b'\\' => Some(c),
         _ => None,
     };
     if let Some(byte) = simple {
@@ -728,6 +729,12 @@ fn decode_escape(bytes: &[u8], p: usize, out: &mut Vec<u8>) -> usize {
             }
             out.push(value);
             q
+        }
+        // A quote after the backslash is kept with it, and does not end
+        // the literal.
+        b'\'' => {
+            out.extend_from_slice(&[b'\\', c]);
+            p + 1
         }
         _ => {
             // Keep the backslash; the character itself is copied by the caller.
@@ -832,7 +839,7 @@ mod tests {
                 TokenKind::Char(0),
                 TokenKind::Char(0x41),
                 TokenKind::Char(92),
-                TokenKind::Char(39),
+                TokenKind::Char(0x5c27),
                 TokenKind::Char(0x6162),
                 TokenKind::Char(65),
             ]

@@ -180,6 +180,11 @@ impl Checker<'_> {
             ExprKind::Int { value, suffix, decimal } => {
                 typed(TKind::Int(*value), int_constant_type(*value, *suffix, *decimal))
             }
+            // A constant of more than four characters is a long, as DTrace
+            // types an integer constant by its value.
+            ExprKind::Char(c) if i32::try_from(*c).is_err() => {
+                typed(TKind::Int(*c as u64), Type::Int { size: 8, signed: true, name: "long" })
+            }
             ExprKind::Char(c) => typed(TKind::Int(*c as u64), Type::INT),
             ExprKind::Str(bytes) => {
                 if bytes.len() >= self.opts.strsize {
