@@ -187,10 +187,8 @@ impl Checker<'_> {
             }
             ExprKind::Char(c) => typed(TKind::Int(*c as u64), Type::INT),
             ExprKind::Str(bytes) => {
-                if bytes.len() >= self.opts.strsize {
-                    return Err(CompileError::new("D_STR_LEN", &span, "string literal is longer than strsize"));
-                }
-                let index = self.intern(bytes);
+                // A longer literal is cut to strsize, as every D string.
+                let index = self.intern(&bytes[..bytes.len().min(self.opts.strsize.saturating_sub(1))]);
                 typed(TKind::Str(index), Type::String)
             }
             ExprKind::Float(_) => {
