@@ -103,6 +103,7 @@ pub(crate) fn compile(
             stackframes: options.stackframes,
             ustackframes: options.ustackframes,
             scratchsize: options.scratchsize,
+            empty: options.empty,
         },
         registry,
     );

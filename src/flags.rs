@@ -69,6 +69,8 @@ pub(crate) struct Options {
     pub dynvarsize: u64,
     pub destructive: bool,
     pub zdefs: bool,
+    /// An empty program compiles (it then matches no probes).
+    pub empty: bool,
     /// Compile errors carry their D_* tag.
     pub errtags: bool,
     /// -C: scripts go through the C preprocessor first.
@@ -177,6 +179,7 @@ impl Default for Options {
             dynvarsize: 1 << 20,
             destructive: false,
             zdefs: false,
+            empty: false,
             errtags: false,
             cpp: false,
             cpp_args: Vec::new(),
@@ -396,17 +399,17 @@ impl Options {
                 flag()?;
             }
             "zdefs" => self.zdefs = no_value()?,
+            "empty" => self.empty = no_value()?,
             "errtags" => self.errtags = no_value()?,
             "cpp" => self.cpp = no_value()?,
             "defaultargs" => self.defaultargs = no_value()?,
             "verbose" => self.verbose = no_value()?,
-            // What these ask for is how this dtrace always works: empty
-            // programs compile, macro arguments need not be used, symbols
+            // What these ask for is how this dtrace always works: macro
+            // arguments need not be used, symbols
             // resolve at compile time (an unknown one is an error), no
             // library directories are read, -G's object has no debugging
             // data to strip nor DOF to load lazily, descriptions parse one way.
-            "empty" | "argref" | "kdefs" | "knodefs" | "udefs" | "unodefs" | "nolibs" | "strip" | "lazyload"
-            | "pspec" => {
+            "argref" | "kdefs" | "knodefs" | "udefs" | "unodefs" | "nolibs" | "strip" | "lazyload" | "pspec" => {
                 no_value()?;
             }
             // -x forms of -C, -D, -I and -U.

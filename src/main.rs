@@ -156,6 +156,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
             eprintln!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });
         }
     }
+    // An empty program (the empty option) enables nothing.
+    if compiled.program.clauses.is_empty() && flags.options.empty {
+        return Err("no probes matched".to_string());
+    }
     // As in DTrace, a destructive program compiles and is refused when enabled.
     if compiled.program.destructive && !flags.options.destructive {
         return Err("could not enable tracing: Destructive actions not allowed".to_string());

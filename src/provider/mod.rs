@@ -699,6 +699,7 @@ pub(crate) mod testing {
                 stackframes: 20,
                 ustackframes: 100,
                 scratchsize: 4096,
+                empty: false,
             },
             &mut registry,
         );

@@ -49,6 +49,8 @@ pub(crate) struct CheckOptions<'a> {
     pub ustackframes: u32,
     /// Bytes of alloca() and copyin() memory per clause (scratchsize).
     pub scratchsize: usize,
+    /// The empty option: a program without clauses or declarations compiles.
+    pub empty: bool,
 }
 
 /// Where an error was found, for DTrace's "in predicate:" / "in action list:" prefix.
@@ -147,8 +149,10 @@ impl<'a> Checker<'a> {
     /// Checks the items of one parsed source; call once per -n/-s, in order.
     pub(crate) fn check_items(&mut self, ast: &ast::Program, text: &str) -> Result<()> {
         self.text = text.to_string();
-        if ast.items.is_empty() {
-            return Err(CompileError::nowhere("D_EMPTY", "empty D program translation unit"));
+        if ast.items.is_empty() && !self.opts.empty {
+            // At the end of the source, as DTrace's parser finds it.
+            let end = text.len()..text.len();
+            return Err(CompileError::new("D_EMPTY", &end, "empty D program translation unit"));
         }
         for item in &ast.items {
             match item {

@@ -1,0 +1,3 @@
+/*
+ * A script with nothing but comments: the error is at its end.
+ */
