@@ -221,10 +221,39 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
         }
         ["D", "option"] => Err(("D_PRAGMA_MALFORM", "malformed #pragma option <option=val>".to_string())),
         ["D", "option", _, _, ..] => Err(("D_PRAGMA_MALFORM", "#pragma option requires only one argument".to_string())),
-        // Other #pragma D forms (depends_on, attributes, binding) and
-        // non-D pragmas are accepted and ignored, as by DTrace.
+        // The program's own error, with its words.
+        ["D", "error", text @ ..] => {
+            let words: Vec<&str> = text.iter().map(|w| w.trim_matches('"')).collect();
+            Err(("D_PRAGERR", format!("#error: {}", words.join(" "))))
+        }
+        // A script has no library to depend on (only D library files do).
+        ["D", "depends_on", "library", ..] => {
+            Err(("D_PRAGMA_DEPEND", "#pragma depends_on library is valid only in a D library file".to_string()))
+        }
+        ["D", "attributes", attributes, _ident] => {
+            if valid_attributes(attributes) {
+                Ok(())
+            } else {
+                Err(("D_PRAGMA_INVAL", "invalid attributes specified by #pragma attributes".to_string()))
+            }
+        }
+        ["D", "attributes", ..] => {
+            Err(("D_PRAGMA_MALFORM", "malformed #pragma attributes <attributes> <ident>".to_string()))
+        }
+        // Other #pragma D forms (depends_on a provider or module, binding)
+        // and non-D pragmas are accepted and ignored, as by DTrace.
         _ => Ok(()),
     }
+}
+
+/// Whether `text` is a stability attribute triple as dtrace_str2attr()
+/// reads it: name/data/class (`Stable/Stable/Common`).
+fn valid_attributes(text: &str) -> bool {
+    const STABILITY: [&str; 8] =
+        ["Internal", "Private", "Obsolete", "External", "Unstable", "Evolving", "Stable", "Standard"];
+    const CLASS: [&str; 6] = ["Unknown", "CPU", "Platform", "Group", "ISA", "Common"];
+    let parts: Vec<&str> = text.split('/').collect();
+    parts.len() == 3 && STABILITY.contains(&parts[0]) && STABILITY.contains(&parts[1]) && CLASS.contains(&parts[2])
 }
 
 /// Runs the C preprocessor over a script (-C), as DTrace does, with the

@@ -1,0 +1,6 @@
+#pragma D attributes Sturdy/Stable/Common x
+
+BEGIN
+{
+	exit(0);
+}

@@ -1,0 +1,6 @@
+#pragma D attributes Stable/Stable
+
+BEGIN
+{
+	exit(0);
+}
