@@ -223,7 +223,7 @@ pub(super) fn arith_result(a: &Type, b: &Type) -> Type {
 /// short or long with char, and short with long, which names no type.
 fn check_specifier_words(words: &[&str], span: &Span) -> Result<()> {
     let count = |w: &str| words.iter().filter(|x| **x == w).count();
-    let bases = ["char", "int", "void"].iter().map(|b| count(b)).sum::<usize>();
+    let bases = ["char", "int", "void", "float", "double"].iter().map(|b| count(b)).sum::<usize>();
     let combo = || CompileError::new("D_DECL_COMBO", span, "invalid type combination");
     if bases > 1 || (count("signed") > 0 && count("unsigned") > 0) || (count("void") > 0 && words.len() > 1) {
         return Err(combo());
@@ -250,6 +250,15 @@ fn check_specifier_words(words: &[&str], span: &Span) -> Result<()> {
 pub(super) fn int_type_from_words(words: &[&str]) -> Option<Type> {
     let unsigned = words.contains(&"unsigned");
     let longs = words.iter().filter(|w| **w == "long").count();
+    // Floating-point types have C's sizes (D traces them, it does not
+    // compute with them).
+    if words.contains(&"double") {
+        let (size, name) = if longs > 0 { (16, "long double") } else { (8, "double") };
+        return Some(Type::Int { size, signed: true, name });
+    }
+    if words.contains(&"float") {
+        return Some(Type::Int { size: 4, signed: true, name: "float" });
+    }
     let (size, name_s, name_u) = if words.contains(&"char") {
         (1, "char", "unsigned char")
     } else if words.contains(&"short") {
