@@ -1105,6 +1105,10 @@ pub(super) fn const_int(e: &ast::Expr) -> Option<i64> {
 }
 
 pub(super) fn member_operand_error(arrow: bool, ty: &Type, span: &Span) -> CompileError {
+    // dt_cook_op2: -> first wants a pointer at all.
+    if arrow && !matches!(ty, Type::Pointer(_)) {
+        return CompileError::new("D_OP_PTR", span, "operator -> must be applied to a pointer");
+    }
     let (op, wants) = if arrow { ("->", "a pointer to a struct or union") } else { (".", "a struct or union") };
     CompileError::new(
         "D_OP_SOU",

@@ -1,0 +1,10 @@
+struct s {
+	int a;
+};
+
+struct s x;
+
+BEGIN
+{
+	trace(x->a);
+}
