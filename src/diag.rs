@@ -21,6 +21,10 @@ impl CompileError {
     pub(crate) fn at(self, span: &Span) -> CompileError {
         CompileError { span: Some(span.clone()), ..self }
     }
+    /// An error DTrace reports without a line (its code generator's).
+    pub(crate) fn nowhere(tag: &'static str, message: impl Into<String>) -> CompileError {
+        CompileError { tag, message: message.into(), span: None }
+    }
 }
 
 pub(crate) type Result<T> = std::result::Result<T, CompileError>;

@@ -856,6 +856,10 @@ impl Checker<'_> {
                 format!("operator [ ] cannot be applied to {shown}: it is not an associative array"),
             ));
         }
+        // DTrace's code generator passes a tuple in its eight tuple registers.
+        if keys.len() > MAX_TUPLE_KEYS {
+            return Err(CompileError::nowhere("D_UNKNOWN", "Insufficient registers to generate code"));
+        }
         let keys: Vec<TExpr> = keys.iter().map(|k| self.expr(k)).collect::<Result<_>>()?;
         let mut columns = Vec::new();
         if thread_local {
@@ -1127,6 +1131,9 @@ fn in_thread_local(addr: &TExpr) -> bool {
         _ => false,
     }
 }
+
+/// The most keys an associative array's tuple may have (DIF_DTR_NREGS).
+const MAX_TUPLE_KEYS: usize = 8;
 
 pub(super) fn undeclared(name: &str, span: &Span) -> CompileError {
     CompileError::new("D_VAR_UNDEF", span, format!("{name} has not yet been declared or assigned"))
