@@ -327,6 +327,9 @@ fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &s
         ProgramSource::Script(path) => {
             let place = match &e.span {
                 Some(s) => format!("line {}: ", syntax::line_of(text, s.start)),
+                // Running out of code generation resources is the program's,
+                // not a clause region's.
+                None if e.tag == "D_NOREG" => String::new(),
                 None => region.to_string(),
             };
             format!("failed to compile script {path}: {tag}{place}{}", e.message)

@@ -21,7 +21,8 @@ impl CompileError {
     pub(crate) fn at(self, span: &Span) -> CompileError {
         CompileError { span: Some(span.clone()), ..self }
     }
-    /// An error DTrace reports without a line (its code generator's).
+    /// An error DTrace reports without a line (its code generator's, tagged
+    /// D_NOREG, which is also shown without a clause region).
     pub(crate) fn nowhere(tag: &'static str, message: impl Into<String>) -> CompileError {
         CompileError { tag, message: message.into(), span: None }
     }

@@ -858,7 +858,7 @@ impl Checker<'_> {
         }
         // DTrace's code generator passes a tuple in its eight tuple registers.
         if keys.len() > MAX_TUPLE_KEYS {
-            return Err(CompileError::nowhere("D_UNKNOWN", "Insufficient registers to generate code"));
+            return Err(CompileError::nowhere("D_NOREG", "Insufficient registers to generate code"));
         }
         let keys: Vec<TExpr> = keys.iter().map(|k| self.expr(k)).collect::<Result<_>>()?;
         let mut columns = Vec::new();
