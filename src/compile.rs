@@ -230,7 +230,10 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
         ["D", "depends_on", "library", ..] => {
             Err(("D_PRAGMA_DEPEND", "#pragma depends_on library is valid only in a D library file".to_string()))
         }
-        ["D", "attributes", attributes, _ident] => {
+        // `<attributes> <ident>`, or a provider's part (USDT definitions):
+        // `<attributes> provider <name> provider|module|function|name|args`.
+        ["D", "attributes", attributes, _]
+        | ["D", "attributes", attributes, "provider", _, "provider" | "module" | "function" | "name" | "args"] => {
             if valid_attributes(attributes) {
                 Ok(())
             } else {
