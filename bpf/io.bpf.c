@@ -26,6 +26,7 @@
 #include <bpf/bpf_core_read.h>
 #include "dtrace.h"
 #include "io.h"
+#include "fileinfo.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -66,31 +67,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct dt_io_args);
 } dt_io_args SEC(".maps");
-
-#define DT_DEPTH 32 /* path components followed (a power of 2) */
-
-/* Where a path is assembled: its components' names, leaf first, and the
- * text, twice the path length so that a name read at any offset below
- * DT_IO_PATHLEN stays inside. */
-struct dt_io_pathbuf {
-	const unsigned char *names[DT_DEPTH];
-	/* The loops' state lives here: read back from memory it is unknown
-	 * to the verifier, which then checks each loop once instead of once
-	 * per possible path depth and length. */
-	volatile __s32 count;      /* names */
-	volatile __s32 mount_at;   /* names[mount_at..] are the mount point's */
-	volatile __u64 off;        /* bytes of the text so far */
-	volatile __u64 mount_len;  /* bytes of the mount point's path */
-	volatile __u64 name_start; /* where the last name begins */
-	char bytes[2 * DT_IO_PATHLEN];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct dt_io_pathbuf);
-} dt_io_pathbuf SEC(".maps");
 
 /* Each thread's last issued request: the arguments of wait-start and
  * wait-done. */
@@ -277,28 +253,6 @@ static __always_inline struct gendisk *dt_io_device(struct request *rq, struct d
 	return disk;
 }
 
-static const char dt_io_none[16] = "<none>";
-static const char dt_io_unknown[16] = "<unknown>";
-
-/* fileinfo_t of I/O for no file (dt_io_none) or an unnamed one. */
-static __always_inline void dt_io_no_file(struct dt_fileinfo *fi, const char *what)
-{
-	__builtin_memcpy(fi->fi_name, what, 16);
-	__builtin_memcpy(fi->fi_dirname, what, 16);
-	__builtin_memcpy(fi->fi_pathname, what, 16);
-	__builtin_memcpy(fi->fi_fs, what, 16);
-	__builtin_memcpy(fi->fi_mount, what, 16);
-	fi->fi_offset = -1;
-}
-
-/* off & (DT_IO_PATHLEN - 1), in a way the compiler cannot drop when it
- * knows off is smaller: the verifier needs to see the bound. */
-static __always_inline __u64 dt_io_bound(__u64 off)
-{
-	asm volatile("%0 &= 255" : "+r"(off));
-	return off;
-}
-
 /* A mount of super block sb that shows all of it (a bind mount may show
  * only a subtree): the first of its mounts whose root is the file
  * system's root. */
@@ -332,84 +286,6 @@ static __always_inline struct mount *dt_io_sb_mount(struct super_block *sb)
 		}
 	}
 	return first;
-}
-
-/* The path of dentry d under mount mnt: fi_pathname, fi_dirname, fi_name
- * and fi_mount. */
-static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, struct dt_fileinfo *fi)
-{
-	__u32 zero = 0;
-	struct dt_io_pathbuf *pb = bpf_map_lookup_elem(&dt_io_pathbuf, &zero);
-	if (!pb)
-		return;
-	pb->count = 0;
-	pb->mount_at = -1;
-	struct dentry *mnt_root = BPF_CORE_READ(mnt, mnt.mnt_root);
-
-	/* Leaf to root: the names of the dentries, crossing mounts. */
-	for (int i = 0; i < DT_DEPTH + 16; i++) {
-		struct dentry *parent = BPF_CORE_READ(d, d_parent);
-		if (d == mnt_root || d == parent || !parent) {
-			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
-			if (!mnt || !up || up == mnt)
-				break;
-			/* Cross to the mount point, in the parent mount. */
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			mnt_root = BPF_CORE_READ(mnt, mnt.mnt_root);
-			if (pb->mount_at < 0)
-				pb->mount_at = pb->count;
-			continue;
-		}
-		__s32 n = pb->count;
-		if (n < 0 || n >= DT_DEPTH) {
-			dt_io_no_file(fi, dt_io_unknown);
-			return;
-		}
-		pb->names[n & (DT_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
-		pb->count = n + 1;
-		d = parent;
-	}
-	if (pb->mount_at < 0)
-		pb->mount_at = pb->count;
-
-	/* Root to leaf: the text. */
-	char *path = pb->bytes;
-	pb->off = 0;
-	pb->mount_len = 0;
-	pb->name_start = 1;
-	path[0] = '/';
-	path[1] = 0;
-	for (int j = DT_DEPTH - 1; j >= 0; j--) {
-		if (j >= pb->count)
-			continue;
-		__u64 off = pb->off;
-		if (off >= DT_IO_PATHLEN - 2)
-			break;
-		path[dt_io_bound(off)] = '/';
-		off = dt_io_bound(off + 1);
-		pb->name_start = off;
-		long got = bpf_probe_read_kernel_str(&path[off], DT_IO_PATHLEN, pb->names[j]);
-		if (got > 1)
-			off += got - 1;
-		if (off > DT_IO_PATHLEN - 1)
-			off = DT_IO_PATHLEN - 1;
-		pb->off = off;
-		if (j == pb->mount_at)
-			pb->mount_len = off;
-	}
-	path[dt_io_bound(pb->off)] = 0;
-
-	bpf_probe_read_kernel(fi->fi_pathname, DT_IO_PATHLEN, path);
-	fi->fi_pathname[DT_IO_PATHLEN - 1] = 0;
-	__u64 name_start = pb->name_start;
-	bpf_probe_read_kernel(fi->fi_name, DT_IO_PATHLEN, &path[dt_io_bound(name_start)]);
-	fi->fi_name[DT_IO_PATHLEN - 1] = 0;
-	bpf_probe_read_kernel(fi->fi_dirname, DT_IO_PATHLEN, path);
-	fi->fi_dirname[name_start > 1 ? dt_io_bound(name_start - 1) : 1] = 0;
-	bpf_probe_read_kernel(fi->fi_mount, DT_IO_PATHLEN, path);
-	__u64 mount_len = pb->mount_len;
-	fi->fi_mount[mount_len > 0 ? dt_io_bound(mount_len) : 1] = 0;
 }
 
 /* The request's first bio and the page its data starts in: what B_PAGEIO,

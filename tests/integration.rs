@@ -8,6 +8,8 @@ mod util;
 mod aggregations;
 #[path = "integration/corpus.rs"]
 mod corpus;
+#[path = "integration/fsinfo_provider.rs"]
+mod fsinfo_provider;
 #[path = "integration/io_provider.rs"]
 mod io_provider;
 #[path = "integration/ip_provider.rs"]

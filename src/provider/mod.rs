@@ -14,6 +14,7 @@ pub(crate) mod copies;
 pub(crate) mod desc;
 pub(crate) mod dtrace;
 pub(crate) mod fbt;
+pub(crate) mod fsinfo;
 pub(crate) mod io;
 pub(crate) mod ip;
 pub(crate) mod kstat;
@@ -59,6 +60,7 @@ fn providers() -> Vec<Box<dyn Provider>> {
         Box::<tcp::Tcp>::default(),
         Box::<udp::Udp>::default(),
         Box::<lockstat::Lockstat>::default(),
+        Box::<fsinfo::Fsinfo>::default(),
         Box::<fbt::Fbt>::default(),
         Box::<sdt::Sdt>::default(),
         Box::<rawtp::Rawtp>::default(),

@@ -450,8 +450,11 @@ fn buffer_kinds_do_not_need_fileinfo() {
         assert!(child.wait().expect("dd").success());
         child.id()
     };
-    let direct = dd(&[&format!("of={path}"), "if=/dev/zero", "bs=64k", "count=4", "oflag=direct"]);
+    // The buffered write first: it allocates the file's blocks (reading the
+    // file system's bitmaps through the page cache, in dd's context), so
+    // that the direct one, over the same blocks, moves only its own data.
     let buffered = dd(&[&format!("of={path}"), "if=/dev/zero", "bs=64k", "count=4", "conv=fsync"]);
+    let direct = dd(&[&format!("of={path}"), "if=/dev/zero", "bs=64k", "count=4", "oflag=direct", "conv=notrunc"]);
     let out = stop(&mut t);
     let kinds = |pid: u32| -> Vec<String> {
         out.stdout

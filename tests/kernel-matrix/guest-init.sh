@@ -294,6 +294,17 @@ T=$(awk '$1 == "tick" { print $2 }' /tmp/out.34)
 [ $RC = 0 ] && [ "${E:-0}" -ge 3 ] && [ "$E" = "$D" ] && grep -qx 'cpu 0' /tmp/out.34 && [ "${T:-0}" -gt 0 ] && [ ! -s /tmp/err.34 ]
 r $? "out=$(tr '\n' '|' < /tmp/out.34) err=$(head -2 /tmp/err.34 | tr '\n' '|')"
 
+# 35. fsinfo on each kernel (the fd table, struct file and the path walk by CO-RE): dd reads
+# the 100-byte /tmp/fbtfile 4 bytes at a time, 25 reads and one at the end of the file.
+(i=0; while ! grep -q ready /tmp/out.35 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  dd if=/tmp/fbtfile of=/dev/null bs=4 2> /dev/null; /bin/true) & L=$!
+t 35 fsinfo -qn 'BEGIN { printf("ready\n"); }
+  fsinfo:::read /execname == "dd" && args[0]->fi_name == "fbtfile"/ { @r[args[0]->fi_pathname] = count(); @b = sum(args[1]); @last = max(args[0]->fi_offset); }
+  proc:::exec-success /execname == "true"/ { printa("%s %@d\n", @r); printa("bytes %@d\n", @b); printa("last %@d\n", @last); exit(0); }'
+wait $L 2> /dev/null
+grep -qx '/tmp/fbtfile 26' /tmp/out.35 && grep -qx 'bytes 100' /tmp/out.35 && grep -qx 'last 100' /tmp/out.35 && [ $RC = 0 ]
+r $? "out=$(tr '\n' '|' < /tmp/out.35) err=$(head -2 /tmp/err.35 | tr '\n' '|')"
+
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
   SIG=INT TMO=3
   (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!
