@@ -179,8 +179,7 @@ impl Provider for Fsinfo {
         let numbers: std::collections::HashMap<&str, u32> =
             super::syscall::table().map(|(nr, name)| (name, nr)).collect();
         let mut calls = Vec::new();
-        // One warning per reason (fsinfo::: enables every probe).
-        let mut silent: Vec<(&str, Vec<&str>)> = Vec::new();
+        let mut silent = Vec::new();
         for slot in super::enabled_slots(enabled) {
             match PROBES[slot].fires {
                 Fires::Calls(list) => {
@@ -191,16 +190,10 @@ impl Provider for Fsinfo {
                         );
                     }
                 }
-                Fires::Never(why) => match silent.iter_mut().find(|(w, _)| *w == why) {
-                    Some((_, names)) => names.push(PROBES[slot].name),
-                    None => silent.push((why, vec![PROBES[slot].name])),
-                },
+                Fires::Never(why) => silent.push((PROBES[slot].name, why)),
             }
         }
-        for (why, names) in silent {
-            let probes: Vec<String> = names.iter().map(|n| format!("fsinfo:::{n}")).collect();
-            cx.warnings.push(format!("{} will not fire: {why}", probes.join(", ")));
-        }
+        cx.never_fire(self.name(), &silent);
         if calls.is_empty() {
             return Ok(Box::new(Loaded(())));
         }
@@ -267,11 +260,9 @@ mod tests {
     #[test]
     fn every_call_is_a_system_call_of_this_architecture_and_the_man_page_gives_every_mapping() {
         let names: Vec<&str> = super::super::syscall::table().map(|(_, name)| name).collect();
-        let page = include_str!("../../man/dtrace-fsinfo.7").replace("\\-", "-");
-        let section = page.split(".SH LINUX MAPPING").nth(1).and_then(|s| s.split(".SH").next()).unwrap_or_default();
         for probe in PROBES {
-            let entry = section.split(&format!(".B {}\n", probe.name)).nth(1).unwrap_or_default();
-            let entry = entry.split(".TP").next().unwrap_or_default().split(".PP").next().unwrap_or_default();
+            let entry =
+                crate::provider::testing::man_mapping_entry(include_str!("../../man/dtrace-fsinfo.7"), probe.name);
             match probe.fires {
                 Fires::Calls(list) => {
                     for call in list.iter().flat_map(|c| c.syscalls) {
@@ -280,7 +271,7 @@ mod tests {
                     }
                 }
                 Fires::Never(why) => assert!(
-                    entry.replace('\n', " ").contains(&format!("never: {why}")),
+                    entry.contains(&format!("never: {why}")),
                     "dtrace-fsinfo(7) lacks why {} never fires",
                     probe.name
                 ),

@@ -64,13 +64,14 @@ pub(crate) fn programs(mappings: &[&Mapping]) -> Vec<&'static str> {
 /// Attaches each statistic's hooks, one of each group, and says which
 /// probe will not fire (or only in part) and why.
 pub(crate) fn attach(cx: &mut EnableContext, object: &libbpf_rs::Object, provider: &str, mappings: &[&Mapping]) {
-    for mapping in mappings {
+    let silent: Vec<(&str, &str)> = mappings
+        .iter()
+        .filter(|m| m.hooks.is_empty())
+        .map(|m| (m.name, m.linux.strip_prefix("none: ").unwrap_or(m.linux)))
+        .collect();
+    cx.never_fire(provider, &silent);
+    for mapping in mappings.iter().filter(|m| !m.hooks.is_empty()) {
         let probe = format!("{provider}:::{}", mapping.name);
-        if mapping.hooks.is_empty() {
-            let why = mapping.linux.strip_prefix("none: ").unwrap_or(mapping.linux);
-            cx.warnings.push(format!("{probe} will not fire: {why}"));
-            continue;
-        }
         let mut groups: Vec<u8> = mapping.hooks.iter().map(|h| h.group).collect();
         groups.dedup();
         let group_count = groups.len();

@@ -117,13 +117,14 @@ impl Provider for Lockstat {
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
-        let mut mask = 0u32;
+        let (mut mask, mut silent) = (0u32, Vec::new());
         for slot in super::enabled_slots(enabled) {
             match PROBES[slot].fires {
                 Fires::Contention(_) => mask |= 1 << slot,
-                Fires::Never(why) => cx.warnings.push(format!("lockstat:::{} will not fire: {why}", PROBES[slot].name)),
+                Fires::Never(why) => silent.push((PROBES[slot].name, why)),
             }
         }
+        cx.never_fire(self.name(), &silent);
         if mask == 0 {
             return Ok(Box::new(Loaded(())));
         }

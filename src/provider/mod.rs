@@ -605,6 +605,23 @@ impl EnableContext<'_> {
         }
     }
 
+    /// Warns that the enabled probes `silent` (name, reason) of `provider`,
+    /// which Linux has no event for, will not fire: one line per reason,
+    /// so that `provider:::` says each once.
+    pub(crate) fn never_fire(&mut self, provider: &str, silent: &[(&str, &str)]) {
+        let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
+        for &(name, why) in silent {
+            let probe = format!("{provider}:::{name}");
+            match reasons.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, probes)) => probes.push(probe),
+                None => reasons.push((why, vec![probe])),
+            }
+        }
+        for (why, probes) in reasons {
+            self.warnings.push(format!("{} will not fire: {why}", probes.join(", ")));
+        }
+    }
+
     /// Attaches `program` to `tracepoint`, or warns that `probe` will not
     /// fire on this kernel.
     pub(crate) fn attach_raw_tp_or_warn(
@@ -664,6 +681,15 @@ pub(crate) mod testing {
             assert!(c.contains(&entry), "{entry}");
         }
         assert!(c.contains(&format!("#define DT_{prefix}_COUNT {}\n", probes.len())));
+    }
+
+    /// A man page's LINUX MAPPING entry for probe `name` (`.B name` up to the
+    /// next `.TP` or `.PP`), with `\-` read as `-` and lines joined.
+    pub(crate) fn man_mapping_entry(page: &str, name: &str) -> String {
+        let page = page.replace("\\-", "-");
+        let section = page.split(".SH LINUX MAPPING").nth(1).and_then(|s| s.split(".SH").next()).unwrap_or_default();
+        let entry = section.split(&format!(".B {name}\n")).nth(1).unwrap_or_default();
+        entry.split(".TP").next().unwrap_or_default().split(".PP").next().unwrap_or_default().replace('\n', " ")
     }
 
     /// Asserts that each D struct of the D library has the layout of its C

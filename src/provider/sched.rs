@@ -123,13 +123,14 @@ impl Provider for Sched {
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
-        let mut names = Vec::new();
+        let (mut names, mut silent) = (Vec::new(), Vec::new());
         for slot in super::enabled_slots(enabled) {
             match PROBES[slot].fires {
                 Fires::Events => names.push(PROBES[slot].name),
-                Fires::Never(why) => cx.warnings.push(format!("sched:::{} will not fire: {why}", PROBES[slot].name)),
+                Fires::Never(why) => silent.push((PROBES[slot].name, why)),
             }
         }
+        cx.never_fire(self.name(), &silent);
         if names.is_empty() {
             return Ok(Box::new(Loaded(())));
         }
@@ -191,11 +192,9 @@ mod tests {
 
     #[test]
     fn the_man_page_gives_every_mapping() {
-        let page = include_str!("../../man/dtrace-sched.7").replace("\\-", "-");
-        let section = page.split(".SH LINUX MAPPING").nth(1).and_then(|s| s.split(".SH").next()).unwrap_or_default();
         for probe in PROBES {
-            let entry = section.split(&format!(".B {}\n", probe.name)).nth(1).unwrap_or_default();
-            let entry = entry.split(".TP").next().unwrap_or_default().split(".PP").next().unwrap_or_default();
+            let entry =
+                crate::provider::testing::man_mapping_entry(include_str!("../../man/dtrace-sched.7"), probe.name);
             match probe.fires {
                 Fires::Events => {
                     for (_, _, tracepoint) in ENTRY_PROGRAMS.iter().filter(|(p, _, _)| *p == probe.name) {
@@ -203,7 +202,7 @@ mod tests {
                     }
                 }
                 Fires::Never(why) => assert!(
-                    entry.replace('\n', " ").contains(&format!("never: {why}")),
+                    entry.contains(&format!("never: {why}")),
                     "dtrace-sched(7) lacks why {} never fires",
                     probe.name
                 ),

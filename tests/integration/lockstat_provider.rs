@@ -118,11 +118,11 @@ fn hold_event_probes_say_why_they_never_fire() {
         run(&["-qn", "lockstat:::adaptive-acquire, lockstat:::spin-release { @ = count(); } tick-1ms { exit(0); }"]);
     out.assert_no_panic();
     assert_eq!(out.code(), 0, "{}", out.stderr);
-    for probe in ["adaptive-acquire", "spin-release"] {
-        assert!(
-            out.stderr.contains(&format!("lockstat:::{probe} will not fire: Linux has no tracepoint")),
-            "{}",
-            out.stderr
-        );
-    }
+    // Probes that never fire for one reason share its line.
+    assert!(
+        out.stderr
+            .contains("lockstat:::adaptive-acquire, lockstat:::spin-release will not fire: Linux has no tracepoint"),
+        "{}",
+        out.stderr
+    );
 }
