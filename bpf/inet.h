@@ -199,7 +199,9 @@ static __always_inline void protostr(char *dst, __u8 p)
  * task's own kernel stack only in process context. (A per-CPU preempt
  * count would say it too, but its address is not in kallsyms on every
  * kernel.) Kernels with KASAN have twice the stack: a sender in its upper
- * half reports 0. */
+ * half reports 0. The programs that use this keep their tail call (the
+ * provider sets EnableContext::on_task_stack): since 6.13 a program with
+ * no tail call and a large frame runs on a per-CPU stack of its own. */
 #define DT_THREAD_SIZE 16384
 #define DT_PF_KTHREAD 0x00200000
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 pub(crate) mod emit;
 pub(crate) mod insn;
 pub(crate) mod maps;
+pub(crate) mod splice;
 
 use crate::sema::ir::Program;
 use emit::{CodegenEnv, CodegenError, ScratchLayout};

@@ -30,11 +30,28 @@ pub(crate) struct Target {
 
 /// Loads a copy of `program` (loaded already) that fires slot `slot`.
 pub(crate) fn load(program: &libbpf_rs::Program, slot: u32, target: Target) -> Result<OwnedFd> {
+    Ok(load_insns(program, &final_insns(program, Some(slot))?, target)?)
+}
+
+/// The final instructions of `program` (loaded already), with `slot` in
+/// place of its slot marker when it is a per-probe program.
+pub(crate) fn final_insns(program: &libbpf_rs::Program, slot: Option<u32>) -> Result<Vec<libbpf_sys::bpf_insn>> {
     let mut insns = program.insns().to_vec();
-    let patched = patch_slot(&mut insns, slot);
-    if patched == 0 {
-        bail!("entry program {} has no slot to patch", program.name().to_string_lossy());
+    if let Some(slot) = slot {
+        if patch_slot(&mut insns, slot) == 0 {
+            bail!("entry program {} has no slot to patch", program.name().to_string_lossy());
+        }
     }
+    Ok(insns)
+}
+
+/// Loads `insns` as a program of `program`'s type and name (a copy of it,
+/// or it joined with clause code).
+pub(crate) fn load_insns(
+    program: &libbpf_rs::Program,
+    insns: &[libbpf_sys::bpf_insn],
+    target: Target,
+) -> std::io::Result<OwnedFd> {
     let name = CString::new(program.name().as_encoded_bytes()).unwrap_or_default();
     // SAFETY: opts is plain data; zero is every field's default.
     let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
@@ -55,7 +72,7 @@ pub(crate) fn load(program: &libbpf_rs::Program, slot: u32, target: Target) -> R
         )
     };
     if fd < 0 {
-        return Err(std::io::Error::from_raw_os_error(-fd).into());
+        return Err(std::io::Error::from_raw_os_error(-fd));
     }
     // SAFETY: the kernel just returned this descriptor to us.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })

@@ -330,18 +330,18 @@ impl Fbt {
                         expected_attach_type,
                         attach_btf_id: btf_id,
                     };
-                    cx.fill(&skel.maps.dt_fbt_tracing_progs, slot, e.clauses, ty)?;
                     let name = format!("dt_fbt_{}_{nargs}", if ret { "return" } else { "entry" });
                     let target = Target { expected_attach_type, attach_btf_id: btf_id };
-                    let prog = copies::load(program(&name)?, slot, target)
+                    let prog = cx
+                        .probe_copy(program(&name)?, slot, target, e, &skel.maps.dt_fbt_tracing_progs, ty)
                         .with_context(|| format!("loading the trampoline program of {}", what()))?;
                     let link = copies::attach_raw(&prog, None).with_context(|| format!("attaching {}", what()))?;
                     attached.extend([prog, link]);
                 }
                 Mechanism::Kprobe => {
-                    cx.fill(&skel.maps.dt_fbt_kprobe_progs, slot, e.clauses, KPROBE)?;
                     let name = if ret { "dt_fbt_kretprobe" } else { "dt_fbt_kprobe" };
-                    let prog = copies::load(program(name)?, slot, Target::default())
+                    let prog = cx
+                        .probe_copy(program(name)?, slot, Target::default(), e, &skel.maps.dt_fbt_kprobe_progs, KPROBE)
                         .with_context(|| format!("loading the kprobe program of {}", what()))?;
                     let event = super::perf::open_kprobe(function, ret)?;
                     copies::attach_perf(&prog, &event).with_context(|| format!("attaching {}", what()))?;

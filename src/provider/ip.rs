@@ -66,6 +66,8 @@ impl Provider for Ip {
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        // cs_pid: bpf/inet.h's dt_inet_process_pid.
+        cx.on_task_stack = true;
         let slots = super::enabled_slots(enabled);
         let mut open = cx.open(skel::IpSkelBuilder::default(), "ip")?;
         // Only the entry programs of the enabled probes are loaded.

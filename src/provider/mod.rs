@@ -35,8 +35,9 @@ pub(crate) mod uprobe;
 pub(crate) mod usdt;
 pub(crate) mod vminfo;
 
+use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -524,6 +525,19 @@ impl KernelFacts for UnknownKernel {
     }
 }
 
+/// BPF instructions as the kernel takes them.
+pub(crate) type Insns = Vec<libbpf_sys::bpf_insn>;
+
+/// Which clauses an entry program is joined with.
+pub(crate) enum Fires<'c> {
+    /// These, whatever slot its tail call names (the caller knows the
+    /// program fires only them).
+    Clauses(&'c [usize]),
+    /// Those of the slot its tail call names, when that is a constant:
+    /// (program array descriptor, slot) → clauses.
+    Slot(&'c BTreeMap<(i32, u32), Vec<usize>>),
+}
+
 /// What a provider's `enable` works with: the script's needs, the maps
 /// every entry program shares, the generated clause programs, and where
 /// links and warnings go.
@@ -537,7 +551,23 @@ pub(crate) struct EnableContext<'a> {
     pub shared_cpuinfo: BorrowedFd<'a>,
     /// Loads (once per type and list) the program generated for a clause list.
     pub clause_program: &'a mut dyn FnMut(&[usize], ClauseProgType) -> Result<i32>,
+    /// An entry program's final instructions with the code generated for a
+    /// clause list in place of its tail call; None when they cannot be
+    /// joined (see `EnableContext::inlined`).
+    pub inline_clauses: &'a mut dyn FnMut(&[libbpf_sys::bpf_insn], Fires) -> Result<Option<Insns>>,
+    /// The provider's entry programs must run on the task's own kernel
+    /// stack (bpf/inet.h tells process context by the stack's address), so
+    /// they keep their tail calls: kernels since 6.13 give a program with
+    /// no tail call and a large frame a per-CPU stack of its own. Set by
+    /// the provider, cleared by the runtime before each provider's enable.
+    pub on_task_stack: bool,
+    /// The clause list of every program-array slot filled so far, by
+    /// (program array descriptor, slot).
+    pub slot_clauses: BTreeMap<(i32, u32), Vec<usize>>,
     pub links: Vec<Link>,
+    /// Descriptors that keep programs attached (joined programs, their
+    /// raw tracepoints and perf events).
+    pub held: Vec<OwnedFd>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
 }
@@ -574,7 +604,49 @@ impl EnableContext<'_> {
     ) -> Result<()> {
         let fd = (self.clause_program)(clauses, ty)?;
         prog_array.update(&slot.to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)?;
+        self.slot_clauses.insert((prog_array.as_fd().as_raw_fd(), slot), clauses.to_vec());
         Ok(())
+    }
+
+    /// Loads entry program `program` (loaded already; for a per-probe
+    /// program, the copy for `slot`) joined with the code generated for
+    /// `clauses`: one program that runs both, rather than an entry that
+    /// tail-calls the clause program. None when that cannot be done here
+    /// (the entry calls BPF functions of its own, or the kernel refuses
+    /// the joined program): then the caller fills the program array as
+    /// before, and a refused clause program gets its diagnosis there.
+    pub(crate) fn inlined(
+        &mut self,
+        program: &libbpf_rs::Program,
+        slot: Option<u32>,
+        target: copies::Target,
+        clauses: &[usize],
+    ) -> Result<Option<OwnedFd>> {
+        let entry = copies::final_insns(program, slot)?;
+        let Some(joined) = (self.inline_clauses)(&entry, Fires::Clauses(clauses))? else {
+            return Ok(None);
+        };
+        Ok(copies::load_insns(program, &joined, target).ok())
+    }
+
+    /// The program of one probe of a per-probe provider: the copy of
+    /// `program` for `slot` joined with the probe's clauses, or else the
+    /// copy alone, which tail-calls the clause program put in `slot` of
+    /// `prog_array` (loaded as `ty`).
+    pub(crate) fn probe_copy(
+        &mut self,
+        program: &libbpf_rs::Program,
+        slot: u32,
+        target: copies::Target,
+        e: &Enabled,
+        prog_array: &dyn MapCore,
+        ty: ClauseProgType,
+    ) -> Result<OwnedFd> {
+        if let Some(joined) = self.inlined(program, Some(slot), target, e.clauses)? {
+            return Ok(joined);
+        }
+        self.fill(prog_array, slot, e.clauses, ty)?;
+        copies::load(program, slot, target)
     }
 
     /// Fills a slot provider's program array: each enabled probe's clauses
@@ -595,13 +667,31 @@ impl EnableContext<'_> {
     /// `tracepoint`; false when the running kernel has no such tracepoint
     /// (or the program does not fit its prototype).
     pub(crate) fn attach_raw_tp(&mut self, object: &libbpf_rs::Object, program: &str, tracepoint: &str) -> bool {
-        let prog = object.progs_mut().find(|p| p.name() == program);
-        match prog.map(|p| p.attach_raw_tracepoint(tracepoint)) {
-            Some(Ok(link)) => {
+        let Some(prog) = object.progs_mut().find(|p| p.name() == program) else { return false };
+        // Joined with the clauses of the slot it fires, when that is one
+        // slot the provider filled: no tail call per firing.
+        let entry = prog.insns();
+        let joined = match self.on_task_stack {
+            true => None,
+            false => (self.inline_clauses)(entry, Fires::Slot(&self.slot_clauses)).ok().flatten(),
+        };
+        if let Some(joined) = joined {
+            if let Ok(fd) = copies::load_insns(&prog, &joined, copies::Target::default()) {
+                return match copies::attach_raw(&fd, Some(tracepoint)) {
+                    Ok(link) => {
+                        self.held.extend([fd, link]);
+                        true
+                    }
+                    Err(_) => false,
+                };
+            }
+        }
+        match prog.attach_raw_tracepoint(tracepoint) {
+            Ok(link) => {
                 self.links.push(link);
                 true
             }
-            _ => false,
+            Err(_) => false,
         }
     }
 

@@ -89,13 +89,13 @@ impl Provider for Rawtp {
             let slot = slot as u32;
             let name = self.events[e.probe.key as usize].1;
             copies::set_probe(&skel.maps.dt_rawtp_probes, slot, e.probe.id, &[])?;
-            cx.fill(&skel.maps.dt_rawtp_progs, slot, e.clauses, RAW_TP)?;
             let program = skel
                 .object()
                 .progs()
                 .find(|p| p.name().to_str() == Some(&format!("dt_rawtp_{n}")))
                 .expect("the program was loaded");
-            let prog = copies::load(&program, slot, copies::Target::default())
+            let prog = cx
+                .probe_copy(&program, slot, copies::Target::default(), e, &skel.maps.dt_rawtp_progs, RAW_TP)
                 .with_context(|| format!("loading the entry program of {}", e.probe.full_name()))?;
             let link =
                 copies::attach_raw(&prog, Some(name)).with_context(|| format!("attaching {}", e.probe.full_name()))?;

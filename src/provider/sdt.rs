@@ -118,10 +118,17 @@ impl Provider for Sdt {
                 .ok_or_else(|| anyhow!("cannot read the format of tracepoint {group}:{name}"))?;
             let fields: Vec<TpField> = format.fields.iter().map(|(f, _)| *f).collect();
             copies::set_probe(&skel.maps.dt_sdt_probes, slot, e.probe.id, &fields)?;
-            cx.fill(&skel.maps.dt_sdt_progs, slot, e.clauses, TRACEPOINT)?;
             let id = super::tracefs::tracepoint_ids(&[format!("{group}/{name}")])[0]
                 .ok_or_else(|| anyhow!("tracepoint {group}:{name} has no ID in tracefs"))?;
-            let prog = copies::load(&skel.progs.dt_sdt_entry, slot, copies::Target::default())
+            let prog = cx
+                .probe_copy(
+                    &skel.progs.dt_sdt_entry,
+                    slot,
+                    copies::Target::default(),
+                    e,
+                    &skel.maps.dt_sdt_progs,
+                    TRACEPOINT,
+                )
                 .with_context(|| format!("loading the entry program of {}", e.probe.full_name()))?;
             let event = super::perf::open_tracepoint(id)?;
             copies::attach_perf(&prog, &event).with_context(|| format!("attaching {}", e.probe.full_name()))?;

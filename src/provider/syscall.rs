@@ -8,6 +8,7 @@ use std::os::fd::{AsRawFd, IntoRawFd};
 use anyhow::{anyhow, Context, Result};
 use libbpf_rs::skel::OpenSkel;
 
+use super::copies::{self, Target};
 use super::{EnableContext, Enabled, Enabling, Loaded, ProbeTable, Provider, RAW_TP, TRACEPOINT};
 
 super::entry_programs!("syscall");
@@ -86,11 +87,13 @@ impl Provider for Syscall {
             Some(_) => (TRACEPOINT, &skel.maps.dt_sys_tp_progs),
             None => (RAW_TP, &skel.maps.dt_sys_progs),
         };
-        for e in enabled {
+        // Each entry program is joined with its clauses where it can be
+        // (no tail call per firing); the rest tail-call their slots.
+        let tail_called = |cx: &mut EnableContext, e: &Enabled| {
             // Entry programs in slots 0.., return programs after MAX_SYSCALLS.
             let (nr, ret) = ((e.probe.key >> 1) as u32, e.probe.key & 1 == 1);
-            cx.fill(prog_array, if ret { MAX_SYSCALLS + nr } else { nr }, e.clauses, prog_type)?;
-        }
+            cx.fill(prog_array, if ret { MAX_SYSCALLS + nr } else { nr }, e.clauses, prog_type)
+        };
         match tracepoints {
             Some(events) => {
                 let p = &skel.progs;
@@ -104,9 +107,23 @@ impl Provider for Syscall {
                     &p.dt_sys_enter_tp1,
                     &p.dt_sys_enter_tp0,
                 ];
-                for (ret, id) in events {
+                for (e, (ret, id)) in enabled.iter().zip(events) {
                     let candidates: &[&libbpf_rs::ProgramMut] = if ret { &[&p.dt_sys_exit_tp] } else { &enters };
                     let pfd = super::perf::open_tracepoint(id)?;
+                    let mut joined = None;
+                    for prog in candidates {
+                        if let Some(fd) = cx.inlined(prog, None, Target::default(), e.clauses)? {
+                            if copies::attach_perf(&fd, &pfd).is_ok() {
+                                joined = Some(fd);
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(fd) = joined {
+                        cx.held.extend([fd, pfd]);
+                        continue;
+                    }
+                    tail_called(cx, e)?;
                     let link = candidates
                         .iter()
                         .find_map(|prog| prog.attach_perf_event(pfd.as_raw_fd()).ok())
@@ -117,13 +134,26 @@ impl Provider for Syscall {
                 }
             }
             None => {
-                if sys_enabled.iter().any(|b| b & 1 != 0) {
-                    let link = skel.progs.dt_sys_enter.attach_raw_tracepoint("sys_enter");
-                    cx.links.push(link.context("attaching to sys_enter")?);
-                }
-                if sys_enabled.iter().any(|b| b & 2 != 0) {
-                    let link = skel.progs.dt_sys_exit.attach_raw_tracepoint("sys_exit");
-                    cx.links.push(link.context("attaching to sys_exit")?);
+                let raw = [(false, &skel.progs.dt_sys_enter, "sys_enter"), (true, &skel.progs.dt_sys_exit, "sys_exit")];
+                for (ret, prog, tracepoint) in raw {
+                    let probes: Vec<&Enabled> = enabled.iter().filter(|e| (e.probe.key & 1 == 1) == ret).collect();
+                    let Some(first) = probes.first() else { continue };
+                    // One program serves every system call of the raw
+                    // tracepoint: it can hold the clauses when all its
+                    // probes have the same ones.
+                    if probes.iter().all(|e| e.clauses == first.clauses) {
+                        if let Some(fd) = cx.inlined(prog, None, Target::default(), first.clauses)? {
+                            let link = copies::attach_raw(&fd, Some(tracepoint))
+                                .with_context(|| format!("attaching to {tracepoint}"))?;
+                            cx.held.extend([fd, link]);
+                            continue;
+                        }
+                    }
+                    for e in probes {
+                        tail_called(cx, e)?;
+                    }
+                    let link = prog.attach_raw_tracepoint(tracepoint);
+                    cx.links.push(link.with_context(|| format!("attaching to {tracepoint}"))?);
                 }
             }
         }

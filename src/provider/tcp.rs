@@ -92,6 +92,8 @@ impl Provider for Tcp {
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
+        // cs_pid: bpf/inet.h's dt_inet_process_pid.
+        cx.on_task_stack = true;
         let slots = super::enabled_slots(enabled);
         let finds_connections = slots.iter().any(|s| PROBES[*s].finds_connections);
         let mut open = cx.open(skel::TcpSkelBuilder::default(), "tcp")?;

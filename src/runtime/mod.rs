@@ -23,9 +23,10 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::codegen::maps::{patch_maps, MapRef};
+use crate::codegen::splice;
 use crate::codegen::Generated;
 use crate::defs::layout::{self, core_skel};
-use crate::provider::{ClauseProgType, EnableContext, Enabling, Registry, ScriptNeeds};
+use crate::provider::{ClauseProgType, EnableContext, Enabling, Fires, Registry, ScriptNeeds};
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
 
@@ -51,6 +52,8 @@ pub(crate) struct Session {
     pub warnings: Vec<String>,
     _links: Vec<Link>,
     _programs: Vec<OwnedFd>,
+    /// What keeps the joined entry programs attached.
+    _held: Vec<OwnedFd>,
     _maps: Vec<MapHandle>,
     /// One per aggregation, in `Program::aggregations` order.
     aggregations: Vec<MapHandle>,
@@ -361,6 +364,26 @@ pub(crate) fn start(
         Ok(raw)
     };
 
+    let inline_clauses = |entry: &[libbpf_sys::bpf_insn], fires: Fires| -> Result<Option<Vec<libbpf_sys::bpf_insn>>> {
+        let entry = as_insns(entry);
+        let clauses = match fires {
+            Fires::Clauses(clauses) => clauses,
+            Fires::Slot(filled) => {
+                let found = splice::tail_call_target(entry).and_then(|target| filled.get(&target));
+                let Some(clauses) = found else { return Ok(None) };
+                clauses
+            }
+        };
+        let mut code = generated
+            .programs
+            .get(clauses)
+            .with_context(|| format!("internal error: no program for clauses {clauses:?}"))?
+            .clone();
+        patch_maps(&mut code, &|m| code_maps.fd(m)).map_err(anyhow::Error::msg)?;
+        Ok(splice::inline_at_tail_call(entry, &code).map(|joined| as_bpf_insns(&joined).to_vec()))
+    };
+    let mut inline_clauses = inline_clauses;
+
     let mut kernel = crate::sema::kernel_btf::KernelBtf::default();
     let mut cx = EnableContext {
         kernel: &mut kernel,
@@ -377,15 +400,20 @@ pub(crate) fn start(
         shared_caller_code: core.maps.dt_caller_code.as_fd(),
         shared_cpuinfo: core.maps.dt_cpuinfo.as_fd(),
         clause_program: &mut clause_program,
+        inline_clauses: &mut inline_clauses,
+        on_task_stack: false,
+        slot_clauses: BTreeMap::new(),
+        held: Vec::new(),
         links: Vec::new(),
         warnings: Vec::new(),
     };
     let enabled = generated.clauses_of.iter().map(|(id, clauses)| (*id, clauses.as_slice()));
     let mut providers = Vec::new();
     for (provider, probes) in registry.by_provider(enabled) {
+        cx.on_task_stack = false;
         providers.push(provider.enable(&probes, &mut cx)?);
     }
-    let EnableContext { links: provider_links, warnings, .. } = cx;
+    let EnableContext { links: provider_links, held, warnings, .. } = cx;
     links.extend(provider_links);
     Ok(Session {
         core,
@@ -393,6 +421,7 @@ pub(crate) fn start(
         warnings,
         _links: links,
         _programs: programs,
+        _held: held,
         _maps: code_maps.owned,
         aggregations: code_maps.aggregations,
         stacks: code_maps.stacks,
@@ -585,6 +614,20 @@ fn map_opts() -> libbpf_sys::bpf_map_create_opts {
 
 fn array_map(name: &str, value_size: usize) -> Result<MapHandle> {
     Ok(MapHandle::create(MapType::Array, Some(name), 4, value_size as u32, 1, &map_opts())?)
+}
+
+// The code generator's instructions are the kernel's struct bpf_insn.
+const _: () = assert!(std::mem::size_of::<Insn>() == std::mem::size_of::<libbpf_sys::bpf_insn>());
+
+fn as_insns(insns: &[libbpf_sys::bpf_insn]) -> &[Insn] {
+    // SAFETY: both are the same 8 bytes (code, dst:4 src:4, off, imm) with
+    // the same alignment; every bit pattern is valid for both.
+    unsafe { std::slice::from_raw_parts(insns.as_ptr().cast(), insns.len()) }
+}
+
+fn as_bpf_insns(insns: &[Insn]) -> &[libbpf_sys::bpf_insn] {
+    // SAFETY: as in as_insns.
+    unsafe { std::slice::from_raw_parts(insns.as_ptr().cast(), insns.len()) }
 }
 
 /// Why a generated program did not load.
