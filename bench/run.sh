@@ -215,36 +215,36 @@ $ROUNDS rounds, median (min–max). Untraced getppid(): $base ns per call.
 
 ### Start-up (ms for a whole run that attaches and exits)
 
-| case | dtrace | bpftrace | floor | dtrace / floor | dtrace / bpftrace | target: ≥ 5x faster than bpftrace, < 50 ms |
+| case | dtrace | bpftrace | floor | dtrace / floor | dtrace / bpftrace | target: < 10 ms for BEGIN, the rest ≥ 5x faster than bpftrace |
 |---|---|---|---|---|---|---|
-$(row start-begin '`BEGIN { exit(0) }`' 'd < 50 && d * 5 <= b')
+$(row start-begin '`BEGIN { exit(0) }`' 'd < 10')
 $(row start-syscalls '`syscall:::entry` one-liner (bpftrace: `tracepoint:syscalls:sys_enter_*`)' 'd < 50 && d * 5 <= b')
 $(row start-struct 'kernel struct access (`curthread->comm`)' 'd < 50 && d * 5 <= b')
 $(row start-structs5 'five kernel structs (task, mm, signal, cred, kuid)' 'd < 50 && d * 5 <= b')
 
 ### Peak memory (kB, resident)
 
-| case | dtrace | bpftrace | floor | dtrace / floor | dtrace / bpftrace | target: < 20 MB |
+| case | dtrace | bpftrace | floor | dtrace / floor | dtrace / bpftrace | target: < 15 MB |
 |---|---|---|---|---|---|---|
-$(row mem-begin '`BEGIN { exit(0) }`' 'd < 20480')
-$(row mem-syscalls '`syscall:::entry` one-liner' 'd < 20480')
-$(row mem-structs5 'five kernel structs' 'd < 20480')
-$(row mem-count '(a) tracing, `@[execname] = count()`' 'd < 20480')
-$(row mem-latency '(c) tracing, latency `quantize`' 'd < 20480')
-$(row mem-printf '(d) tracing, `printf` of every event' 'd < 20480')
+$(row mem-begin '`BEGIN { exit(0) }`' 'd < 15360')
+$(row mem-syscalls '`syscall:::entry` one-liner' 'd < 15360')
+$(row mem-structs5 'five kernel structs' 'd < 15360')
+$(row mem-count '(a) tracing, `@[execname] = count()`' 'd < 15360')
+$(row mem-latency '(c) tracing, latency `quantize`' 'd < 15360')
+$(row mem-printf '(d) tracing, `printf` of every event' 'd < 15360')
 
 ### Per-event overhead (ns added to each getppid() call, $N calls)
 
-| case | dtrace | bpftrace | floor | dtrace / floor | dtrace / bpftrace | target: ≤ 1.3x floor, ≤ 0.5x bpftrace |
+| case | dtrace | bpftrace | floor | dtrace / floor | dtrace / bpftrace | target: ≤ 1.05x floor, ≤ bpftrace |
 |---|---|---|---|---|---|---|
-$(row event-count '(a) `@[execname] = count()`' 'd <= 1.3 * f && d <= 0.5 * b')
-$(row event-predicate '(b) a false predicate `/pid == 0/`' 'd <= 1.3 * f && d <= 0.5 * b')
-$(row event-latency '(c) entry→return latency into `quantize` with `self->`' 'd <= 1.3 * f && d <= 0.5 * b')
-$(row event-printf '(d) `printf("%d\n", pid)` of every event' '')
-$(row event-other '(e) each *other* system call (getuid) while getppid is traced' 'd <= b || d < 5')
+$(row event-count '(a) `@[execname] = count()`' 'd <= 1.05 * f && d <= b')
+$(row event-predicate '(b) a false predicate `/pid == 0/`' 'd <= 1.05 * f && d <= b')
+$(row event-latency '(c) entry→return latency into `quantize` with `self->`' 'd <= 1.05 * f && d <= b')
+$(row event-printf '(d) `printf("%d\n", pid)` of every event' 'd <= 1.05 * f && d <= b')
+$(row event-other '(e) each *other* system call (getuid) while getppid is traced' '(d <= 1.05 * f && d <= b) || d < 5')
 
-(e)'s target is "no worse than bpftrace"; differences under 5 ns are below
-this machine's noise.
+Wall-clock differences under 5 ns are below this machine's noise: (e)
+counts as met under 5 ns. The in-kernel table below is the exact measure.
 
 ### In-kernel cost per event (ns of BPF program run time per getppid() call, kernel.bpf_stats_enabled)
 
@@ -252,13 +252,13 @@ The same runs, measured exactly: the run time of every BPF program during
 the loop divided by its calls (programs that run for other processes'
 system calls meanwhile are included, as part of the cost).
 
-| case | dtrace | bpftrace | floor | dtrace / floor | dtrace / bpftrace | target: ≤ 1.3x floor, ≤ 0.5x bpftrace |
+| case | dtrace | bpftrace | floor | dtrace / floor | dtrace / bpftrace | target: ≤ 1.05x floor, ≤ bpftrace |
 |---|---|---|---|---|---|---|
-$(row bpf-count '(a) `@[execname] = count()`' 'd <= 1.3 * f && d <= 0.5 * b')
-$(row bpf-predicate '(b) a false predicate `/pid == 0/`' 'd <= 1.3 * f && d <= 0.5 * b')
-$(row bpf-latency '(c) entry→return latency into `quantize` with `self->`' 'd <= 1.3 * f && d <= 0.5 * b')
-$(row bpf-printf '(d) `printf("%d\n", pid)` of every event' '')
-$(row bpf-other '(e) each *other* system call (getuid) while getppid is traced' 'd <= b')
+$(row bpf-count '(a) `@[execname] = count()`' 'd <= 1.05 * f && d <= b')
+$(row bpf-predicate '(b) a false predicate `/pid == 0/`' 'd <= 1.05 * f && d <= b')
+$(row bpf-latency '(c) entry→return latency into `quantize` with `self->`' 'd <= 1.05 * f && d <= b')
+$(row bpf-printf '(d) `printf("%d\n", pid)` of every event' 'd <= 1.05 * f && d <= b')
+$(row bpf-other '(e) each *other* system call (getuid) while getppid is traced' 'd <= 1.05 * f && d <= b')
 
 ### printf of every event
 

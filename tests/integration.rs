@@ -14,6 +14,8 @@ mod fsinfo_provider;
 mod io_provider;
 #[path = "integration/ip_provider.rs"]
 mod ip_provider;
+#[path = "integration/joined_programs.rs"]
+mod joined_programs;
 #[path = "integration/kernel_reach.rs"]
 mod kernel_reach;
 #[path = "integration/kernel_types.rs"]

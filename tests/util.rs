@@ -49,6 +49,11 @@ impl Tracer {
         Tracer::spawn_command(command)
     }
 
+    /// The tracer's process ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Spawns `command` (dtrace, or a shell that execs it) with its output
     /// captured as `spawn` does.
     pub fn spawn_command(mut command: Command) -> Tracer {
