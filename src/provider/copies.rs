@@ -121,15 +121,22 @@ pub(crate) fn attach_raw(prog: &OwnedFd, name: Option<&str>) -> std::io::Result<
 /// Attaches a program to a perf event (a tracepoint's, a kprobe's) and
 /// enables it; the event's descriptor keeps it attached.
 pub(crate) fn attach_perf(prog: &OwnedFd, event: &OwnedFd) -> std::io::Result<()> {
+    set_perf_program(prog, event)?;
+    // SAFETY: an ioctl on a descriptor we own, with an int argument.
+    if unsafe { libc::ioctl(event.as_raw_fd(), super::perf::PERF_EVENT_IOC_ENABLE as _, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sets the program a perf event runs, leaving the event as enabled or
+/// disabled as it is; the event's descriptor keeps it attached.
+pub(crate) fn set_perf_program(prog: &OwnedFd, event: &OwnedFd) -> std::io::Result<()> {
     /// _IOW('$', 8, __u32) from linux/perf_event.h.
     const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
-    // SAFETY: ioctls on descriptors we own, with an int argument.
-    unsafe {
-        if libc::ioctl(event.as_raw_fd(), PERF_EVENT_IOC_SET_BPF as _, prog.as_raw_fd()) != 0
-            || libc::ioctl(event.as_raw_fd(), super::perf::PERF_EVENT_IOC_ENABLE as _, 0) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
+    // SAFETY: an ioctl on a descriptor we own, with an int argument.
+    if unsafe { libc::ioctl(event.as_raw_fd(), PERF_EVENT_IOC_SET_BPF as _, prog.as_raw_fd()) } != 0 {
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }

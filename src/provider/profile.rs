@@ -2,12 +2,13 @@
 //! at a rate or interval N with DTrace's units. Probes with other rates are
 //! created on demand when a script names them. Served by bpf/profile.bpf.c.
 
-use std::os::fd::{AsRawFd, IntoRawFd};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags};
 
+use super::copies::{self, Target};
 use super::desc::ProbeDesc;
 use super::{Attributes, EnableContext, Enabled, Enabling, ProbeTable, ProvideContext, Provider, PERF_EVENT};
 
@@ -97,8 +98,14 @@ impl Provider for Profile {
         let cpus = super::perf::online_cpus();
         let mut periods = Vec::new();
         let mut timers = Vec::new();
+        let mut owned: Vec<OwnedFd> = Vec::new();
         for (slot, e) in enabled.iter().enumerate() {
-            cx.fill(&skel.maps.dt_prof_progs, slot as u32, e.clauses, PERF_EVENT)?;
+            // Each probe's events run the entry program joined with its
+            // clauses, or else the shared one, which tail-calls its slot.
+            let joined = cx.inlined(&skel.progs.dt_profile, None, Target::default(), e.clauses)?;
+            if joined.is_none() {
+                cx.fill(&skel.maps.dt_prof_progs, slot as u32, e.clauses, PERF_EVENT)?;
+            }
             let rate = Rate::of_key(e.probe.key);
             // The period tells the probes apart: equal rates differ by a nanosecond.
             let mut period = rate.period_ns;
@@ -114,21 +121,37 @@ impl Provider for Profile {
                 // no profile or tick probe may fire before BEGIN, however
                 // long attaching takes.
                 let pfd = super::perf::open_cpu_clock(cpu, period)?;
-                let link =
-                    skel.progs.dt_profile.attach_perf_event(pfd.as_raw_fd()).context("attaching a profile probe")?;
-                // The link owns the perf event now and closes it.
-                timers.push(pfd.into_raw_fd());
-                cx.links.push(link);
+                timers.push(pfd.as_raw_fd());
+                match &joined {
+                    Some(prog) => {
+                        copies::set_perf_program(prog, &pfd).context("attaching a profile probe")?;
+                        owned.push(pfd);
+                    }
+                    None => {
+                        let link = skel
+                            .progs
+                            .dt_profile
+                            .attach_perf_event(pfd.as_raw_fd())
+                            .context("attaching a profile probe")?;
+                        // The link owns the perf event now and closes it.
+                        let _ = pfd.into_raw_fd();
+                        cx.links.push(link);
+                    }
+                }
             }
+            owned.extend(joined);
         }
-        Ok(Box::new(Timers { _skel: skel, timers }))
+        Ok(Box::new(Timers { _skel: skel, timers, _owned: owned }))
     }
 }
 
 /// The profile probes' perf events (owned by their links), started after BEGIN.
 struct Timers {
     _skel: skel::ProfileSkel<'static>,
+    /// Every probe's perf events, kept open by their links or `_owned`.
     timers: Vec<i32>,
+    /// The joined programs and their perf events.
+    _owned: Vec<OwnedFd>,
 }
 
 impl Enabling for Timers {
