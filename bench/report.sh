@@ -2,16 +2,24 @@
 # BENCHMARKS.md's tables. Samples are lines "METRIC TOOL VALUE" in $SAMPLES
 # (VALUE "fail" when a run failed); the tools are dtrace, bpftrace and floor.
 
-# "median min max" of one metric for one tool ("fail" if any run failed).
+# "median min max" of one metric for one tool ("fail" if any run failed,
+# "none" if the tool has no such measure).
 stat() {
 	awk -v m="$1" -v t="$2" '$1 == m && $2 == t { print $3 }' "$SAMPLES" | sort -g |
 		awk '$1 == "fail" { fail = 1 } { v[NR] = $1 }
-		     END { if (fail || NR == 0) { print "fail fail fail"; exit }
+		     END { if (NR == 0) { print "none none none"; exit }
+		           if (fail) { print "fail fail fail"; exit }
 		           m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
 		           printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "fail" || b == "fail" || b <= 0) print "–"; else printf "%.2f", a / b }'; }
-cell() { if [ "$1" = fail ]; then echo "not supported yet"; else echo "$1 ($2–$3)"; fi; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "fail" || b == "fail" || a == "none" || b == "none" || b <= 0) print "–"; else printf "%.2f", a / b }'; }
+cell() {
+	case "$1" in
+	fail) echo "not supported yet" ;;
+	none) echo "–" ;;
+	*) echo "$1 ($2–$3)" ;;
+	esac
+}
 
 # row METRIC LABEL TARGET-CHECK: TARGET-CHECK is an awk condition on
 # d (dtrace), b (bpftrace), f (floor) medians; "" for no target.

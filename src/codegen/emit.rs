@@ -159,6 +159,8 @@ struct Emitter<'a> {
     with_scratch: bool,
     /// Whether any scratch slot was used.
     used_scratch: bool,
+    /// Whether the prologue loads the probe context into r7.
+    with_ctx: bool,
     /// Keys being built while this one is (key buffer regions in use).
     key_depth: usize,
     scratch: ScratchLayout,
@@ -203,11 +205,33 @@ pub(crate) fn generate(
 ) -> Result<Vec<Insn>, CodegenError> {
     // Most programs need no string scratch; generating twice (microseconds)
     // spares them the lookup on every event.
-    let (insns, used_scratch) = generate_with(program, env, clauses, error_clauses, true)?;
-    if used_scratch {
-        return Ok(insns);
+    let (mut insns, used_scratch) = generate_with(program, env, clauses, error_clauses, true, true)?;
+    if !used_scratch {
+        insns = generate_with(program, env, clauses, error_clauses, false, true)?.0;
     }
-    Ok(generate_with(program, env, clauses, error_clauses, false)?.0)
+    // Nor do clauses that read nothing of the probe context (a predicate
+    // on pid and a count): its only mention is then the prologue's move.
+    if references(&insns, R7) == 1 {
+        let without = generate_with(program, env, clauses, error_clauses, used_scratch, false)?.0;
+        if references(&without, R7) == 0 {
+            return Ok(without);
+        }
+    }
+    Ok(insns)
+}
+
+/// How many instructions name register `reg` (as destination or source).
+fn references(insns: &[Insn], reg: Reg) -> usize {
+    let mut count = 0;
+    let mut pc = 0;
+    while pc < insns.len() {
+        let i = insns[pc];
+        if i.regs & 0x0f == reg.0 || i.regs >> 4 == reg.0 {
+            count += 1;
+        }
+        pc += if i.is_ld_imm64() { 2 } else { 1 };
+    }
+    count
 }
 
 fn generate_with(
@@ -216,9 +240,11 @@ fn generate_with(
     clauses: &[usize],
     error_clauses: &[usize],
     with_scratch: bool,
+    with_ctx: bool,
 ) -> Result<(Vec<Insn>, bool), CodegenError> {
     let mut e = Emitter {
         with_scratch,
+        with_ctx,
         used_scratch: false,
         key_depth: 0,
         error_clauses,
@@ -326,9 +352,11 @@ impl<'a> Emitter<'a> {
         let out = self.new_label();
         self.emit(mov(R6, R1));
         self.emit(st_imm(Size::W, FP, STACK_KEY, 0));
-        self.lookup_stack_key(MapRef::Ctx);
-        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
-        self.emit(mov(R7, R0));
+        if self.with_ctx {
+            self.lookup_stack_key(MapRef::Ctx);
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
+            self.emit(mov(R7, R0));
+        }
         if self.with_scratch && self.env.scratch_slots > 0 {
             self.lookup_stack_key(MapRef::Scratch);
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), out);
@@ -359,12 +387,16 @@ impl<'a> Emitter<'a> {
                 self.clause_local_slots.push(slot);
             }
         }
-        let start = self.new_label();
-        self.jump(ja(0), start);
-        self.bind(out);
-        self.emit(mov_imm(R0, 0));
-        self.emit(exit());
-        self.bind(start);
+        // The way out when a lookup fails (none when nothing is looked up:
+        // the verifier refuses code no path reaches).
+        if self.with_ctx || (self.with_scratch && self.env.scratch_slots > 0) {
+            let start = self.new_label();
+            self.jump(ja(0), start);
+            self.bind(out);
+            self.emit(mov_imm(R0, 0));
+            self.emit(exit());
+            self.bind(start);
+        }
         Ok(())
     }
 
@@ -384,8 +416,7 @@ impl<'a> Emitter<'a> {
             speculation_dropped: None,
         });
         if let Some(pred) = &clause.predicate {
-            self.expr(pred)?;
-            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), end);
+            self.jump_unless(pred, end)?;
         }
         if clause.records {
             let size = layout::HDR_SIZE.max(clause.record_size) as i32;
@@ -641,8 +672,7 @@ impl<'a> Emitter<'a> {
             TStmt::If { cond, then, otherwise } => {
                 let else_label = self.new_label();
                 let end = self.new_label();
-                self.expr(cond)?;
-                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), else_label);
+                self.jump_unless(cond, else_label)?;
                 for s in then {
                     self.stmt(s)?;
                 }
@@ -1060,8 +1090,7 @@ impl<'a> Emitter<'a> {
             TKind::Ternary(c, a, b) => {
                 let other = self.new_label();
                 let end = self.new_label();
-                self.expr(c)?;
-                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), other);
+                self.jump_unless(c, other)?;
                 self.expr(a)?;
                 self.jump(ja(0), end);
                 self.bind(other);
@@ -1331,6 +1360,43 @@ impl<'a> Emitter<'a> {
                 self.emit(alu_imm(if *signed { Alu::Arsh } else { Alu::Rsh }, R0, shift));
             }
         }
+    }
+
+    /// Jumps to `target` when condition `cond` is false (zero). A
+    /// comparison jumps on its operands, without making its 0 or 1: the
+    /// common predicate `/pid == 1234/` is a helper call and one jump.
+    fn jump_unless(&mut self, cond: &TExpr, target: Label) -> Result<(), CodegenError> {
+        let TKind::Binary { op, signed, lhs, rhs } = &cond.kind else {
+            self.expr(cond)?;
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), target);
+            return Ok(());
+        };
+        let fails = match op {
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne => relation(*op, *signed).negated(),
+            _ => {
+                self.expr(cond)?;
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), target);
+                return Ok(());
+            }
+        };
+        // A constant right operand that the jump's immediate holds exactly
+        // (sign-extended, as the constant is loaded).
+        if let TKind::Int(v) = rhs.kind {
+            if let Ok(imm) = i32::try_from(v as i64) {
+                self.expr(lhs)?;
+                self.jump(jmp_imm(fails, R0, imm, 0), target);
+                return Ok(());
+            }
+        }
+        let slot = self.alloc_slot(8)?;
+        self.expr(lhs)?;
+        self.emit(stx(Size::DW, FP, slot, R0));
+        self.expr(rhs)?;
+        self.emit(mov(R1, R0));
+        self.emit(ldx(Size::DW, R0, FP, slot));
+        self.stack_top += 8;
+        self.jump(jmp_reg(fails, R0, R1, 0), target);
+        Ok(())
     }
 
     /// r0 = (r0 cond [r1 | imm]) ? 1 : 0

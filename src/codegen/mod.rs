@@ -285,6 +285,31 @@ mod tests {
     }
 
     #[test]
+    fn codegen_a_comparison_predicate_is_one_jump_on_its_operands() {
+        use super::insn::{alu_imm, jmp_imm, Alu, Cond, R0};
+        // `pid == 0`: the helper, the shift that makes it the pid, and a
+        // jump past the clause when it differs; no 0 or 1 is made.
+        let insns = program("syscall::getppid:entry /pid == 0/ { @c = count(); }");
+        let call = insns.iter().position(|i| i.code == JMP | CALL && i.imm == Helper::GetCurrentPidTgid as i32);
+        let call = call.expect("the pid helper");
+        assert_eq!(insns[call + 1], alu_imm(Alu::Rsh, R0, 32));
+        let jump = insns[call + 2];
+        assert_eq!(jump, jmp_imm(Cond::Ne, R0, 0, jump.off), "{:?}", &insns[call..]);
+        // It skips the clause: its target is the program's final return.
+        assert_eq!(call + 2 + 1 + jump.off as usize, insns.len() - 2);
+        // Nothing of the probe context is read: it is not even looked up.
+        assert!(!insns.iter().any(|i| i.loads_map() && i.imm == MapRef::Ctx.symbol()));
+        let insns = program("syscall::getppid:entry /arg0 == 0/ { @c = count(); }");
+        assert!(insns.iter().any(|i| i.loads_map() && i.imm == MapRef::Ctx.symbol()));
+
+        // Two computed operands compare in registers, the condition negated.
+        let insns = program("syscall::getppid:entry /pid < tid/ { @c = count(); }");
+        // pid_t is signed: `if r0 s>= r1` skips the clause.
+        let skip = super::insn::jmp_reg(Cond::Sge, R0, super::insn::R1, 0);
+        assert!(insns.iter().any(|i| Insn { off: 0, ..*i } == skip), "{insns:?}");
+    }
+
+    #[test]
     fn codegen_printf_writes_a_ring_buffer_record() {
         let insns = program(r#"syscall::getppid:entry { printf("%d\n", pid); }"#);
         let helpers = calls(&insns);
@@ -310,7 +335,7 @@ mod tests {
     #[test]
     fn codegen_more_maps_than_a_program_may_use_are_a_compile_error() {
         let clauses = |n: usize| -> String {
-            (0..n).map(|i| format!("syscall::getppid:entry {{ @a{i} = count(); }}\n")).collect()
+            (0..n).map(|i| format!("syscall::getppid:entry {{ @a{i} = sum(arg0); }}\n")).collect()
         };
         // With the context, state, drops and zero-value maps, 60 fit.
         assert!(crate::compile::compile_for_test(&clauses(60)).is_ok());

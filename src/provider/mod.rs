@@ -528,6 +528,10 @@ impl KernelFacts for UnknownKernel {
 /// BPF instructions as the kernel takes them.
 pub(crate) type Insns = Vec<libbpf_sys::bpf_insn>;
 
+/// Joins an entry program's final instructions with clause code (the
+/// runtime's, which holds the generated programs).
+pub(crate) type InlineClauses<'a> = dyn FnMut(&[libbpf_sys::bpf_insn], Fires) -> Result<Option<Insns>> + 'a;
+
 /// Which clauses an entry program is joined with.
 pub(crate) enum Fires<'c> {
     /// These, whatever slot its tail call names (the caller knows the
@@ -554,7 +558,7 @@ pub(crate) struct EnableContext<'a> {
     /// An entry program's final instructions with the code generated for a
     /// clause list in place of its tail call; None when they cannot be
     /// joined (see `EnableContext::inlined`).
-    pub inline_clauses: &'a mut dyn FnMut(&[libbpf_sys::bpf_insn], Fires) -> Result<Option<Insns>>,
+    pub inline_clauses: &'a mut InlineClauses<'a>,
     /// The provider's entry programs must run on the task's own kernel
     /// stack (bpf/inet.h tells process context by the stack's address), so
     /// they keep their tail calls: kernels since 6.13 give a program with
