@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
+pub(crate) mod batch;
 mod cpuinfo;
 mod psargs;
 
@@ -537,6 +538,12 @@ impl Session {
     /// The map of aggregation `index` (per-CPU hash: key → function state).
     pub(crate) fn aggregation_map(&self, index: usize) -> &MapHandle {
         &self.aggregations[index]
+    }
+
+    /// Calls `visit` with every key of aggregation `index` and its
+    /// per-CPU values.
+    pub(crate) fn for_each_aggregation_entry(&self, index: usize, visit: &mut batch::EntryVisitor) {
+        batch::for_each_percpu(&self.aggregations[index], visit)
     }
 }
 
