@@ -127,7 +127,7 @@ for round in $(seq "$ROUNDS"); do
 			if [ "$tool" = dtrace ]; then
 				start "$DTRACE" -q -n 'BEGIN { printf("ready\n"); }' -n "${dlist%,} { @ = count(); }"
 			else
-				start bpftrace -p "$SLEEPER" -e "BEGIN { printf(\"ready\\n\"); } ${blist%,} { @ = count(); }"
+				BPFTRACE_MAX_PROBES=2000 start bpftrace -p "$SLEEPER" -e "BEGIN { printf(\"ready\\n\"); } ${blist%,} { @ = count(); }"
 			fi
 			sample "attach-$probes" "$tool" $(($(now_ms) - t0))
 			stop
