@@ -109,6 +109,34 @@ pub(crate) fn available_events() -> &'static [(String, String)] {
 /// ours or other tools'), ftrace's internal events.
 const NOT_TRACEPOINTS: &[&str] = &["syscalls", "uprobes", "kprobes", "ftrace"];
 
+/// Whether some kernel tracepoint (of a group `tracepoints` lists) is
+/// named `name`: a look at each group's directory, not the whole list.
+pub(crate) fn has_tracepoint_named(name: &str) -> bool {
+    // sdt and rawtp ask the same question about one description.
+    static LAST: std::sync::Mutex<Option<(String, bool)>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, answer)) = last.as_ref().filter(|(asked, _)| asked == name) {
+        return *answer;
+    }
+    let answer = look_for_tracepoint(name);
+    *last = Some((name.to_string(), answer));
+    answer
+}
+
+fn look_for_tracepoint(name: &str) -> bool {
+    let Ok(root) = root() else { return false };
+    let events = match root {
+        Root::Mounted(dir) => dir.join("events"),
+        // The detached mount's directory, through our descriptor.
+        Root::Detached(fd) => PathBuf::from(format!("/proc/self/fd/{}/events", fd.as_raw_fd())),
+    };
+    let Ok(groups) = std::fs::read_dir(&events) else { return true };
+    groups.flatten().any(|group| {
+        let is_tracepoint_group = group.file_name().to_str().is_some_and(|g| !NOT_TRACEPOINTS.contains(&g));
+        is_tracepoint_group && group.path().join(name).join("id").exists()
+    })
+}
+
 /// The kernel's tracepoints (sdt and rawtp probes), as (group, name).
 pub(crate) fn tracepoints() -> Vec<(&'static str, &'static str)> {
     available_events()

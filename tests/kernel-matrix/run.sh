@@ -6,8 +6,10 @@
 #   With no arguments: the newest Debian 5.10 (bullseye), 6.1 (bookworm) and 6.12 (trixie)
 #   cloud-amd64 kernels. Needs: qemu-system-x86 busybox-static cpio gcc systemtap-sdt-dev
 #   xz-utils zstd (scripts/install-deps.sh installs them).
-# env: GUEST_TIMEOUT (s, default 180), MEM (default 512M), EXTRA_APPEND (more kernel command
-#   line; NAME=value words reach the guest's /init as environment variables, e.g.
+# env: GUEST_TIMEOUT (s, default 360: a guest runs 100-150 s on our machine, of which 6.1's
+#   fbt-many, 662 fentry trampolines one by one, ~40 s; CI machines can be slower), MEM (default
+#   512M), EXTRA_APPEND (more kernel command line; NAME=value words reach the guest's /init as
+#   environment variables, e.g.
 #   EXTRA_APPEND="DTMATRIX_EXTRA=1 DTRACE_DEBUG_LIBBPF=1" for diagnostic tests and libbpf logs),
 #   GUEST_INIT (the guest's /init, default guest-init.sh), GUEST_FILES (a directory whose tree is
 #   copied onto the guest's root: bench/fbt.sh brings bpftrace and the floor this way), LOGS
@@ -119,7 +121,7 @@ for KREL in "${KERNELS[@]}"; do
   LOG=$LOGS/$KREL.log
   T0=$(date +%s.%N)
   set +e
-  timeout "${GUEST_TIMEOUT:-180}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
+  timeout "${GUEST_TIMEOUT:-360}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
     -m "${MEM:-512M}" -smp 1 -nographic -no-reboot \
     -kernel "$W/k/linux-image-$KREL/boot/vmlinuz-$KREL" -initrd "$W/build/initrd-$KREL.cpio.gz" \
     -append "console=ttyS0 panic=-1 quiet loglevel=4 ${EXTRA_APPEND:-}" \
