@@ -38,6 +38,9 @@ pub(crate) struct Context {
     pub zero_matches_ok: bool,
     /// `$target`: the pid of the -c or -p process.
     pub target_pid: Option<u32>,
+    /// Whether the kernel lets tracing programs keep thread-local variables
+    /// in task-local storage; asked only of scripts that have some.
+    pub task_storage: fn() -> bool,
 }
 
 /// Compiles every source. `macro_args[0]` is `$0`.
@@ -127,6 +130,7 @@ pub(crate) fn compile(
             .iter()
             .flat_map(|c| &c.probes)
             .any(|id| registry.fires_for_another_thread(*id)),
+        task_storage: !program.thread_locals.is_empty() && (context.task_storage)(),
         specsize: options.specsize,
         record_timestamps: options.oformat == crate::flags::OutputFormat::Json,
         probe_name: &|id| registry.get(id).map_or_else(|| format!("probe ID {id}"), |p| p.full_name()),
@@ -164,6 +168,13 @@ pub(crate) fn compile_description(src: &str) -> Result<crate::sema::ir::Program,
 /// code generation: for tests of the code generator.
 #[cfg(test)]
 pub(crate) fn compile_for_test(src: &str) -> Result<Compiled, String> {
+    compile_for_test_with(src, || false)
+}
+
+/// `compile_for_test` for a kernel whose tracing programs may (`|| true`)
+/// keep thread-locals in task-local storage.
+#[cfg(test)]
+pub(crate) fn compile_for_test_with(src: &str, task_storage: fn() -> bool) -> Result<Compiled, String> {
     let mut options = crate::flags::Options::default();
     let mut registry = crate::provider::Registry::new();
     let sources = [crate::flags::ProgramSource::Description(src.to_string())];
@@ -172,7 +183,7 @@ pub(crate) fn compile_for_test(src: &str) -> Result<Compiled, String> {
         &["dtrace".to_string()],
         &mut options,
         &mut registry,
-        Context { zero_matches_ok: false, target_pid: None },
+        Context { zero_matches_ok: false, target_pid: None, task_storage },
     )
 }
 
@@ -451,7 +462,7 @@ mod tests {
                     &["dtrace".to_string(), "1".to_string()],
                     &mut options,
                     &mut registry,
-                    super::Context { zero_matches_ok: true, target_pid: None },
+                    super::Context { zero_matches_ok: true, target_pid: None, task_storage: || false },
                 );
             });
             assert!(outcome.is_ok(), "iteration {i} (seed {seed}) panicked on:\n{source}");

@@ -115,7 +115,11 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         &macro_args,
         &mut flags.options,
         &mut registry,
-        compile::Context { zero_matches_ok: flags.zero_matches_ok, target_pid: targets.last_pid() },
+        compile::Context {
+            zero_matches_ok: flags.zero_matches_ok,
+            target_pid: targets.last_pid(),
+            task_storage: runtime::task_storage::usable,
+        },
     )?;
     if let Some(what) = flags.generate {
         return generate(what, &flags, &compiled);
@@ -297,7 +301,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
                     &[String::new()],
                     &mut flags.options.clone(),
                     registry,
-                    compile::Context { zero_matches_ok: true, target_pid },
+                    compile::Context { zero_matches_ok: true, target_pid, task_storage: || false },
                 )?;
                 for clause in &compiled.program.clauses {
                     ids.extend(&clause.probes);

@@ -44,6 +44,8 @@ mod structured_output;
 mod sysinfo_provider;
 #[path = "integration/tcp_provider.rs"]
 mod tcp_provider;
+#[path = "integration/thread_locals.rs"]
+mod thread_locals;
 #[path = "integration/udp_provider.rs"]
 mod udp_provider;
 #[path = "integration/usdt_provider.rs"]

@@ -36,6 +36,10 @@ pub(crate) struct CodegenEnv {
     /// (sched:::on-cpu): the thread's identity is then read from the probe
     /// context when the entry program put one there (`Current`).
     pub other_thread_probes: bool,
+    /// Thread-local variables live in task-local storage (one
+    /// BPF_MAP_TYPE_TASK_STORAGE map each) rather than hash maps keyed by
+    /// thread ID: no hashing, and a thread's values go when it exits.
+    pub task_storage: bool,
     /// Each record carries its firing's timestamp (structured output shows it).
     pub record_timestamps: bool,
 }
@@ -786,11 +790,17 @@ impl<'a> Emitter<'a> {
     /// r0 = a dynamic variable's value (0 or "" when absent): a thread-local
     /// or an associative array element, in hash map `map`.
     fn map_load(&mut self, map: MapRef, key: MapKey, ty: &Type) {
-        let missing = self.new_label();
-        let end = self.new_label();
         self.emit2(ld_map_fd(R1, map));
         self.key_into_r2(key);
         self.emit(call(Helper::MapLookupElem));
+        self.value_or_zero(ty);
+    }
+
+    /// r0 = the value at the address in r0 (its address, for by-reference
+    /// values), or 0 or "" when r0 is 0: the variable is absent.
+    fn value_or_zero(&mut self, ty: &Type) {
+        let missing = self.new_label();
+        let end = self.new_label();
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
         // By-reference values are their address in the map.
         if ty.by_reference_size(self.program.strsize).is_none() {
@@ -849,6 +859,71 @@ impl<'a> Emitter<'a> {
         self.emit2(ld_map_fd(R1, map));
         self.key_into_r2(key);
         self.emit(call(Helper::MapDeleteElem));
+    }
+
+    /// r0 = the address of thread-local `i` in the current task's storage,
+    /// or 0 when the task has none (and `create` is false, or the kernel
+    /// could not allocate it).
+    fn task_storage(&mut self, i: usize, create: bool) {
+        self.emit(call(Helper::GetCurrentTaskBtf));
+        self.emit(mov(R2, R0));
+        self.emit2(ld_map_fd(R1, MapRef::ThreadLocal(i)));
+        self.emit(mov_imm(R3, 0));
+        self.emit(mov_imm(R4, if create { LOCAL_STORAGE_GET_F_CREATE } else { 0 }));
+        self.emit(call(Helper::TaskStorageGet));
+    }
+
+    /// Stores r0 (already normalized to `ty`) into thread-local `i` in
+    /// task-local storage. Storing integer 0 zeroes a value the task has
+    /// and creates none: an absent variable and a zero one read the same,
+    /// and zeroing in place spares the kernel a free and an allocation per
+    /// set-and-clear pair. r0 keeps the value.
+    fn task_storage_store(&mut self, i: usize, ty: &Type) -> Result<(), CodegenError> {
+        let by_reference = ty.by_reference_size(self.program.strsize);
+        let value = self.alloc_slot(8)?;
+        let end = self.new_label();
+        self.emit(stx(Size::DW, FP, value, R0));
+        if by_reference.is_none() {
+            let store = self.new_label();
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), store);
+            self.task_storage_zero(i);
+            self.jump(ja(0), end);
+            self.bind(store);
+        }
+        self.task_storage(i, true);
+        let stored = self.new_label();
+        self.jump(jmp_imm(Cond::Ne, R0, 0, 0), stored);
+        // No memory for the task's value: DTrace's dynamic variable drop.
+        self.count_in(MapRef::DynDrops, 0);
+        self.jump(ja(0), end);
+        self.bind(stored);
+        match by_reference {
+            // Strings and structs: their bytes, from where r0 pointed.
+            Some(size) => {
+                self.emit(mov(R1, R0));
+                self.emit(mov_imm(R2, size as i32));
+                self.emit(ldx(Size::DW, R3, FP, value));
+                self.emit(call(Helper::ProbeReadKernel));
+            }
+            None => {
+                self.emit(ldx(Size::DW, R1, FP, value));
+                self.emit(stx(Size::DW, R0, 0, R1));
+            }
+        }
+        self.bind(end);
+        self.emit(ldx(Size::DW, R0, FP, value));
+        self.stack_top += 8;
+        Ok(())
+    }
+
+    /// Zeroes thread-local integer `i` where the current task has it,
+    /// creating nothing.
+    fn task_storage_zero(&mut self, i: usize) {
+        let absent = self.new_label();
+        self.task_storage(i, false);
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), absent);
+        self.emit(st_imm(Size::DW, R0, 0, 0));
+        self.bind(absent);
     }
 
     /// r0 = what the helper says of the current thread, or, in a script
@@ -1097,6 +1172,16 @@ impl<'a> Emitter<'a> {
                 self.expr(b)?;
                 self.bind(end);
             }
+            // `self->x = 0` in task storage: zeroed where present, with no
+            // code that could allocate (the usual end of a latency pair).
+            TKind::Assign { place: Place::Var(Var::ThreadLocal(i)), op: None, value, .. }
+                if self.env.task_storage
+                    && matches!(value.kind, TKind::Int(0))
+                    && e.ty.by_reference_size(self.program.strsize).is_none() =>
+            {
+                self.task_storage_zero(*i);
+                self.emit(mov_imm(R0, 0));
+            }
             TKind::Assign { place, op, signed, value } => {
                 let saved = self.stack_top;
                 let done = self.new_label();
@@ -1323,6 +1408,13 @@ impl<'a> Emitter<'a> {
     /// `str = NULL`: a thread-local is deleted, a global emptied; r0 = "".
     fn clear_var(&mut self, var: Var) -> Result<(), CodegenError> {
         match var {
+            Var::ThreadLocal(i) if self.env.task_storage => {
+                let done = self.new_label();
+                self.task_storage(i, false);
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
+                self.emit(st_imm(Size::B, R0, 0, 0));
+                self.bind(done);
+            }
             Var::ThreadLocal(i) => {
                 let key = self.thread_key();
                 self.map_delete(MapRef::ThreadLocal(i), key);
@@ -1672,6 +1764,10 @@ impl<'a> Emitter<'a> {
                     self.address_as_number();
                 }
             }
+            Var::ThreadLocal(i) if self.env.task_storage => {
+                self.task_storage(i, false);
+                self.value_or_zero(ty);
+            }
             Var::ThreadLocal(i) => {
                 let key = self.thread_key();
                 self.map_load(MapRef::ThreadLocal(i), key, ty);
@@ -1719,6 +1815,9 @@ impl<'a> Emitter<'a> {
                     self.copy_from_r0(helper, R8, staging, size)?;
                     self.emit(mov(R0, R8));
                     self.emit(alu_imm(Alu::Add, R0, staging));
+                }
+                if self.env.task_storage {
+                    return self.task_storage_store(i, ty);
                 }
                 // The value waits on the stack while the thread ID is fetched.
                 let value = self.alloc_slot(8)?;

@@ -130,7 +130,12 @@ pub(crate) enum Helper {
     RingbufReserve = 131,
     RingbufSubmit = 132,
     RingbufDiscard = 133,
+    TaskStorageGet = 156,
+    GetCurrentTaskBtf = 158,
 }
+
+/// `bpf_task_storage_get`'s flag: allocate the task's value when it has none.
+pub(crate) const LOCAL_STORAGE_GET_F_CREATE: i32 = 1;
 
 /// `src_reg` value marking an `ld_imm64` whose immediate is a map fd.
 pub(crate) const PSEUDO_MAP_FD: u8 = 1;

@@ -33,6 +33,8 @@ pub(crate) struct Generated {
     pub scratch_size: usize,
     /// Bytes of each region of the key buffer map.
     pub key_buffer_size: usize,
+    /// Thread-local variables are in task-local storage maps, not hash maps.
+    pub task_storage: bool,
 }
 
 /// The kernel's limits on one program, checked here so that a script that
@@ -60,6 +62,11 @@ pub(crate) struct Target<'a> {
     pub error_probe_id: u32,
     /// Some enabled probe fires for a thread other than the current one.
     pub other_thread_probes: bool,
+    /// Thread-local variables may live in task-local storage: the kernel
+    /// lets every program type call bpf_task_storage_get, and no probe
+    /// fires for another thread (whose task the generated code would have
+    /// only as a number, which the helper does not take).
+    pub task_storage: bool,
     /// The specsize option.
     pub specsize: u64,
     /// Records carry their firing's timestamp (-x oformat=json).
@@ -113,6 +120,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         specsize: target.specsize,
         error_probe_id: target.error_probe_id,
         other_thread_probes: target.other_thread_probes,
+        task_storage: target.task_storage && !target.other_thread_probes,
         record_timestamps: target.record_timestamps,
     };
     // ERROR clauses run inline in the programs that fault (see emit::generate).
@@ -127,7 +135,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
             programs.insert(clauses.clone(), insns);
         }
     }
-    Ok(Generated { clauses_of, programs, scratch_size, key_buffer_size })
+    Ok(Generated { clauses_of, programs, scratch_size, key_buffer_size, task_storage: env.task_storage })
 }
 
 /// "the N clauses enabled on P": the subject of errors about the one
@@ -344,6 +352,51 @@ mod tests {
             e.contains("the 70 clauses enabled on syscall::getppid:entry use 71 maps") && e.contains("allows 64"),
             "{e}"
         );
+    }
+
+    /// The programs of `src` compiled for a kernel with task-local storage.
+    fn with_task_storage(src: &str) -> Generated {
+        crate::compile::compile_for_test_with(src, || true).unwrap_or_else(|e| panic!("{src}: {e}")).generated
+    }
+
+    #[test]
+    fn codegen_thread_locals_in_task_storage_take_no_thread_id_and_no_hash() {
+        let src = "syscall::getppid:entry { self->ts = timestamp; } \
+                   syscall::getppid:return /self->ts/ { @ = quantize(timestamp - self->ts); self->ts = 0; }";
+        let g = with_task_storage(src);
+        assert!(g.task_storage);
+        for insns in g.programs.values() {
+            assert_well_formed(src, insns);
+            let helpers = calls(insns);
+            assert!(helpers.contains(&(Helper::TaskStorageGet as i32)), "{helpers:?}");
+            assert!(helpers.contains(&(Helper::GetCurrentTaskBtf as i32)));
+            // Neither the thread ID as a key nor a hash map operation.
+            for h in [Helper::GetCurrentPidTgid, Helper::MapUpdateElem, Helper::MapDeleteElem] {
+                assert!(!helpers.contains(&(h as i32)), "{h:?} in {helpers:?}");
+            }
+        }
+        // The return clause's `self->ts = 0` creates nothing: only the
+        // entry's store asks the kernel to allocate (flag 1 in r4).
+        let creates = |insns: &[Insn]| {
+            insns.windows(2).filter(|w| w[0] == super::insn::mov_imm(super::insn::R4, 1) && w[1].imm == 156).count()
+        };
+        let counts: Vec<usize> = g.programs.values().map(|p| creates(p)).collect();
+        assert_eq!(counts.iter().sum::<usize>(), 1, "{counts:?}");
+        // Without the kernel's support: hash maps keyed by thread ID.
+        let g = generated(src);
+        assert!(!g.task_storage);
+        assert!(g.programs.values().all(|p| !calls(p).contains(&(Helper::TaskStorageGet as i32))));
+    }
+
+    #[test]
+    fn codegen_thread_locals_in_task_storage_not_with_probes_for_another_thread() {
+        // sched:::on-cpu fires for the thread taking the CPU: its task is a
+        // number in the probe context, which bpf_task_storage_get refuses.
+        let g = with_task_storage("sched:::on-cpu { self->t = timestamp; }");
+        assert!(!g.task_storage);
+        // A script without thread-locals does not ask the kernel.
+        let g = crate::compile::compile_for_test_with("BEGIN { x = 1; }", || panic!("asked")).unwrap().generated;
+        assert!(!g.task_storage);
     }
 
     #[test]

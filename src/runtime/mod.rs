@@ -17,6 +17,7 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 pub(crate) mod batch;
 mod cpuinfo;
 mod psargs;
+pub(crate) mod task_storage;
 
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -125,11 +126,18 @@ impl CodeMaps {
             }
         }
         keep(MapRef::ProbeNames, probenames, &mut maps);
-        for (i, v) in program.thread_locals.iter().enumerate() {
-            let value_size = var_bytes(&v.ty, program.strsize);
-            let entries = dynvar_entries(opts.dynvarsize, 4, value_size);
-            let m = MapHandle::create(MapType::Hash, Some("dt_self"), 4, value_size as u32, entries, &map_opts())?;
-            keep(MapRef::ThreadLocal(i), m, &mut maps);
+        let self_sizes: Vec<usize> = program.thread_locals.iter().map(|v| var_bytes(&v.ty, program.strsize)).collect();
+        if generated.task_storage {
+            let created = task_storage::create_maps(&self_sizes).context("creating task-local storage for self->")?;
+            for (i, m) in created.into_iter().enumerate() {
+                keep(MapRef::ThreadLocal(i), m, &mut maps);
+            }
+        } else {
+            for (i, &value_size) in self_sizes.iter().enumerate() {
+                let entries = dynvar_entries(opts.dynvarsize, 4, value_size);
+                let m = MapHandle::create(MapType::Hash, Some("dt_self"), 4, value_size as u32, entries, &map_opts())?;
+                keep(MapRef::ThreadLocal(i), m, &mut maps);
+            }
         }
         // Aggregations: one per-CPU hash map each, sized by aggsize. The maps
         // are preallocated: run-time allocation from tracing programs can fail
