@@ -69,7 +69,10 @@ struct dt_probe_ctx {
 	__u32 probe_id;  /* the probe's ID as `dtrace -l` prints it */
 	__s32 errno_val; /* errno for syscall return probes, else 0 */
 	__u32 ppid;      /* filled only when dt_need_ppid is set */
-	__u32 pad;
+	/* Frames of the BPF program and the code that ran it at the top of
+	 * the kernel stack, which stack() and stackdepth leave out: filled
+	 * only when dt_need_stack_skip is set. */
+	__u32 stack_skip;
 	/* timestamp is sampled once per probe firing, as DTrace does: the
 	 * generated code reads the clock at its first use and keeps it here
 	 * (0: not read yet in this firing). */
@@ -275,6 +278,7 @@ const volatile bool dt_need_ppid = false;
 /* Set before load when the script uses caller or ucaller (a stack walk). */
 const volatile bool dt_need_caller = false;
 const volatile bool dt_need_ucaller = false;
+const volatile bool dt_need_stack_skip = false;
 
 /* Whether `addr` is code a caller can be in: the last range starting at or
  * below it (a branch-light binary search the verifier walks quickly). */
@@ -322,6 +326,27 @@ static __always_inline __u64 dt_kernel_caller(void *ctx, __u32 skip)
 	return 0;
 }
 
+/* The frames at the top of the kernel stack at `ctx` that are not traced
+ * code: the BPF program and the code that ran it (none where the stack is
+ * taken from the probed code's registers: kprobes, perf events). */
+static __always_inline __u32 dt_kernel_machinery_frames(void *ctx)
+{
+	__u64 frames[DT_CALLER_FRAMES] = {};
+	__u32 zero = 0;
+	struct dt_state *st = bpf_map_lookup_elem(&dt_state, &zero);
+	if (!st)
+		return 0;
+	__u32 nranges = st->caller_ranges;
+	long n = bpf_get_stack(ctx, frames, sizeof(frames), 0);
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < DT_CALLER_FRAMES; i++) {
+		if (i >= n / 8 || dt_is_caller_code(frames[i], nranges))
+			return i;
+	}
+	return 0;
+}
+
 /* `ucaller`: the user frame the current thread was called from (the
  * second of its user stack). */
 static __always_inline __u64 dt_user_caller(void *ctx)
@@ -357,6 +382,8 @@ static __always_inline struct dt_probe_ctx *dt_begin_probe_at(void *ctx, __u32 c
 		pc->caller = dt_kernel_caller(ctx, caller_skip);
 	if (dt_need_ucaller)
 		pc->ucaller = dt_user_caller(ctx);
+	if (dt_need_stack_skip)
+		pc->stack_skip = dt_kernel_machinery_frames(ctx);
 	return pc;
 }
 

@@ -44,6 +44,7 @@ static __always_inline void dt_io_no_file(struct dt_fileinfo *fi, const char *wh
 	__builtin_memcpy(fi->fi_fs, what, 16);
 	__builtin_memcpy(fi->fi_mount, what, 16);
 	fi->fi_offset = -1;
+	fi->fi_oflags = 0;
 }
 
 /* off & (DT_IO_PATHLEN - 1), in a way the compiler cannot drop when it

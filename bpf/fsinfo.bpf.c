@@ -139,6 +139,7 @@ static __always_inline int dt_fsinfo_fire(void *ctx, const struct dt_fsinfo_call
 	else
 		dt_io_no_file(fi, dt_io_unknown);
 	fi->fi_offset = offset;
+	fi->fi_oflags = BPF_CORE_READ(file, f_flags);
 
 	__u32 slot = call->slot_plus_one - 1;
 	struct dt_probe_ctx *pc = dt_begin_probe(ctx);

@@ -349,6 +349,7 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 	struct dentry *dentry = NULL;
 	struct mount *mnt = NULL;
 	__s64 offset;
+	__s32 oflags = 0; /* page-cache I/O belongs to no open file */
 
 	if (mapping && !(mapping & 1)) {
 		/* A page-cache page: its mapping's host is the file. */
@@ -400,6 +401,7 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		}
 		/* Where the read or write system call began. */
 		offset = BPF_CORE_READ(iocb, ki_pos);
+		oflags = BPF_CORE_READ(file, f_flags);
 		dentry = BPF_CORE_READ(file, f_path.dentry);
 		struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
 		mnt = (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
@@ -409,6 +411,7 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		return;
 	}
 	fi->fi_offset = offset;
+	fi->fi_oflags = oflags;
 	bpf_probe_read_kernel_str(fi->fi_fs, DT_IO_FSLEN, BPF_CORE_READ(inode, i_sb, s_type, name));
 	dt_io_path(dentry, mnt, fi);
 }

@@ -52,6 +52,7 @@ struct dt_fileinfo {
 	__s64 fi_offset;                    /* byte offset in the file, or -1 */
 	char fi_fs[DT_IO_FSLEN];            /* file system type: ext4 */
 	char fi_mount[DT_IO_PATHLEN];       /* mount point of the file system */
+	__s32 fi_oflags;                    /* the open file's flags (f_flags), or 0 */
 };
 
 /* What one io probe's arguments point at. */

@@ -24,6 +24,8 @@ mod kernel_types;
 mod lockstat_provider;
 #[path = "integration/man_pages.rs"]
 mod man_pages;
+#[path = "integration/open_files.rs"]
+mod open_files;
 #[path = "integration/options.rs"]
 mod options;
 #[path = "integration/package.rs"]

@@ -11,7 +11,7 @@
 
 mod aggregate;
 mod spec;
-mod subr;
+pub(crate) mod subr;
 
 use super::insn::*;
 use super::maps::MapRef;
@@ -299,6 +299,14 @@ impl<'a> Emitter<'a> {
             self.insns[at].off = i16::try_from(off).map_err(|_| CodegenError("program is too large".into()))?;
         }
         Ok(self.insns)
+    }
+
+    /// `reg` = the frames at the top of the kernel stack that the entry
+    /// program found to be tracing machinery, as bpf_get_stack()'s and
+    /// bpf_get_stackid()'s skip (their flags' low byte).
+    fn machinery_frames_into(&mut self, reg: Reg) {
+        self.emit(ldx(Size::W, reg, R7, layout::CTX_STACK_SKIP as i16));
+        self.emit(alu_imm(Alu::And, reg, 0xff));
     }
 
     /// r0 = a ustack() value (`ir::ustack_value`): the user stack's ID in
@@ -1234,6 +1242,7 @@ impl<'a> Emitter<'a> {
             TKind::Progenyof { pid, parent_offset, tgid_offset } => {
                 self.progenyof(pid, *parent_offset, *tgid_offset)?
             }
+            TKind::DPath { path, offsets, mount_point } => self.d_path(path, offsets, *mount_point)?,
             TKind::Xlate { .. } => {
                 return Err(CodegenError("internal error: a translated struct reached code generation".into()))
             }
@@ -1243,7 +1252,7 @@ impl<'a> Emitter<'a> {
                 let failed = self.new_label();
                 self.emit(mov(R1, R6));
                 self.emit2(ld_map_fd(R2, MapRef::Stacks(*frames)));
-                self.emit(mov_imm(R3, 0));
+                self.machinery_frames_into(R3);
                 self.emit(call(Helper::GetStackid));
                 self.jump(jmp_imm(Cond::Slt, R0, 0, 0), failed);
                 let tag = u64::from(*frames) << crate::sema::ir::ustack_value::FRAMES_SHIFT;
@@ -1719,8 +1728,11 @@ impl<'a> Emitter<'a> {
                 self.emit(mov(R2, R8));
                 self.emit(alu_imm(Alu::Add, R2, self.scratch.stack_buffer as i32));
                 self.emit(mov_imm(R3, STACK_BUFFER_BYTES as i32));
-                let user = if b == Builtin::Ustackdepth { BPF_F_USER_STACK } else { 0 };
-                self.emit(mov_imm(R4, user));
+                if b == Builtin::Ustackdepth {
+                    self.emit(mov_imm(R4, BPF_F_USER_STACK));
+                } else {
+                    self.machinery_frames_into(R4);
+                }
                 self.emit(call(Helper::GetStack));
                 self.emit(jmp_imm(Cond::Sge, R0, 0, 1));
                 self.emit(mov_imm(R0, 0));

@@ -399,6 +399,25 @@ mod tests {
         assert!(!g.task_storage);
     }
 
+    /// d_path's walk is unrolled (no jump goes back, so the verifier needs
+    /// no loop bound) and reads kernel memory only through the helper.
+    #[test]
+    fn codegen_d_path_walk_is_unrolled_with_checked_reads() {
+        let src = "syscall::read:entry { trace(fds[arg0].fi_pathname); trace(fds[arg0].fi_mount); }";
+        let insns = program(src);
+        assert_well_formed(src, &insns);
+        let halves = second_halves(&insns);
+        for (pc, i) in insns.iter().enumerate() {
+            let class = i.code & 0x07;
+            if !halves.contains(&pc) && (class == JMP || class == JMP32) && i.code & 0xf0 != CALL {
+                assert!(i.off >= 0, "{src}: a backward jump at {pc}");
+            }
+        }
+        let reads = calls(&insns).iter().filter(|&&h| h == Helper::ProbeReadKernel as i32).count();
+        // Per component: parent, name length, name pointer, name bytes.
+        assert!(reads > 4 * super::emit::subr::D_PATH_DEPTH, "{reads} reads");
+    }
+
     #[test]
     fn codegen_errors_are_compile_errors() {
         let mut nested = "probefunc".to_string();

@@ -36,6 +36,7 @@ pub(crate) const CTX_ERRNO: usize = offset_of!(dt_probe_ctx, errno_val);
 pub(crate) const CTX_TIMESTAMP: usize = offset_of!(dt_probe_ctx, timestamp);
 pub(crate) const CTX_PPID: usize = offset_of!(dt_probe_ctx, ppid);
 pub(crate) const CTX_CALLER: usize = offset_of!(dt_probe_ctx, caller);
+pub(crate) const CTX_STACK_SKIP: usize = offset_of!(dt_probe_ctx, stack_skip);
 pub(crate) const CTX_UCALLER: usize = offset_of!(dt_probe_ctx, ucaller);
 pub(crate) const CTX_TASK: usize = offset_of!(dt_probe_ctx, task);
 pub(crate) const CTX_PID_TGID: usize = offset_of!(dt_probe_ctx, pid_tgid);

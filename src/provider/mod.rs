@@ -456,6 +456,7 @@ macro_rules! script_needs {
         $ro.dt_need_ppid = $needs.ppid;
         $ro.dt_need_caller = $needs.caller;
         $ro.dt_need_ucaller = $needs.ucaller;
+        $ro.dt_need_stack_skip = $needs.stack;
     }};
 }
 pub(crate) use script_needs;
@@ -471,7 +472,9 @@ pub(crate) struct ScriptNeeds<'a> {
     pub ucaller: bool,
     /// arg0..argN are read (syscall entry copies them only then).
     pub args: bool,
-    /// stack() is used: kernel frames are needed.
+    /// stack() or stackdepth is used: kernel frames are needed, and the
+    /// entry programs count the machinery frames above the traced code's
+    /// (dt_need_stack_skip).
     pub stack: bool,
     /// (probe ID, n) of every typed `args[n]` the clauses read.
     pub typed_args_used: &'a std::collections::BTreeSet<(u32, usize)>,

@@ -287,8 +287,11 @@ pub(crate) fn start(
     open_core.maps.dt_spec_free.set_max_entries(opts.nspec.max(1))?;
     // `caller` looks for the first frame in traced code: the kernel's code
     // without the tracing machinery, as kallsyms tells it.
-    let caller_ranges =
-        if program.uses_caller { crate::kallsyms::KernelSymbols::load().caller_ranges() } else { Vec::new() };
+    let caller_ranges = if program.uses_caller || program.uses_kernel_stack() {
+        crate::kallsyms::KernelSymbols::load().caller_ranges()
+    } else {
+        Vec::new()
+    };
     open_core.maps.dt_caller_code.set_max_entries(caller_ranges.len().max(1) as u32)?;
     if program.uses_cpuinfo {
         open_core.maps.dt_cpuinfo.set_max_entries(libbpf_rs::num_possible_cpus()? as u32)?;
@@ -401,7 +404,7 @@ pub(crate) fn start(
             caller: program.uses_caller,
             ucaller: program.uses_ucaller,
             args: program.uses_args,
-            stack: program.uses_stack(),
+            stack: program.uses_kernel_stack(),
             typed_args_used: &program.typed_args_used,
         },
         shared_ctx: core.maps.dt_ctx.as_fd(),

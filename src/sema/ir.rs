@@ -350,6 +350,31 @@ pub(crate) enum TKind {
         parent_offset: usize,
         tgid_offset: usize,
     },
+    /// d_path(struct path *): the path's absolute name, walking dentries up
+    /// and crossing mounts (offsets from the kernel's BTF); with
+    /// `mount_point`, the name of the path's mount point instead.
+    DPath {
+        path: Box<TExpr>,
+        /// Boxed: every expression node is as large as the largest kind.
+        offsets: Box<DPathOffsets>,
+        mount_point: bool,
+    },
+}
+
+/// Where d_path's walk finds what it reads, in the running kernel's structs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DPathOffsets {
+    pub path_mnt: usize,
+    pub path_dentry: usize,
+    pub vfsmount_root: usize,
+    /// struct mount's embedded struct vfsmount (container_of).
+    pub mount_mnt: usize,
+    pub mount_parent: usize,
+    pub mount_mountpoint: usize,
+    pub dentry_parent: usize,
+    /// d_name.len and d_name.name.
+    pub dentry_name_len: usize,
+    pub dentry_name: usize,
 }
 
 /// D subroutines (strings are NUL-terminated, at most strsize bytes).
@@ -764,6 +789,11 @@ pub(crate) struct Program {
 impl Program {
     pub(crate) fn uses_stack(&self) -> bool {
         !self.stack_depths.is_empty()
+    }
+
+    /// stack() or stackdepth: kernel stacks whose machinery frames are left out.
+    pub(crate) fn uses_kernel_stack(&self) -> bool {
+        self.uses_stack() || self.uses_stackdepth
     }
 
     pub(crate) fn uses_ustack(&self) -> bool {

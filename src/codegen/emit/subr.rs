@@ -1704,3 +1704,168 @@ enum Case {
     Upper,
     Lower,
 }
+
+/// Path components d_path follows, mount crossings included (unrolled).
+pub(crate) const D_PATH_DEPTH: usize = 40;
+
+impl Emitter<'_> {
+    /// d_path(path): the absolute name of `struct path *`, as the kernel's
+    /// d_path() builds it: from the dentry up its d_parent chain, crossing
+    /// from a mount's root to its mount point in the parent mount, until
+    /// the root of the mount tree. Names are written from the end of a
+    /// work buffer backwards (`/` before each), then the text is copied to
+    /// the start of the result. With `mount_point`, the walk starts at the
+    /// path's mount's root: the name of its mount point. A path deeper than
+    /// D_PATH_DEPTH or longer than strsize keeps its last components. An
+    /// unreadable path is a bad-address fault.
+    pub(super) fn d_path(&mut self, path: &TExpr, o: &DPathOffsets, mount_point: bool) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        let p = self.stash(path)?;
+        let dst = self.scratch_slot()?;
+        let after_dst = self.scratch_next;
+        // Twice strsize: a name of up to strsize - 2 bytes read at any
+        // position below strsize stays inside, which the verifier checks.
+        let work = self.scratch_slot()?;
+        self.scratch_slot()?;
+        let (dentry, mount, root, word, len, name, pos) = (
+            self.alloc_slot(8)?,
+            self.alloc_slot(8)?,
+            self.alloc_slot(8)?,
+            self.alloc_slot(8)?,
+            self.alloc_slot(8)?,
+            self.alloc_slot(8)?,
+            self.alloc_slot(8)?,
+        );
+        let w = self.strsize();
+        let (done, copy, end, unknown, out) =
+            (self.new_label(), self.new_label(), self.new_label(), self.new_label(), self.new_label());
+        let unknown_text =
+            self.program.strings.iter().position(|s| s == b"<unknown>").ok_or_else(|| {
+                CodegenError("internal error: the \"<unknown>\" constant of d_path is missing".into())
+            })?;
+        // The text ends at the work buffer's strsize - 1: a NUL there.
+        self.emit(mov_imm(R0, w - 1));
+        self.emit(stx(Size::DW, FP, pos, R0));
+        self.emit(st_imm(Size::B, R8, (work + w - 1) as i16, 0));
+        self.d_path_read(dentry, 8, p, o.path_dentry, None)?;
+        self.d_path_read(word, 8, p, o.path_mnt, None)?;
+        // struct mount contains the vfsmount the path names.
+        self.emit(ldx(Size::DW, R0, FP, word));
+        self.emit(alu_imm(Alu::Sub, R0, o.mount_mnt as i32));
+        self.emit(stx(Size::DW, FP, mount, R0));
+        self.d_path_read(root, 8, word, o.vfsmount_root, Some(done))?;
+        if mount_point {
+            self.emit(ldx(Size::DW, R0, FP, root));
+            self.emit(stx(Size::DW, FP, dentry, R0));
+        }
+        for _ in 0..D_PATH_DEPTH {
+            let (cross, next) = (self.new_label(), self.new_label());
+            self.d_path_read(word, 8, dentry, o.dentry_parent, Some(done))?;
+            // At the mount's root: cross. A dentry that is its own parent
+            // without being a mount's root is in no tree (a pipe, a
+            // socket, an unlinked directory's remains): no path names it.
+            self.emit(ldx(Size::DW, R1, FP, dentry));
+            self.emit(ldx(Size::DW, R2, FP, root));
+            self.jump(jmp_reg(Cond::Eq, R1, R2, 0), cross);
+            self.emit(ldx(Size::DW, R2, FP, word));
+            self.jump(jmp_reg(Cond::Eq, R1, R2, 0), unknown);
+            self.jump(jmp_imm(Cond::Eq, R2, 0, 0), unknown);
+            // "/" and the name before what is written, if it fits.
+            self.d_path_read(len, 4, dentry, o.dentry_name_len, Some(done))?;
+            self.d_path_read(name, 8, dentry, o.dentry_name, Some(done))?;
+            self.emit(ldx(Size::DW, R0, FP, pos));
+            self.forget(R0);
+            self.jump(jmp_imm(Cond::Gt, R0, w - 1, 0), done);
+            self.emit(ldx(Size::DW, R2, FP, len));
+            self.jump(jmp_imm(Cond::Gt, R2, w - 2, 0), done);
+            self.emit(alu_reg(Alu::Sub, R0, R2));
+            self.emit(alu_imm(Alu::Sub, R0, 1));
+            self.jump(jmp_imm(Cond::Slt, R0, 0, 0), done);
+            self.jump(jmp_imm(Cond::Gt, R0, w - 1, 0), done);
+            self.emit(stx(Size::DW, FP, pos, R0));
+            self.emit(mov(R1, R8));
+            self.emit(alu_reg(Alu::Add, R1, R0));
+            self.emit(st_imm(Size::B, R1, work as i16, SLASH));
+            self.emit(alu_imm(Alu::Add, R1, work + 1));
+            self.emit(ldx(Size::DW, R3, FP, name));
+            self.emit(call(Helper::ProbeReadKernel));
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), done);
+            self.emit(ldx(Size::DW, R0, FP, word));
+            self.emit(stx(Size::DW, FP, dentry, R0));
+            self.jump(ja(0), next);
+            // To the mount point, in the parent mount; none above: the end.
+            self.bind(cross);
+            self.d_path_read(word, 8, mount, o.mount_parent, Some(done))?;
+            self.emit(ldx(Size::DW, R1, FP, word));
+            self.emit(ldx(Size::DW, R2, FP, mount));
+            self.jump(jmp_reg(Cond::Eq, R1, R2, 0), done);
+            self.jump(jmp_imm(Cond::Eq, R1, 0, 0), done);
+            self.d_path_read(dentry, 8, mount, o.mount_mountpoint, Some(done))?;
+            self.emit(ldx(Size::DW, R0, FP, word));
+            self.emit(stx(Size::DW, FP, mount, R0));
+            self.emit(alu_imm(Alu::Add, R0, o.mount_mnt as i32));
+            self.emit(stx(Size::DW, FP, word, R0));
+            self.d_path_read(root, 8, word, o.vfsmount_root, Some(done))?;
+            self.bind(next);
+        }
+        self.bind(done);
+        // The root alone is "/".
+        self.emit(ldx(Size::DW, R0, FP, pos));
+        self.forget(R0);
+        self.jump(jmp_imm(Cond::Gt, R0, w - 1, 0), end);
+        self.jump(jmp_imm(Cond::Ne, R0, w - 1, 0), copy);
+        self.emit(st_imm(Size::B, R8, (work + w - 2) as i16, SLASH));
+        self.emit(mov_imm(R0, w - 2));
+        self.bind(copy);
+        // strsize - pos bytes (the text and its NUL) to the result.
+        self.emit(mov(R3, R8));
+        self.emit(alu_reg(Alu::Add, R3, R0));
+        self.emit(alu_imm(Alu::Add, R3, work));
+        self.emit(mov_imm(R2, w));
+        self.emit(alu_reg(Alu::Sub, R2, R0));
+        self.dst_into_r0(dst);
+        self.emit(mov(R1, R0));
+        self.emit(call(Helper::ProbeReadKernel));
+        self.bind(end);
+        self.dst_into_r0(dst);
+        self.jump(ja(0), out);
+        self.bind(unknown);
+        self.string_const(unknown_text);
+        self.bind(out);
+        self.scratch_next = after_dst;
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// `size` bytes at [base] + offset into stack slot `into` (zeroed
+    /// first); an unreadable address goes to `fail`, or is a bad-address
+    /// fault without one.
+    fn d_path_read(
+        &mut self,
+        into: i16,
+        size: i32,
+        base: i16,
+        offset: usize,
+        fail: Option<Label>,
+    ) -> Result<(), CodegenError> {
+        self.emit(st_imm(Size::DW, FP, into, 0));
+        self.emit(mov(R1, FP));
+        self.emit(alu_imm(Alu::Add, R1, into as i32));
+        self.emit(mov_imm(R2, size));
+        self.emit(ldx(Size::DW, R3, FP, base));
+        self.emit(alu_imm(Alu::Add, R3, offset as i32));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+        self.emit(call(Helper::ProbeReadKernel));
+        match fail {
+            Some(fail) => self.jump(jmp_imm(Cond::Ne, R0, 0, 0), fail),
+            None => {
+                let ok = self.new_label();
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), ok);
+                self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+                self.raise_fault(layout::FAULT_BADADDR)?;
+                self.bind(ok);
+            }
+        }
+        Ok(())
+    }
+}

@@ -588,6 +588,31 @@ impl Checker<'_> {
                     span: span.clone(),
                 })
             }
+            // d_path(&f->f_path), and the D library's mount point of a path.
+            "d_path" | "__dtrace_mountpoint" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                let path = self.expr(&args[0])?;
+                let is_path =
+                    matches!(&path.ty, Type::Pointer(to) if matches!(&**to, Type::Struct(r) if r.name == "path"));
+                if !is_path && !is_null_constant(&path) {
+                    return Err(incompatible_arg(
+                        "D_PROTO_ARG",
+                        &args[0].span,
+                        name,
+                        1,
+                        "struct path *",
+                        &path.ty.name(),
+                    ));
+                }
+                let offsets = Box::new(self.d_path_offsets(span)?);
+                // What a file outside any tree (a pipe, a socket) is named.
+                self.intern(b"<unknown>");
+                Ok(TExpr {
+                    kind: TKind::DPath { path: Box::new(path), offsets, mount_point: name == "__dtrace_mountpoint" },
+                    ty: Type::String,
+                    span: span.clone(),
+                })
+            }
             "copyinstr" => {
                 self.arity(name, name_span, args, 1, 2)?;
                 let addr = self.expr(&args[0])?;
@@ -624,6 +649,39 @@ impl Checker<'_> {
                 }
             },
         }
+    }
+
+    /// The members d_path's walk reads, in the running kernel's structs.
+    fn d_path_offsets(&mut self, span: &Span) -> Result<DPathOffsets> {
+        let mut offset = |record: &str, path: &[&str]| -> Result<usize> {
+            let missing = || {
+                CompileError::new("D_TYPE_ERR", span, format!("the kernel's struct {record} has no {}", path.join(".")))
+            };
+            let mut r = self.kernel_record(record, false, span)?;
+            let mut at = 0;
+            for (i, m) in path.iter().enumerate() {
+                let found = self.kernel_btf.member(&r, m).ok().flatten().ok_or_else(missing)?;
+                at += found.offset;
+                if i + 1 < path.len() {
+                    match found.kind {
+                        crate::sema::kernel_btf::MemberKind::Value(Type::Struct(inner)) => r = inner,
+                        _ => return Err(missing()),
+                    }
+                }
+            }
+            Ok(at)
+        };
+        Ok(DPathOffsets {
+            path_mnt: offset("path", &["mnt"])?,
+            path_dentry: offset("path", &["dentry"])?,
+            vfsmount_root: offset("vfsmount", &["mnt_root"])?,
+            mount_mnt: offset("mount", &["mnt"])?,
+            mount_parent: offset("mount", &["mnt_parent"])?,
+            mount_mountpoint: offset("mount", &["mnt_mountpoint"])?,
+            dentry_parent: offset("dentry", &["d_parent"])?,
+            dentry_name_len: offset("dentry", &["d_name", "len"])?,
+            dentry_name: offset("dentry", &["d_name", "name"])?,
+        })
     }
 
     /// A call of a subroutine with a signature in [`subroutine_signature`].
