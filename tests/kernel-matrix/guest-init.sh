@@ -308,6 +308,21 @@ wait $L 2> /dev/null
 grep -qx '/tmp/fbtfile 26' /tmp/out.35 && grep -qx 'bytes 100' /tmp/out.35 && grep -qx 'last 100' /tmp/out.35 && [ $RC = 0 ]
 r $? "out=$(tr '\n' '|' < /tmp/out.35) err=$(head -2 /tmp/err.35 | tr '\n' '|')"
 
+# 36. fds[] and d_path() (the walk reads path, dentry and mount at BTF offsets) and stack()
+# without the BPF program's frames: dd reads /tmp/fbtfile (the root mount) and writes /dev/null
+# (devtmpfs, mounted at /dev).
+(i=0; while ! grep -q ready /tmp/out.36 2> /dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  dd if=/tmp/fbtfile of=/dev/null bs=100 count=1 2> /dev/null; /bin/true) & L=$!
+t 36 fds -qn 'BEGIN { printf("ready\n"); }
+  syscall::read:entry /execname == "dd" && fds[arg0].fi_name == "fbtfile"/ {
+    printf("r %s %s %s %d\n", fds[arg0].fi_pathname, fds[arg0].fi_dirname, fds[arg0].fi_mount, fds[arg0].fi_oflags & O_ACCMODE); stack(); }
+  syscall::write:entry /execname == "dd" && fds[arg0].fi_name == "null"/ { printf("w %s %s %s\n", fds[arg0].fi_pathname, fds[arg0].fi_mount, fds[arg0].fi_fs); }
+  proc:::exec-success /execname == "true"/ { exit(0); }'
+wait $L 2> /dev/null
+grep -qx 'r /tmp/fbtfile /tmp / 0' /tmp/out.36 && grep -qx 'w /dev/null /dev devtmpfs' /tmp/out.36 \
+  && grep -q 'vmlinux`' /tmp/out.36 && ! grep -q 'bpf' /tmp/out.36 && [ $RC = 0 ]
+r $? "out=$(tr '\n' '|' < /tmp/out.36 | head -c 400) err=$(head -2 /tmp/err.36 | tr '\n' '|')"
+
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
   SIG=INT TMO=3
   (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!
