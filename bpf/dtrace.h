@@ -300,51 +300,51 @@ static __always_inline bool dt_is_caller_code(__u64 addr, __u32 nranges)
 	return r && r->start <= addr && addr < r->end;
 }
 
-/* `caller`: the first frame of the kernel stack at `ctx` in traced code
- * (past the BPF program and the code that ran it), `skip` such frames
- * further in (1 where the first is the probed function's own). */
-static __always_inline __u64 dt_kernel_caller(void *ctx, __u32 skip)
+/* The `skip`th frame (from 0) of the kernel stack at `ctx` that is in
+ * traced code, past the BPF program and the code that ran it: its index in
+ * the stack, and its address in *addr; -1 when there is none. */
+static __always_inline int dt_traced_frame(void *ctx, __u32 skip, __u64 *addr)
 {
 	__u64 frames[DT_CALLER_FRAMES] = {};
 	__u32 zero = 0;
 	struct dt_state *st = bpf_map_lookup_elem(&dt_state, &zero);
 	if (!st)
-		return 0;
+		return -1;
 	__u32 nranges = st->caller_ranges;
 	long n = bpf_get_stack(ctx, frames, sizeof(frames), 0);
 	if (n <= 0)
-		return 0;
+		return -1;
 	for (int i = 0; i < DT_CALLER_FRAMES; i++) {
 		if (i >= n / 8)
 			break;
 		if (!dt_is_caller_code(frames[i], nranges))
 			continue;
-		if (skip == 0)
-			return frames[i];
+		if (skip == 0) {
+			*addr = frames[i];
+			return i;
+		}
 		skip--;
 	}
-	return 0;
+	return -1;
 }
 
-/* The frames at the top of the kernel stack at `ctx` that are not traced
- * code: the BPF program and the code that ran it (none where the stack is
- * taken from the probed code's registers: kprobes, perf events). */
+/* `caller`: the first frame in traced code, `skip` such frames further in
+ * (1 where the first is the probed function's own). */
+static __always_inline __u64 dt_kernel_caller(void *ctx, __u32 skip)
+{
+	__u64 addr = 0;
+	dt_traced_frame(ctx, skip, &addr);
+	return addr;
+}
+
+/* The frames at the top of the kernel stack that are not traced code (none
+ * where the stack is taken from the probed code's registers: kprobes,
+ * perf events): stack() and stackdepth skip them. */
 static __always_inline __u32 dt_kernel_machinery_frames(void *ctx)
 {
-	__u64 frames[DT_CALLER_FRAMES] = {};
-	__u32 zero = 0;
-	struct dt_state *st = bpf_map_lookup_elem(&dt_state, &zero);
-	if (!st)
-		return 0;
-	__u32 nranges = st->caller_ranges;
-	long n = bpf_get_stack(ctx, frames, sizeof(frames), 0);
-	if (n <= 0)
-		return 0;
-	for (int i = 0; i < DT_CALLER_FRAMES; i++) {
-		if (i >= n / 8 || dt_is_caller_code(frames[i], nranges))
-			return i;
-	}
-	return 0;
+	__u64 addr;
+	int first = dt_traced_frame(ctx, 0, &addr);
+	return first < 0 ? 0 : first;
 }
 
 /* `ucaller`: the user frame the current thread was called from (the
