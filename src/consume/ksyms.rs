@@ -1,12 +1,9 @@
-//! Kernel symbols for stack() and %a: /proc/kallsyms, read the first time a
-//! script prints a kernel address, as DTrace's `module`symbol+offset`.
-
-use std::cell::OnceCell;
+//! Kernel symbols for stack() and %a (the session's /proc/kallsyms, read
+//! once), as DTrace's `module`symbol+offset`.
 
 use super::printf::FrameFormat;
 use super::usyms::UserSymbols;
 use crate::defs::layout::read_u64;
-use crate::kallsyms::KernelSymbols;
 use crate::runtime::{Session, UserFrame};
 use crate::sema::ir::{ustack_value, SymbolKind};
 
@@ -16,7 +13,6 @@ const USER_ADDRESS_LIMIT: u64 = 0x7fff_ffff_ffff;
 /// Symbolizes kernel addresses and renders stack() and ustack() records.
 pub(crate) struct Symbols<'a> {
     session: &'a Session,
-    kernel: OnceCell<KernelSymbols>,
     user: UserSymbols,
     /// Spaces before each frame of a stack() record (stackindent).
     pub stack_indent: usize,
@@ -24,12 +20,12 @@ pub(crate) struct Symbols<'a> {
 
 impl<'a> Symbols<'a> {
     pub(crate) fn new(session: &'a Session, user: UserSymbols) -> Symbols<'a> {
-        Symbols { session, kernel: OnceCell::new(), user, stack_indent: 14 }
+        Symbols { session, user, stack_indent: 14 }
     }
 
     /// One frame as DTrace prints it: `module`symbol+0xoff`, or the address.
     fn frame(&self, addr: u64) -> String {
-        match self.kernel.get_or_init(KernelSymbols::load).resolve(addr) {
+        match self.session.kernel_symbols().resolve(addr) {
             Some((name, 0)) => name,
             Some((name, off)) => format!("{name}+0x{off:x}"),
             None => format!("0x{addr:x}"),
@@ -42,7 +38,7 @@ impl<'a> Symbols<'a> {
     pub(crate) fn symbol_text(&self, kind: SymbolKind, record: &[u8]) -> String {
         if !kind.user() {
             let addr = read_u64(record, 0);
-            return match self.kernel.get_or_init(KernelSymbols::load).resolve(addr) {
+            return match self.session.kernel_symbols().resolve(addr) {
                 Some((name, _)) if kind == SymbolKind::Mod => name.split('`').next().unwrap_or_default().to_string(),
                 Some((name, _)) => name,
                 None => format!("0x{addr:x}"),
@@ -101,7 +97,7 @@ impl<'a> Symbols<'a> {
 
 impl super::printf::FormatContext for Symbols<'_> {
     fn kernel_symbol(&self, addr: u64) -> Option<(String, u64)> {
-        self.kernel.get_or_init(KernelSymbols::load).resolve(addr)
+        self.session.kernel_symbols().resolve(addr)
     }
     fn user_symbol(&self, _addr: u64) -> Option<(String, u64)> {
         None

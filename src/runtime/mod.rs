@@ -28,6 +28,7 @@ use crate::codegen::maps::{patch_maps, MapRef};
 use crate::codegen::splice;
 use crate::codegen::Generated;
 use crate::defs::layout::{self, core_skel};
+use crate::kallsyms::KernelSymbols;
 use crate::provider::{ClauseProgType, EnableContext, Enabling, Fires, Registry, ScriptNeeds};
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
@@ -63,6 +64,9 @@ pub(crate) struct Session {
     stacks: BTreeMap<u8, MapHandle>,
     /// ustack(n)'s frames by stack ID, one map per depth n.
     ustacks: BTreeMap<u8, MapHandle>,
+    /// /proc/kallsyms, read once: at start for scripts whose entry programs
+    /// need the code ranges of traced code, else when first printed from.
+    kernel_symbols: std::cell::OnceCell<KernelSymbols>,
 }
 
 /// The maps of the generated code, by role.
@@ -287,8 +291,9 @@ pub(crate) fn start(
     open_core.maps.dt_spec_free.set_max_entries(opts.nspec.max(1))?;
     // `caller` looks for the first frame in traced code: the kernel's code
     // without the tracing machinery, as kallsyms tells it.
+    let kernel_symbols = std::cell::OnceCell::new();
     let caller_ranges = if program.uses_caller || program.uses_kernel_stack() {
-        crate::kallsyms::KernelSymbols::load().caller_ranges()
+        kernel_symbols.get_or_init(KernelSymbols::load).caller_ranges()
     } else {
         Vec::new()
     };
@@ -438,6 +443,7 @@ pub(crate) fn start(
         aggregations: code_maps.aggregations,
         stacks: code_maps.stacks,
         ustacks: code_maps.ustacks,
+        kernel_symbols,
     })
 }
 
@@ -544,6 +550,11 @@ impl Session {
             }
         }
         frames
+    }
+
+    /// The kernel's symbols, read the first time they are needed.
+    pub(crate) fn kernel_symbols(&self) -> &KernelSymbols {
+        self.kernel_symbols.get_or_init(KernelSymbols::load)
     }
 
     /// The map of aggregation `index` (per-CPU hash: key → function state).

@@ -106,10 +106,11 @@ fn direct_io_is_seen_with_its_bytes_direction_device_and_file() {
                 args[2]->fi_name, args[2]->fi_dirname, args[2]->fi_fs, args[2]->fi_mount] = sum(args[0]->b_bcount);
             @kind[args[0]->b_flags & B_PHYS ? "phys" : "other", args[0]->b_flags & B_ASYNC ? "async" : "sync"] = count();
             @first = min(args[2]->fi_offset);
+            @oflags[args[0]->b_flags & B_READ ? "R" : "W", args[2]->fi_oflags & (O_DIRECT | O_ACCMODE)] = count();
             @dev[getmajor(args[0]->b_edev), getminor(args[0]->b_edev), args[1]->dev_major, args[1]->dev_minor] = count();
         }}
         END {{ printa("%s %s %s %s %s %s %s %@d\n", @bytes); printa("%s %s %@d\n", @kind); printa("first %@d\n", @first);
-               printa("dev %d %d %d %d\n", @dev); }}"#
+               printa("dev %d %d %d %d\n", @dev); printa("oflags %s %d\n", @oflags); }}"#
     );
     let mut t = tracers(&[&script]).remove(0);
     sh(&format!(
@@ -136,6 +137,10 @@ fn direct_io_is_seen_with_its_bytes_direction_device_and_file() {
     assert!(out.stdout.lines().any(|l| l.starts_with("phys sync ")), "{}", out.stdout);
     assert!(!out.stdout.contains("other"), "direct I/O is B_PHYS: {}", out.stdout);
     assert!(out.stdout.contains("first 0\n"), "{}", out.stdout);
+    // The files dd opened: O_WRONLY | O_DIRECT to write, O_DIRECT to read.
+    let (direct, wronly) = (libc::O_DIRECT, libc::O_WRONLY);
+    assert!(out.stdout.contains(&format!("oflags W {}\n", direct | wronly)), "{}", out.stdout);
+    assert!(out.stdout.contains(&format!("oflags R {direct}\n")), "{}", out.stdout);
     let dev = std::fs::metadata(&dir.0).unwrap().dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     assert!(out.stdout.contains(&format!("dev {major} {minor} {major} {minor}\n")), "{}", out.stdout);

@@ -1857,15 +1857,11 @@ impl Emitter<'_> {
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
         self.emit(call(Helper::ProbeReadKernel));
         match fail {
-            Some(fail) => self.jump(jmp_imm(Cond::Ne, R0, 0, 0), fail),
-            None => {
-                let ok = self.new_label();
-                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), ok);
-                self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
-                self.raise_fault(layout::FAULT_BADADDR)?;
-                self.bind(ok);
+            Some(fail) => {
+                self.jump(jmp_imm(Cond::Ne, R0, 0, 0), fail);
+                Ok(())
             }
+            None => self.fault_on_read_error(),
         }
-        Ok(())
     }
 }
