@@ -21,27 +21,32 @@ struct {
 	__type(value, __u32);
 } dt_dtrace_progs SEC(".maps");
 
-/* ctx->args[0] = slot, [1] = probe id, [2..] = arg0.. */
+/*
+ * args[0] = slot, [1] = probe id, [2..] = arg0... The context is read as
+ * the u64 array it is: vmlinux.h's struct bpf_raw_tracepoint_args would
+ * make each read a CO-RE relocation, and this object loads without the
+ * kernel's BTF unless dt_need_ppid (src/provider/relocation.rs).
+ */
 SEC("raw_tp")
-int dt_fire(struct bpf_raw_tracepoint_args *ctx)
+int dt_fire(__u64 *args)
 {
 	__u32 zero = 0;
 	struct dt_probe_ctx *pc = bpf_map_lookup_elem(&dt_ctx, &zero);
 	if (!pc)
 		return 0;
-	__u32 slot = ctx->args[0];
-	pc->probe_id = ctx->args[1];
+	__u32 slot = args[0];
+	pc->probe_id = args[1];
 	pc->errno_val = 0;
 	pc->timestamp = 0;
 	pc->task = 0;
 	for (int i = 0; i < DT_NARGS - 2; i++)
-		pc->args[i] = ctx->args[i + 2];
+		pc->args[i] = args[i + 2];
 	pc->args[DT_NARGS - 2] = 0;
 	pc->args[DT_NARGS - 1] = 0;
 	if (dt_need_ppid) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 		pc->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	}
-	bpf_tail_call(ctx, &dt_dtrace_progs, slot);
+	bpf_tail_call(args, &dt_dtrace_progs, slot);
 	return 0;
 }

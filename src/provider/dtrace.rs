@@ -41,7 +41,8 @@ impl Provider for Dtrace {
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
-        let mut open = cx.open(skel::DtraceSkelBuilder::default(), "dtrace")?;
+        // Only the parent's pid reads a kernel struct here.
+        let mut open = cx.open_reading_kernel_structs(skel::DtraceSkelBuilder::default(), "dtrace", cx.needs.ppid)?;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
             super::script_needs!(ro, cx.needs);
         }

@@ -24,6 +24,7 @@ pub(crate) mod pid;
 pub(crate) mod proc;
 pub(crate) mod profile;
 pub(crate) mod rawtp;
+pub(crate) mod relocation;
 pub(crate) mod sched;
 pub(crate) mod sdt;
 pub(crate) mod syscall;
@@ -45,6 +46,7 @@ use libbpf_rs::{Link, MapCore, MapFlags};
 
 use crate::process::Processes;
 use desc::ProbeDesc;
+pub(crate) use relocation::without_kernel_types as open_opts_without_kernel_types;
 
 /// Every provider, in the order their probes are numbered.
 fn providers() -> Vec<Box<dyn Provider>> {
@@ -583,10 +585,26 @@ impl EnableContext<'_> {
     /// Opens a provider's entry-program skeleton with the shared maps in
     /// place of its own copies; `what` names it in errors.
     pub(crate) fn open<B: SkelBuilder<'static>>(&self, builder: B, what: &str) -> Result<B::Output> {
+        self.open_reading_kernel_structs(builder, what, true)
+    }
+
+    /// `open`, for an object whose programs, as this script loads them,
+    /// read no kernel struct unless `reads_kernel_structs` (relocation.rs).
+    pub(crate) fn open_reading_kernel_structs<B: SkelBuilder<'static>>(
+        &self,
+        builder: B,
+        what: &str,
+        reads_kernel_structs: bool,
+    ) -> Result<B::Output> {
         // The skeletons borrow their object storage for their whole life,
         // which is the rest of the process.
         let storage = Box::leak(Box::new(MaybeUninit::uninit()));
-        let mut open = builder.open(storage).with_context(|| format!("opening the {what} entry programs"))?;
+        let open = if reads_kernel_structs {
+            builder.open(storage)
+        } else {
+            builder.open_opts(open_opts_without_kernel_types()?, storage)
+        };
+        let mut open = open.with_context(|| format!("opening the {what} entry programs"))?;
         for mut map in open.open_object_mut().maps_mut() {
             let fd = match map.name().to_str() {
                 Some("dt_ctx") => self.shared_ctx,

@@ -274,7 +274,14 @@ pub(crate) fn start(
 
     // Core object: the maps every entry program shares.
     let storage = Box::leak(Box::new(std::mem::MaybeUninit::uninit()));
-    let mut open_core = core_skel::CoreSkelBuilder::default().open(storage).context("opening the core object")?;
+    // Only the optional programs read kernel structs: without them, libbpf
+    // need not read the kernel's BTF (open_opts_without_kernel_types).
+    let open_core = if program.uses_vtimestamp || program.uses_psargs_table {
+        core_skel::CoreSkelBuilder::default().open(storage)
+    } else {
+        core_skel::CoreSkelBuilder::default().open_opts(crate::provider::open_opts_without_kernel_types()?, storage)
+    };
+    let mut open_core = open_core.context("opening the core object")?;
     open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
     open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
     open_core.progs.dt_psargs_exec.set_autoload(program.uses_psargs_table);

@@ -32,7 +32,11 @@ pub(super) struct Declared {
 }
 
 struct Inline {
-    ty: Type,
+    /// The declared type: the D library's is resolved where the inline is
+    /// first used, as it may name kernel types (reading the kernel's BTF
+    /// for a script that uses none would cost every start-up ~4 ms).
+    ty: Option<Type>,
+    declared_ty: ast::TypeName,
     /// `inline string name[int32_t s] = ...`: the parameters, checked where
     /// the inline is used (`name[e]`) with each bound to its argument.
     params: Vec<(ast::TypeName, String)>,
@@ -335,7 +339,8 @@ impl Checker<'_> {
             self.declared.inline_expansions += expansions;
             return Ok(value);
         }
-        let (ty, value, library) = (inline.ty.clone(), inline.value.clone(), inline.library);
+        let (value, library) = (inline.value.clone(), inline.library);
+        let ty = self.inline_type(name).map_err(|e| if library { e.at(span) } else { e })?;
         let value = self.expr_any(&value).map_err(|e| if library { e.at(span) } else { e })?;
         convert(value, ty, span)
     }
@@ -344,15 +349,19 @@ impl Checker<'_> {
     /// DTrace does, before its name exists (so it cannot refer to itself);
     /// the D library's only where used, as they name kernel types.
     pub(super) fn inline(&mut self, def: &ast::InlineDef, check_now: bool) -> Result<()> {
-        let base = self.type_spec(&def.ty.spec, &def.ty.span)?;
-        let ty = self.declarator_type(base, &def.ty.ops, &def.ty.span)?;
+        let ty = if check_now {
+            let base = self.type_spec(&def.ty.spec, &def.ty.span)?;
+            Some(self.declarator_type(base, &def.ty.ops, &def.ty.span)?)
+        } else {
+            None
+        };
         let predefined = builtin(&def.name).is_some()
             || super::actions::subroutine_signature(&def.name).is_some()
             || super::actions::is_action(&def.name);
         if self.declared.inlines.contains_key(&def.name) || predefined {
             return Err(CompileError::new("D_DECL_IDRED", &def.span, format!("identifier redeclared: {}", def.name)));
         }
-        let checked = if check_now && def.params.is_empty() {
+        let checked = if let (Some(ty), true) = (&ty, def.params.is_empty()) {
             let before = self.declared.inline_expansions;
             let value = convert(self.expr_any(&def.value)?, ty.clone(), &def.span)?;
             let expansions = 1 + (self.declared.inline_expansions - before);
@@ -375,10 +384,24 @@ impl Checker<'_> {
         };
         let library = !check_now;
         let params = def.params.clone();
-        self.declared
-            .inlines
-            .insert(def.name.clone(), Inline { ty, params, value: def.value.clone(), library, checked });
+        self.declared.inlines.insert(
+            def.name.clone(),
+            Inline { ty, declared_ty: def.ty.clone(), params, value: def.value.clone(), library, checked },
+        );
         Ok(())
+    }
+
+    /// The declared type of inline `name`, resolved on first use.
+    fn inline_type(&mut self, name: &str) -> Result<Type> {
+        let inline = &self.declared.inlines[name];
+        if let Some(ty) = &inline.ty {
+            return Ok(ty.clone());
+        }
+        let declared = inline.declared_ty.clone();
+        let base = self.type_spec(&declared.spec, &declared.span)?;
+        let ty = self.declarator_type(base, &declared.ops, &declared.span)?;
+        self.declared.inlines.get_mut(name).expect("looked up above").ty = Some(ty.clone());
+        Ok(ty)
     }
 
     /// Whether `name` is an inline with parameters (`name[e]` is its use).
@@ -396,8 +419,8 @@ impl Checker<'_> {
     /// each parameter bound to its argument converted to the parameter's type.
     pub(super) fn inline_call(&mut self, name: &str, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
         let inline = &self.declared.inlines[name];
-        let (ty, params, value, library) =
-            (inline.ty.clone(), inline.params.clone(), inline.value.clone(), inline.library);
+        let (params, value, library) = (inline.params.clone(), inline.value.clone(), inline.library);
+        let ty = self.inline_type(name).map_err(|e| if library { e.at(span) } else { e })?;
         if args.len() != params.len() {
             return Err(CompileError::new(
                 "D_ARR_BADREF",
