@@ -56,9 +56,12 @@ static __always_inline __u64 dt_io_bound(__u64 off)
 }
 
 /* The path of dentry d under mount mnt: fi_pathname, fi_dirname, fi_name
- * and fi_mount. */
-static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, struct dt_fileinfo *fi)
+ * and fi_mount, those of them `want` names (DT_FI_*); the others keep
+ * what they held. */
+static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, struct dt_fileinfo *fi, __u32 want)
 {
+	if (!(want & (DT_FI_PATHNAME | DT_FI_NAME | DT_FI_DIRNAME | DT_FI_MOUNT)))
+		return;
 	__u32 zero = 0;
 	struct dt_io_pathbuf *pb = bpf_map_lookup_elem(&dt_io_pathbuf, &zero);
 	if (!pb)
@@ -121,16 +124,24 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 	}
 	path[dt_io_bound(pb->off)] = 0;
 
-	bpf_probe_read_kernel(fi->fi_pathname, DT_IO_PATHLEN, path);
-	fi->fi_pathname[DT_IO_PATHLEN - 1] = 0;
+	if (want & DT_FI_PATHNAME) {
+		bpf_probe_read_kernel(fi->fi_pathname, DT_IO_PATHLEN, path);
+		fi->fi_pathname[DT_IO_PATHLEN - 1] = 0;
+	}
 	__u64 name_start = pb->name_start;
-	bpf_probe_read_kernel(fi->fi_name, DT_IO_PATHLEN, &path[dt_io_bound(name_start)]);
-	fi->fi_name[DT_IO_PATHLEN - 1] = 0;
-	bpf_probe_read_kernel(fi->fi_dirname, DT_IO_PATHLEN, path);
-	fi->fi_dirname[name_start > 1 ? dt_io_bound(name_start - 1) : 1] = 0;
-	bpf_probe_read_kernel(fi->fi_mount, DT_IO_PATHLEN, path);
-	__u64 mount_len = pb->mount_len;
-	fi->fi_mount[mount_len > 0 ? dt_io_bound(mount_len) : 1] = 0;
+	if (want & DT_FI_NAME) {
+		bpf_probe_read_kernel(fi->fi_name, DT_IO_PATHLEN, &path[dt_io_bound(name_start)]);
+		fi->fi_name[DT_IO_PATHLEN - 1] = 0;
+	}
+	if (want & DT_FI_DIRNAME) {
+		bpf_probe_read_kernel(fi->fi_dirname, DT_IO_PATHLEN, path);
+		fi->fi_dirname[name_start > 1 ? dt_io_bound(name_start - 1) : 1] = 0;
+	}
+	if (want & DT_FI_MOUNT) {
+		bpf_probe_read_kernel(fi->fi_mount, DT_IO_PATHLEN, path);
+		__u64 mount_len = pb->mount_len;
+		fi->fi_mount[mount_len > 0 ? dt_io_bound(mount_len) : 1] = 0;
+	}
 }
 
 #endif

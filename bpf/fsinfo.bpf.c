@@ -135,7 +135,7 @@ static __always_inline int dt_fsinfo_fire(void *ctx, const struct dt_fsinfo_call
 	struct mount *mnt = (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
 	__s64 offset = fi->fi_offset;
 	if (dentry && vfsmnt)
-		dt_io_path(dentry, mnt, fi);
+		dt_io_path(dentry, mnt, fi, DT_FI_ALL);
 	else
 		dt_io_no_file(fi, dt_io_unknown);
 	fi->fi_offset = offset;

@@ -47,6 +47,21 @@ const volatile __u32 dt_io_rq_arg = 0;
 const volatile bool dt_io_want_buf = false;
 const volatile bool dt_io_want_dev = false;
 const volatile bool dt_io_want_file = false;
+/* Of bufinfo_t, b_edev (the device) and the members the request's pages
+ * decide (b_flags' B_PAGEIO/B_PHYS, b_addr, b_iodone) are read: each costs
+ * helper calls the other members do not. */
+const volatile bool dt_io_want_edev = false;
+const volatile bool dt_io_want_pages = false;
+/* Which of fileinfo_t's strings are read, when dt_io_want_file. */
+const volatile bool dt_io_want_fi_pathname = true;
+const volatile bool dt_io_want_fi_name = true;
+const volatile bool dt_io_want_fi_dirname = true;
+const volatile bool dt_io_want_fi_mount = true;
+const volatile bool dt_io_want_fi_fs = true;
+#define dt_io_file_members                                                                   \
+	((dt_io_want_fi_pathname ? DT_FI_PATHNAME : 0) | (dt_io_want_fi_name ? DT_FI_NAME : 0) | \
+	 (dt_io_want_fi_dirname ? DT_FI_DIRNAME : 0) | (dt_io_want_fi_mount ? DT_FI_MOUNT : 0) | \
+	 (dt_io_want_fi_fs ? DT_FI_FS : 0))
 /* Remember each thread's last request for wait-start/wait-done. */
 const volatile bool dt_io_want_waits = false;
 /* log2 of the page size. */
@@ -412,8 +427,9 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 	}
 	fi->fi_offset = offset;
 	fi->fi_oflags = oflags;
-	bpf_probe_read_kernel_str(fi->fi_fs, DT_IO_FSLEN, BPF_CORE_READ(inode, i_sb, s_type, name));
-	dt_io_path(dentry, mnt, fi);
+	if (dt_io_file_members & DT_FI_FS)
+		bpf_probe_read_kernel_str(fi->fi_fs, DT_IO_FSLEN, BPF_CORE_READ(inode, i_sb, s_type, name));
+	dt_io_path(dentry, mnt, fi, dt_io_file_members);
 }
 
 /* The request's bufinfo_t, devinfo_t and (if wanted) fileinfo_t, in the
@@ -451,9 +467,13 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	buf->b_resid = 0;
 	buf->b_error = 0;
 	buf->b_iodone = 0;
-	struct gendisk *disk = dt_io_device(rq, &head, &a->dev, buf);
+	buf->b_edev = 0;
+	/* fileinfo_t needs the disk to tell a direct I/O's file. */
+	struct gendisk *disk = NULL;
+	if (dt_io_want_edev || dt_io_want_dev || dt_io_want_file)
+		disk = dt_io_device(rq, &head, &a->dev, buf);
 	struct dt_io_buffer b = {};
-	bool has_data = (dt_io_want_buf || dt_io_want_file) && dt_io_buffer(rq, &head, &b, buf);
+	bool has_data = (dt_io_want_pages || dt_io_want_file) && dt_io_buffer(rq, &head, &b, buf);
 	if (dt_io_want_file) {
 		if (has_data)
 			dt_io_file(&b, disk, &a->file);

@@ -36,6 +36,15 @@ struct dt_bufinfo {
 	__s32 b_error;    /* errno on failure (done), with B_ERROR */
 };
 
+/* The fileinfo_t members a script reads (dt_io_path's `want`): each string
+ * costs a copy, the walk is needed for any of the path's. */
+#define DT_FI_PATHNAME 0x01
+#define DT_FI_NAME 0x02
+#define DT_FI_DIRNAME 0x04
+#define DT_FI_MOUNT 0x08
+#define DT_FI_FS 0x10
+#define DT_FI_ALL 0x1f
+
 struct dt_devinfo {
 	__s32 dev_major;
 	__s32 dev_minor;

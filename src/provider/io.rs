@@ -99,9 +99,24 @@ impl Provider for Io {
             // block_rq_issue(q, rq) before Linux 5.11, block_rq_issue(rq) since.
             ro.dt_io_rq_arg = u32::from(cx.kernel.tracepoint_arg_count("block_rq_issue") == Some(2));
             let uses = |arg: usize| cx.needs.typed_args_used.iter().any(|(id, n)| ids.contains(id) && *n == arg);
+            // Whether a clause may read one of `members` of args[arg].
+            let reads = |arg: usize, members: &[&str]| {
+                cx.needs.typed_arg_members.iter().any(|((id, n), read)| {
+                    ids.contains(id)
+                        && *n == arg
+                        && read.as_ref().is_none_or(|r| members.iter().any(|m| r.contains(*m)))
+                })
+            };
             ro.dt_io_want_buf = uses(BUFINFO_ARG);
+            ro.dt_io_want_edev = reads(BUFINFO_ARG, &["b_edev"]);
+            ro.dt_io_want_pages = reads(BUFINFO_ARG, &["b_flags", "b_addr", "b_iodone"]);
             ro.dt_io_want_dev = uses(DEVINFO_ARG);
             ro.dt_io_want_file = uses(FILEINFO_ARG);
+            ro.dt_io_want_fi_pathname = reads(FILEINFO_ARG, &["fi_pathname"]);
+            ro.dt_io_want_fi_name = reads(FILEINFO_ARG, &["fi_name"]);
+            ro.dt_io_want_fi_dirname = reads(FILEINFO_ARG, &["fi_dirname"]);
+            ro.dt_io_want_fi_mount = reads(FILEINFO_ARG, &["fi_mount"]);
+            ro.dt_io_want_fi_fs = reads(FILEINFO_ARG, &["fi_fs"]);
             ro.dt_io_want_waits = waits;
             // SAFETY: sysconf has no preconditions.
             let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };

@@ -480,6 +480,9 @@ pub(crate) struct ScriptNeeds<'a> {
     pub stack: bool,
     /// (probe ID, n) of every typed `args[n]` the clauses read.
     pub typed_args_used: &'a std::collections::BTreeSet<(u32, usize)>,
+    /// (probe ID, n) to the members read as `args[n]->member`, or None
+    /// where any member may be read.
+    pub typed_arg_members: &'a std::collections::BTreeMap<(u32, usize), Option<std::collections::BTreeSet<String>>>,
 }
 
 /// What providers ask of the running kernel's BTF (read lazily: only a

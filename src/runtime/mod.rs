@@ -418,6 +418,7 @@ pub(crate) fn start(
             args: program.uses_args,
             stack: program.uses_kernel_stack(),
             typed_args_used: &program.typed_args_used,
+            typed_arg_members: &program.typed_arg_members,
         },
         shared_ctx: core.maps.dt_ctx.as_fd(),
         shared_state: core.maps.dt_state.as_fd(),

@@ -88,6 +88,9 @@ pub(crate) struct Checker<'a> {
     /// description as written (for `args[]` and its messages).
     clause_probes: Vec<u32>,
     clause_desc: String,
+    /// The member the `->` being checked reads, while its operand is a
+    /// bare `args[n]` (Program::typed_arg_members).
+    arg_member: Option<String>,
 }
 
 /// What a clause's actions so far were: DTrace allows speculate() only
@@ -143,6 +146,7 @@ impl<'a> Checker<'a> {
             order: ActionOrder::default(),
             clause_probes: Vec::new(),
             clause_desc: String::new(),
+            arg_member: None,
         }
     }
 

@@ -784,6 +784,11 @@ pub(crate) struct Program {
     /// (probe ID, n) for every typed `args[n]` a clause of that probe uses:
     /// entry programs fill costly arguments (io's fileinfo_t) only if used.
     pub typed_args_used: std::collections::BTreeSet<(u32, usize)>,
+    /// (probe ID, n) to the members of the struct typed `args[n]` points
+    /// to that clauses read as `args[n]->member`; None where `args[n]` is
+    /// used any other way (any member may be read). io's entry program
+    /// skips reading what bufinfo_t's unread members need.
+    pub typed_arg_members: std::collections::BTreeMap<(u32, usize), Option<std::collections::BTreeSet<String>>>,
 }
 
 impl Program {

@@ -536,6 +536,7 @@ impl Checker<'_> {
     /// expression over arg0..arg9, checked here like an inline's value), or
     /// argN for providers whose arguments are untyped.
     pub(super) fn probe_arg(&mut self, keys: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        let member = self.arg_member.take();
         if let [key] = keys {
             // dt_idcook_args: the index must be an integer (constant).
             if matches!(key.kind, ast::ExprKind::Str(_)) {
@@ -574,6 +575,13 @@ impl Checker<'_> {
         };
         for &id in &self.clause_probes {
             self.program.typed_args_used.insert((id, n));
+            let members = self.program.typed_arg_members.entry((id, n)).or_insert_with(|| Some(Default::default()));
+            match (members.as_mut(), &member) {
+                (Some(read), Some(name)) => {
+                    read.insert(name.clone());
+                }
+                _ => *members = None,
+            }
         }
         let text = format!("inline {} __dt_arg = {};", arg.ty, arg.expr);
         let declared = |name: &str| is_type_name(name) || self.declared.typedefs.contains_key(name);

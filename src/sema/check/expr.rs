@@ -14,7 +14,13 @@ impl Checker<'_> {
     /// `base->name` (arrow) or `base.name`: the member's value, read from the
     /// kernel at the struct's address plus the member's offset.
     pub(super) fn member_access(&mut self, base: &ast::Expr, name: &str, arrow: bool, span: &Span) -> Result<TExpr> {
-        let base = self.expr_any(base)?;
+        if arrow && matches!(&base.kind, ExprKind::Index(b, _) if matches!(&b.kind, ExprKind::Ident(n) if n == "args"))
+        {
+            self.arg_member = Some(name.to_string());
+        }
+        let base = self.expr_any(base);
+        self.arg_member = None;
+        let base = base?;
         if let TKind::Xlate { translator, input } = base.kind {
             if arrow != matches!(base.ty, Type::Pointer(_)) {
                 return Err(member_operand_error(arrow, &base.ty, span));

@@ -206,6 +206,30 @@ fn ip_probe_arguments_are_the_d_librarys_structs() {
 }
 
 #[test]
+fn typed_args_record_the_members_read_through_arrow() {
+    // io's entry program reads only what bufinfo_t's and fileinfo_t's read
+    // members need (dt_io_want_pages, dt_io_want_fi_*).
+    let members = |src: &str| {
+        let program = compile(src).unwrap_or_else(|e| panic!("{e}"));
+        let mut by_arg: Vec<(usize, Option<Vec<String>>)> = program
+            .typed_arg_members
+            .iter()
+            .map(|((_, n), read)| (*n, read.as_ref().map(|r| r.iter().cloned().collect())))
+            .collect();
+        by_arg.dedup();
+        by_arg
+    };
+    let some = |names: &[&str]| Some(names.iter().map(|n| n.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        members("io:::start { @[args[2]->fi_pathname] = sum(args[0]->b_bcount); trace(args[0]->b_flags); }"),
+        [(0, some(&["b_bcount", "b_flags"])), (2, some(&["fi_pathname"]))]
+    );
+    // A pointer used any other way may be read at any member.
+    assert_eq!(members("io:::start { this->b = args[0]; trace(this->b->b_bcount); }"), [(0, None)]);
+    assert_eq!(members("io:::start { trace(args[0]->b_bcount); trace((*args[0]).b_edev); }"), [(0, None)]);
+}
+
+#[test]
 fn char_array_keys_take_their_length_not_strsize() {
     // The seed's fileio.d: device name (char[32]), file name (char[256]) and
     // execname fit in one key of Linux 5.10's 512 bytes.
