@@ -98,10 +98,12 @@ impl ElfSymbols {
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
         let usdt = usdt_notes(&file);
         let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id, usdt };
+        let mut resolved_ifuncs = std::collections::HashSet::new();
         for i in ifuncs {
             if let Some(vaddr) = resolve_ifunc(path, &elf.functions[i].name) {
                 elf.functions[i].vaddr = vaddr;
                 elf.functions[i].size = 0;
+                resolved_ifuncs.insert(i);
             }
         }
         for i in 0..elf.functions.len() {
@@ -117,6 +119,18 @@ impl ElfSymbols {
             let underscores = f.name.len() - f.name.trim_start_matches('_').len();
             (f.vaddr, !f.weak, std::cmp::Reverse(underscores))
         });
+        // An IFUNC's implementation has no size of its own here (stripped
+        // files name only the IFUNC): it ends where the next function begins.
+        for (k, &i) in by_addr.iter().enumerate() {
+            let f = &elf.functions[i];
+            if f.size != 0 || !resolved_ifuncs.contains(&i) {
+                continue;
+            }
+            let next = by_addr[k + 1..].iter().map(|&j| elf.functions[j].vaddr).find(|&v| v > f.vaddr);
+            if let Some(next) = next.filter(|&v| elf.file_offset(v).is_some()) {
+                elf.functions[i].size = next - f.vaddr;
+            }
+        }
         elf.by_addr = by_addr;
         Some(elf)
     }
@@ -138,12 +152,14 @@ impl ElfSymbols {
     }
 
     /// The function `vaddr` is in and the distance into it: the function
-    /// at or before it, unless that one's size says it ends before.
+    /// at or before it, unless that one's size says it ends before (a
+    /// symbol of size 0, as `_init` and `_fini` often are, covers only its
+    /// own address, as libproc's lookups take it).
     pub(crate) fn symbolize(&self, vaddr: u64) -> Option<(&str, u64)> {
         let i = self.by_addr.partition_point(|&i| self.functions[i].vaddr <= vaddr).checked_sub(1)?;
         let f = &self.functions[self.by_addr[i]];
         let off = vaddr - f.vaddr;
-        (f.size == 0 || off < f.size).then_some((f.name.as_str(), off))
+        (off == 0 || off < f.size).then_some((f.name.as_str(), off))
     }
 }
 
@@ -410,5 +426,23 @@ mod tests {
         assert_eq!(elf.symbolize(main.vaddr + 1).map(|(n, o)| (n.to_string(), o)), Some(("main".to_string(), 1)));
         let off = elf.file_offset(main.vaddr).unwrap();
         assert_eq!(elf.vaddr_of_offset(off), Some(main.vaddr));
+    }
+
+    #[test]
+    fn a_symbol_of_size_zero_names_only_its_own_address() {
+        let function =
+            |name: &str, vaddr, size| Function { name: name.into(), vaddr, size, probeable: true, weak: false };
+        let elf = ElfSymbols {
+            path: "/lib/x".into(),
+            functions: vec![function("_fini", 0x1000, 0), function("f", 0x2000, 0x10)],
+            by_addr: vec![0, 1],
+            segments: vec![(0, 0, 0x3000)],
+            build_id: None,
+            usdt: Vec::new(),
+        };
+        assert_eq!(elf.symbolize(0x1000), Some(("_fini", 0)));
+        assert_eq!(elf.symbolize(0x1800), None);
+        assert_eq!(elf.symbolize(0x200f), Some(("f", 0xf)));
+        assert_eq!(elf.symbolize(0x2010), None);
     }
 }

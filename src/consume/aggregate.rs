@@ -6,6 +6,7 @@
 //! The text itself comes from `aggfmt`, which reproduces DTrace's layouts.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use libbpf_rs::{MapCore, MapFlags};
 
@@ -18,13 +19,16 @@ use crate::defs::layout::read_u64;
 use crate::defs::printf_format::Format;
 use crate::flags::AggSortOptions;
 use crate::runtime::Session;
-use crate::sema::ir::{Aggregation, Program, Type};
+use crate::sema::ir::{Aggregation, Program, SymbolKind, Type};
 
 /// One key of one aggregation, with its CPUs merged.
 #[derive(Clone)]
 struct Entry {
     key: Vec<u8>,
     data: AggData,
+    /// The keys of the kernel's map this entry merges: its own, or several
+    /// whose symbol columns name one function or module (Symbols::canonicalize).
+    kernel_keys: Vec<Vec<u8>>,
 }
 
 /// A printa() row: the raw key and each aggregation's data.
@@ -85,14 +89,47 @@ impl<'a> Aggregations<'a> {
     fn read(&self, index: usize) -> Vec<Entry> {
         let agg = &self.program.aggregations[index];
         let words = agg.value_words();
+        let symbol_columns: Vec<(usize, usize, SymbolKind)> = agg
+            .keys
+            .iter()
+            .zip(agg.key_offsets())
+            .filter_map(|(column, at)| match column.ty {
+                Type::Symbol(kind) if kind != SymbolKind::UAddr => Some((at, column.bytes, kind)),
+                _ => None,
+            })
+            .collect();
         let mut entries = Vec::new();
+        // Keys whose symbol columns name the same function, by canonical key:
+        // their per-CPU values are merged as one's.
+        let mut grouped: HashMap<Vec<u8>, (Vec<Vec<u8>>, Vec<Vec<u8>>)> = HashMap::new();
         self.session.for_each_aggregation_entry(index, &mut |key, per_cpu| {
             // An array's entry exists once some CPU updated it.
             if agg.is_array() && per_cpu.iter().all(|cpu| word(cpu, words) == 0) {
                 return;
             }
-            entries.push(Entry { data: merge(&agg.func, per_cpu), key: key.to_vec() });
+            if symbol_columns.is_empty() {
+                entries.push(Entry {
+                    data: merge(&agg.func, per_cpu),
+                    key: key.to_vec(),
+                    kernel_keys: vec![key.to_vec()],
+                });
+                return;
+            }
+            let mut canonical = key.to_vec();
+            for &(at, bytes, kind) in &symbol_columns {
+                if let Some(column) = canonical.get_mut(at..at + bytes) {
+                    self.symbols.canonicalize(kind, column);
+                }
+            }
+            let (keys, values) = grouped.entry(canonical).or_default();
+            keys.push(key.to_vec());
+            values.extend(per_cpu.iter().map(|cpu| cpu.to_vec()));
         });
+        entries.extend(grouped.into_iter().map(|(key, (kernel_keys, values))| Entry {
+            data: merge(&agg.func, &values),
+            key,
+            kernel_keys,
+        }));
         entries
     }
 
@@ -181,7 +218,14 @@ impl<'a> Aggregations<'a> {
                     (_, v) => v,
                 })
                 .collect();
+            // %A names an address of the process the key was recorded in.
+            let user_pid = first.keys.iter().zip(key_values(first, key)).find_map(|(c, v)| match (&c.ty, v) {
+                (Type::Symbol(kind), Value::Str(record)) if kind.user() => Some(read_u64(record, 0) as u32),
+                _ => None,
+            });
+            self.symbols.printa_pid.set(user_pid);
             printf::format_printa(format, &keys, &agg_values, &self.symbols, out);
+            self.symbols.printa_pid.set(None);
         }
         self.mark_printed(aggs, &rows);
     }
@@ -365,11 +409,13 @@ impl<'a> Aggregations<'a> {
         };
         let map = self.session.aggregation_map(index);
         for e in &doomed {
-            if agg.is_array() {
-                // Array entries cannot be deleted: zeroed and unmarked, they print as absent.
-                self.write_all_cpus(index, &e.key, false);
-            } else {
-                let _ = map.delete(&e.key);
+            for key in &e.kernel_keys {
+                if agg.is_array() {
+                    // Array entries cannot be deleted: zeroed and unmarked, they print as absent.
+                    self.write_all_cpus(index, key, false);
+                } else {
+                    let _ = map.delete(key);
+                }
             }
         }
         let doomed: std::collections::HashSet<Vec<u8>> = doomed.into_iter().map(|e| e.key.clone()).collect();
@@ -381,8 +427,8 @@ impl<'a> Aggregations<'a> {
     pub(crate) fn clear(&mut self, index: usize) {
         let agg = &self.program.aggregations[index];
         let mut entries = self.snapshot(index);
-        for e in &entries {
-            self.write_all_cpus(index, &e.key, true);
+        for key in entries.iter().flat_map(|e| &e.kernel_keys) {
+            self.write_all_cpus(index, key, true);
         }
         // What reading the zeroed map back would give (min() shows INT64_MAX...).
         let cleared = merge(&agg.func, &[vec![0u8; agg.map_value_words() * 8]]);

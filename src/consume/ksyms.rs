@@ -16,11 +16,57 @@ pub(crate) struct Symbols<'a> {
     user: UserSymbols,
     /// Spaces before each frame of a stack() record (stackindent).
     pub stack_indent: usize,
+    /// The address that stands for each module mod() and umod() keys
+    /// name (by pid and name; 0 for the kernel): the first one seen.
+    module_addresses: std::cell::RefCell<std::collections::HashMap<(u32, String), u64>>,
+    /// The process whose addresses printa()'s %A conversions name: the
+    /// pid the row's user symbol key was recorded with.
+    pub printa_pid: std::cell::Cell<Option<u32>>,
 }
 
 impl<'a> Symbols<'a> {
     pub(crate) fn new(session: &'a Session, user: UserSymbols) -> Symbols<'a> {
-        Symbols { session, user, stack_indent: 14 }
+        Symbols {
+            session,
+            user,
+            stack_indent: 14,
+            module_addresses: Default::default(),
+            printa_pid: Default::default(),
+        }
+    }
+
+    /// A symbol-typed aggregation key column made canonical, as DTrace's
+    /// consumer does before it merges keys (dt_aggregate_sym, _usym, _mod,
+    /// _umod): func() and ufunc() addresses become their function's start,
+    /// mod() and umod() ones one address per module, so that everything
+    /// one function (or module) holds is one key. uaddr() stays as it is,
+    /// as do addresses nothing names.
+    pub(crate) fn canonicalize(&self, kind: SymbolKind, record: &mut [u8]) {
+        let at = if kind.user() { 8 } else { 0 };
+        if record.len() < at + 8 {
+            return;
+        }
+        let addr = read_u64(record, at);
+        let pid = if kind.user() { read_u64(record, 0) as u32 } else { 0 };
+        let canonical = match kind {
+            SymbolKind::UAddr => None,
+            SymbolKind::Func => self.session.kernel_symbols().resolve(addr).map(|(_, off)| addr - off),
+            SymbolKind::UFunc => self.user.symbol(pid, addr).and_then(|s| s.function.ok()).map(|(_, off)| addr - off),
+            SymbolKind::Mod | SymbolKind::UMod => {
+                let module = match kind {
+                    SymbolKind::Mod => self
+                        .session
+                        .kernel_symbols()
+                        .resolve(addr)
+                        .map(|(name, _)| name.split('`').next().unwrap_or_default().to_string()),
+                    _ => self.user.symbol(pid, addr).map(|s| s.module),
+                };
+                module.map(|m| *self.module_addresses.borrow_mut().entry((pid, m)).or_insert(addr))
+            }
+        };
+        if let Some(canonical) = canonical {
+            record[at..at + 8].copy_from_slice(&canonical.to_ne_bytes());
+        }
     }
 
     /// One frame as DTrace prints it: `module`symbol+0xoff`, or the address.
@@ -99,8 +145,12 @@ impl super::printf::FormatContext for Symbols<'_> {
     fn kernel_symbol(&self, addr: u64) -> Option<(String, u64)> {
         self.session.kernel_symbols().resolve(addr)
     }
-    fn user_symbol(&self, _addr: u64) -> Option<(String, u64)> {
-        None
+    fn user_symbol(&self, addr: u64) -> Option<(String, u64)> {
+        let symbol = self.user.symbol(self.printa_pid.get()?, addr)?;
+        Some(match symbol.function {
+            Ok((name, off)) => (format!("{}`{name}", symbol.module), off),
+            Err(addr) => (format!("{}`0x{addr:x}", symbol.module), 0),
+        })
     }
     /// `record` is the stack ID the stack() record carries.
     fn stack(&self, record: &[u8], indent: usize, frame: &FrameFormat, out: &mut Vec<u8>) {

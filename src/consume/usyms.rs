@@ -123,11 +123,11 @@ impl UserSymbols {
                 None => return format!("0x{offset:x}"),
             },
             UserFrame::Ip(ip) => match self.mapped_file(pid, ip) {
-                Some(found) => found,
+                Some((elf, offset)) => return symbol_in(&elf, offset, Some(ip)).text(true),
                 None => return format!("0x{ip:x}"),
             },
         };
-        symbol_in(&elf, offset).text(true)
+        symbol_in(&elf, offset, None).text(true)
     }
 
     /// What a user address of process `pid` is, as ufunc(), umod() and
@@ -135,7 +135,7 @@ impl UserSymbols {
     /// the process maps it (or the process is gone).
     pub(crate) fn symbol(&self, pid: u32, addr: u64) -> Option<UserSymbol> {
         let (elf, offset) = self.mapped_file(pid, addr)?;
-        Some(symbol_in(&elf, offset))
+        Some(symbol_in(&elf, offset, Some(addr)))
     }
 
     /// The file mapped at `addr` in process `pid`, and the address's offset in it.
@@ -147,7 +147,8 @@ impl UserSymbols {
 }
 
 /// A user address named: its file's name, and the function and offset
-/// (or the address in the file when no symbol covers it).
+/// (or, when no symbol covers it, the address: the process's where known,
+/// as DTrace prints `module`0xaddr`, else the file's).
 pub(crate) struct UserSymbol {
     pub module: String,
     pub function: Result<(String, u64), u64>,
@@ -165,12 +166,12 @@ impl UserSymbol {
     }
 }
 
-/// The symbol at file offset `offset` of `elf`.
-fn symbol_in(elf: &ElfSymbols, offset: u64) -> UserSymbol {
+/// The symbol at file offset `offset` of `elf`, mapped at `addr` if known.
+fn symbol_in(elf: &ElfSymbols, offset: u64, addr: Option<u64>) -> UserSymbol {
     let module = elf.path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let function = match elf.vaddr_of_offset(offset) {
-        None => Err(offset),
-        Some(vaddr) => elf.symbolize(vaddr).map(|(name, off)| (name.to_string(), off)).ok_or(vaddr),
+        None => Err(addr.unwrap_or(offset)),
+        Some(vaddr) => elf.symbolize(vaddr).map(|(name, off)| (name.to_string(), off)).ok_or(addr.unwrap_or(vaddr)),
     };
     UserSymbol { module, function }
 }

@@ -252,3 +252,66 @@ fn ucaller_and_user_symbol_functions_name_the_calling_function() {
         assert!(addr.starts_with(&format!("{func}+0x")), "{row:?}");
     }
 }
+
+/// DTrace's consumer makes ufunc() and umod() keys canonical before it
+/// merges them: two addresses in one function are one ufunc() key, one
+/// umod() key, and two uaddr() keys.
+#[test]
+fn ufunc_and_umod_keys_of_one_function_are_one_key() {
+    use std::io::{BufRead, Write};
+    let mut w = std::process::Command::new(util::workload_path())
+        .args(["calls-held", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("workload");
+    let pid = w.id().to_string();
+    // ucaller and ucaller + 1 are both in the calling function: the call
+    // is never its last instruction.
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"pid$target:a.out:dt_workload_call:entry {
+               this->a = ucaller + (n++ % 2);
+               @f[ufunc(this->a)] = count(); @m[umod(this->a)] = count(); @a[uaddr(this->a)] = count(); }
+           pid$target:a.out:dt_workload_call:entry /n == 3/ {
+               printa("f %A %@d|\n", @f); printa("a %A %@d|\n", @a); printf("umod:"); printa(@m); printf("done|\n"); }"#,
+        "-p",
+        &pid,
+    ]);
+    t.wait_for("ready");
+    let mut stdin = w.stdin.take().expect("stdin");
+    stdin.write_all(b"go\n").expect("go");
+    let mut sum = String::new();
+    std::io::BufReader::new(w.stdout.take().expect("stdout")).read_line(&mut sum).expect("sum");
+    assert_eq!(sum.trim(), "9");
+    // Printed while the workload still runs, so its mappings name it.
+    t.wait_for("done|");
+    stdin.write_all(b"exit\n").expect("exit");
+    assert!(w.wait().expect("wait").success());
+    let out = t.finish();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let rows = |kind: &str| -> Vec<Vec<String>> {
+        out.stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("{kind} ")) && l.ends_with('|'))
+            .map(|l| l.trim_end_matches('|').split_whitespace().skip(1).map(str::to_string).collect())
+            .collect()
+    };
+    let f = rows("f");
+    assert_eq!(f.len(), 1, "{}", out.stdout);
+    assert!(f[0][0].starts_with("workload`") && !f[0][0].contains('+') && f[0][1] == "3", "{f:?}");
+    // umod() keys print as the module's name in printa's default format.
+    let after = out.stdout.split("umod:").nth(1).expect("umod rows");
+    let umod: Vec<Vec<&str>> = after
+        .lines()
+        .take_while(|l| !l.contains("done|"))
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(umod, [["workload", "3"]], "{}", out.stdout);
+    let mut counts: Vec<String> = rows("a").into_iter().map(|r| r[1].clone()).collect();
+    counts.sort();
+    assert_eq!(counts, ["1", "2"], "{}", out.stdout);
+}
