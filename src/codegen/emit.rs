@@ -1057,7 +1057,9 @@ impl<'a> Emitter<'a> {
         match (place, key) {
             (Place::Var(v), _) => self.store_var(*v, ty),
             (Place::Element { array, .. }, Some(k)) => {
-                self.normalize(ty);
+                if self.program.assoc_arrays[*array].declared {
+                    self.normalize(ty);
+                }
                 self.map_store(MapRef::Assoc(*array), MapKey::At(k), ty)
             }
             (Place::Memory(_), Some(at)) => {
@@ -1128,15 +1130,16 @@ impl<'a> Emitter<'a> {
             TKind::Str(i) => self.string_const(*i),
             TKind::Builtin(b) => self.builtin(*b)?,
             TKind::Var(v) => self.load_var(*v, &e.ty)?,
+            // Arithmetic keeps 64-bit intermediates, as DTrace's does: a value
+            // takes its type's size where it is stored, cast or recorded
+            // (`i = 100000; j = i * i / i` is 100000).
             TKind::Neg(inner) => {
                 self.expr(inner)?;
                 self.emit(neg(R0));
-                self.normalize(&e.ty);
             }
             TKind::BitNot(inner) => {
                 self.expr(inner)?;
                 self.emit(alu_imm(Alu::Xor, R0, -1));
-                self.normalize(&e.ty);
             }
             TKind::Not(inner) => {
                 self.expr(inner)?;
@@ -1155,7 +1158,6 @@ impl<'a> Emitter<'a> {
                 self.emit(ldx(Size::DW, R0, FP, slot));
                 self.stack_top += 8;
                 self.binary_op(*op, *signed)?;
-                self.normalize(&e.ty);
             }
             TKind::Logical { op, lhs, rhs } => self.logical(*op, lhs, rhs)?,
             TKind::StrCmp { op, lhs, rhs } => {
@@ -1190,7 +1192,24 @@ impl<'a> Emitter<'a> {
                 self.task_storage_zero(*i);
                 self.emit(mov_imm(R0, 0));
             }
-            TKind::Assign { place, op, signed, value } => {
+            // `x op= v` reads x before v is evaluated, as DTrace's `x = x op v`
+            // does: `i = 1; i += i++` is 2.
+            TKind::Assign { place, op: Some(op), signed, value } => {
+                let saved = self.stack_top;
+                let done = self.new_label();
+                let key = self.place_key(place, done)?;
+                self.load_place(place, key, &e.ty)?;
+                let old_slot = self.alloc_slot(8)?;
+                self.emit(stx(Size::DW, FP, old_slot, R0));
+                self.expr(value)?;
+                self.emit(mov(R1, R0));
+                self.emit(ldx(Size::DW, R0, FP, old_slot));
+                self.binary_op(*op, *signed)?;
+                self.store_place(place, key, &e.ty)?;
+                self.bind(done);
+                self.stack_top = saved;
+            }
+            TKind::Assign { place, op: None, value, .. } => {
                 let saved = self.stack_top;
                 let done = self.new_label();
                 self.expr(value)?;
@@ -1198,11 +1217,6 @@ impl<'a> Emitter<'a> {
                 self.emit(stx(Size::DW, FP, value_slot, R0));
                 let key = self.place_key(place, done)?;
                 self.emit(ldx(Size::DW, R0, FP, value_slot));
-                if let Some(op) = op {
-                    self.load_place(place, key, &e.ty)?;
-                    self.emit(ldx(Size::DW, R1, FP, value_slot));
-                    self.binary_op(*op, *signed)?;
-                }
                 self.store_place(place, key, &e.ty)?;
                 self.bind(done);
                 self.stack_top = saved;
@@ -1805,7 +1819,16 @@ impl<'a> Emitter<'a> {
             Type::Struct(r) => Some((Helper::ProbeReadKernel, r.size as i32)),
             _ => None,
         };
-        if by_reference.is_none() {
+        // A scalar variable typed by its first assignment holds all 64 bits
+        // of its value, as DTrace's do (dtrace-utils' arithmetic/tst.basics):
+        // its type says how much is printed or recorded. A declared one
+        // takes its type's size (arithmetic/tst.cast-add).
+        let declared = match var {
+            Var::Global(i) => self.program.globals[i].declared,
+            Var::ThreadLocal(i) => self.program.thread_locals[i].declared,
+            Var::ClauseLocal(i) => self.program.clause_locals[i].declared,
+        };
+        if by_reference.is_none() && declared {
             self.normalize(ty);
         }
         match (var, by_reference) {

@@ -586,6 +586,24 @@ fn write_distribution(rows: &[BucketRow], normal: u64, out: &mut Vec<u8>) {
 /// the sum of bucket value times count, ties broken by the count of the
 /// bucket holding zero (for llquantize the underflow bucket). Ties left
 /// here are broken by the keys ([`compare_keys`]).
+/// What compare_values orders aggregated data by, as one comparable value:
+/// the shape's rank, then the value (a distribution's weighted sum, then
+/// its count at zero).
+pub(crate) type Weight = (u8, i128, i64);
+
+/// `data`'s weight: compare_values(a, b) is weight(a).cmp(&weight(b)).
+pub(crate) fn weight(func: &AggFunc, data: &AggData) -> Weight {
+    match data {
+        AggData::Scalar(x) => (0, i128::from(*x), 0),
+        AggData::Avg { count, sum } => (1, i128::from(average(*count, *sum, 1)), 0),
+        AggData::Stddev { count, sum, sum_of_squares } => (2, i128::from(stddev(*count, *sum, *sum_of_squares, 1)), 0),
+        AggData::Buckets { counts, .. } => {
+            let (w, zero) = distribution_weight(func, counts);
+            (3, w, zero)
+        }
+    }
+}
+
 pub(crate) fn compare_values(func: &AggFunc, a: &AggData, b: &AggData) -> Ordering {
     match (a, b) {
         (AggData::Scalar(x), AggData::Scalar(y)) => x.cmp(y),
@@ -685,7 +703,7 @@ fn compare_key(a: &Value<'_>, b: &Value<'_>) -> Ordering {
     }
 }
 
-fn unsigned_of_size(bits: u64, size: u8) -> u64 {
+pub(crate) fn unsigned_of_size(bits: u64, size: u8) -> u64 {
     match size {
         1 => bits & 0xff,
         2 => bits & 0xffff,

@@ -316,7 +316,7 @@ impl<'a> Checker<'a> {
             if self.var_index.contains_key(&(scope, name.clone())) {
                 return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
             }
-            self.new_var(scope, name, ty);
+            self.new_var(scope, name, ty, true);
         }
         Ok(())
     }
@@ -372,7 +372,13 @@ impl<'a> Checker<'a> {
             };
             columns.push(KeyColumn { ty, bytes });
         }
-        self.program.assoc_arrays.push(AssocArray { name: name.to_string(), thread_local, keys: columns, value });
+        self.program.assoc_arrays.push(AssocArray {
+            name: name.to_string(),
+            thread_local,
+            keys: columns,
+            value,
+            declared: true,
+        });
         Ok(())
     }
 
@@ -406,7 +412,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn new_var(&mut self, scope: Scope, name: &str, ty: Type) -> Var {
+    fn new_var(&mut self, scope: Scope, name: &str, ty: Type, declared: bool) -> Var {
         let list = match scope {
             Scope::Global => &mut self.program.globals,
             Scope::Thread => &mut self.program.thread_locals,
@@ -418,7 +424,7 @@ impl<'a> Checker<'a> {
         } else {
             0
         };
-        list.push(Variable { ty, offset });
+        list.push(Variable { ty, offset, declared });
         let index = list.len() - 1;
         self.var_index.insert((scope, name.to_string()), index);
         make_var(scope, index)

@@ -702,6 +702,8 @@ pub(crate) struct AssocArray {
     /// The key columns, the thread ID column included for `self->`.
     pub keys: Vec<KeyColumn>,
     pub value: Type,
+    /// Declared with its types: stores narrow, as Variable::declared says.
+    pub declared: bool,
 }
 
 impl AssocArray {
@@ -731,6 +733,10 @@ pub(crate) fn key_offsets(columns: &[KeyColumn]) -> Vec<usize> {
 #[derive(Debug, Clone)]
 pub(crate) struct Variable {
     pub ty: Type,
+    /// Declared with its type (`int x;`): a store narrows the value to the
+    /// type, as dtrace-utils' declared variables do. A variable typed by
+    /// its first assignment holds all 64 bits (arithmetic/tst.basics).
+    pub declared: bool,
     /// Byte offset in the globals map value (globals only).
     pub offset: usize,
 }

@@ -829,7 +829,7 @@ impl Checker<'_> {
         if let Some((var, ty)) = self.lookup_var(scope, name) {
             return Ok((Place::Var(var), ty));
         }
-        let var = self.new_var(scope, name, default_ty.clone());
+        let var = self.new_var(scope, name, default_ty.clone(), false);
         Ok((Place::Var(var), default_ty))
     }
 
@@ -923,12 +923,24 @@ impl Checker<'_> {
                         format!("associative arrays of {} are not supported yet", value.name()),
                     ));
                 }
-                self.program.assoc_arrays.push(AssocArray { name, thread_local, keys: columns, value });
+                self.program.assoc_arrays.push(AssocArray {
+                    name,
+                    thread_local,
+                    keys: columns,
+                    value,
+                    declared: false,
+                });
                 self.program.assoc_arrays.len() - 1
             }
             // Read before any assignment: DTrace creates the array, of int.
             (None, None) => {
-                self.program.assoc_arrays.push(AssocArray { name, thread_local, keys: columns, value: Type::INT });
+                self.program.assoc_arrays.push(AssocArray {
+                    name,
+                    thread_local,
+                    keys: columns,
+                    value: Type::INT,
+                    declared: false,
+                });
                 self.program.assoc_arrays.len() - 1
             }
         };
