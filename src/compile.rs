@@ -120,6 +120,21 @@ pub(crate) fn compile(
             .map_err(|e| format_error(&p.kind, &p.text, &e, checker.region, errtags))?;
         matches.push((notice_name(&p.kind), checker.matched - before));
     }
+    // dt_compile: an argument the program never references is an error
+    // unless -x argref allows it.
+    if !options.argref {
+        if let Some(n) = (1..macro_args.len() as u32).find(|n| !checker.macro_args_used.contains(n)) {
+            let error = CompileError {
+                tag: "D_MACRO_UNUSED",
+                message: format!("extraneous argument '{}' (${n} is not referenced)", macro_args[n as usize]),
+                span: None,
+            };
+            return Err(match parsed.last() {
+                Some(last) => format_error(&last.kind, &last.text, &error, "", options.errtags),
+                None => error.message,
+            });
+        }
+    }
     let program = checker.finish();
     let target = codegen::Target {
         error_probe_id: registry.id_of("dtrace", "ERROR"),

@@ -100,6 +100,8 @@ pub(crate) struct Options {
     pub cpu: Option<u32>,
     /// Unreferenced macro arguments are 0 or "" (defaultargs).
     pub defaultargs: bool,
+    /// Macro arguments the script never references are allowed (argref).
+    pub argref: bool,
     /// trace() of a string shows its bytes, as of other data (rawbytes).
     pub rawbytes: bool,
     /// Show the generated programs, as -S does (verbose).
@@ -196,6 +198,7 @@ impl Default for Options {
             statusrate: Duration::from_secs(1),
             cpu: None,
             defaultargs: false,
+            argref: false,
             rawbytes: false,
             verbose: false,
             cpppath: None,
@@ -403,13 +406,13 @@ impl Options {
             "errtags" => self.errtags = no_value()?,
             "cpp" => self.cpp = no_value()?,
             "defaultargs" => self.defaultargs = no_value()?,
+            "argref" => self.argref = no_value()?,
             "verbose" => self.verbose = no_value()?,
-            // What these ask for is how this dtrace always works: macro
-            // arguments need not be used, symbols
+            // What these ask for is how this dtrace always works: symbols
             // resolve at compile time (an unknown one is an error), no
             // library directories are read, -G's object has no debugging
             // data to strip nor DOF to load lazily, descriptions parse one way.
-            "argref" | "kdefs" | "knodefs" | "udefs" | "unodefs" | "nolibs" | "strip" | "lazyload" | "pspec" => {
+            "kdefs" | "knodefs" | "udefs" | "unodefs" | "nolibs" | "strip" | "lazyload" | "pspec" => {
                 no_value()?;
             }
             // -x forms of -C, -D, -I and -U.
@@ -631,7 +634,9 @@ pub(crate) fn command() -> Command {
         .arg(flag("zero", 'Z', "permit probe descriptions that match zero probes"))
         .arg(flag("version", 'V', "report DTrace API version"))
         .arg(Arg::new("help").long("help").action(ArgAction::Help).help("print this help"))
-        .arg(Arg::new("args").action(ArgAction::Append).num_args(0..).trailing_var_arg(true))
+        // Operands may come between options, as getopt in a loop takes them
+        // in DTrace (`dtrace -s x.d arg -c cmd`).
+        .arg(Arg::new("args").action(ArgAction::Append).num_args(0..).allow_negative_numbers(true))
 }
 
 /// Parses the command line; `Err` carries clap's error for a usage message.

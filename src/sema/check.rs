@@ -91,6 +91,8 @@ pub(crate) struct Checker<'a> {
     /// The member the `->` being checked reads, while its operand is a
     /// bare `args[n]` (Program::typed_arg_members).
     arg_member: Option<String>,
+    /// The macro arguments ($n, $$n) the program references.
+    pub(crate) macro_args_used: std::collections::BTreeSet<u32>,
 }
 
 /// What a clause's actions so far were: DTrace allows speculate() only
@@ -147,6 +149,7 @@ impl<'a> Checker<'a> {
             clause_probes: Vec::new(),
             clause_desc: String::new(),
             arg_member: None,
+            macro_args_used: Default::default(),
         }
     }
 
@@ -198,6 +201,7 @@ impl<'a> Checker<'a> {
         let mut probes = Vec::new();
         for spec in &clause.probes {
             let target = self.opts.target_pid;
+            self.macro_args_used.extend(macro_references(&spec.text));
             let text =
                 expand_macros(&spec.text, self.opts.macro_args, &|w| macro_variable(w, target).map(|v| v.to_string()))
                     .map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
@@ -494,4 +498,19 @@ fn make_var(scope: Scope, index: usize) -> Var {
 
 fn desc_text(d: &ProbeDesc) -> String {
     format!("{}:{}:{}:{}", d.provider, d.module, d.function, d.name)
+}
+
+/// The n of each `$n` and `$$n` in a probe description's text.
+fn macro_references(text: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        rest = rest[at..].trim_start_matches('$');
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if let Ok(n) = rest[..digits].parse() {
+            found.push(n);
+        }
+        rest = &rest[digits..];
+    }
+    found
 }

@@ -311,3 +311,21 @@ fn empty_option_compiles_an_empty_program_that_matches_nothing() {
         (1, format!("dtrace: failed to compile script {path}: line 4: empty D program translation unit\n").as_str())
     );
 }
+
+/// DTrace refuses an argument the program never references, unless
+/// -x argref; operands may come between options, as getopt takes them.
+#[test]
+fn unreferenced_arguments_are_refused_unless_argref() {
+    let path = util::script("args-unused.d", "BEGIN { exit(0); }");
+    let out = run(&["-q", "-s", &path, "foo"]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("extraneous argument 'foo' ($1 is not referenced)"), "{}", out.stderr);
+    let out = run(&["-x", "argref", "-q", "-s", &path, "foo"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let path = util::script("args-used.d", "BEGIN { printf(\"%d %s\\n\", $1, $$2); exit(0); }");
+    // -5 is an operand, and -x after the operands is an option.
+    let out = run(&["-s", &path, "-5", "bar", "-x", "quiet"]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "-5 bar\n\n"), "{}", out.stderr);
+    let out = run(&["-qn", "syscall::$1:entry { exit(0); }", "getppid", "-c", "/bin/true"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+}

@@ -154,7 +154,7 @@ impl Checker<'_> {
             ));
         };
         let format =
-            printf::parse_format(fmt).map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, e.to_string()))?;
+            printf::parse_format(fmt).map_err(|e| CompileError::new("D_SYNTAX", &args[0].span, e.to_string()))?;
         let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
         check_printf_args(name, &format, &values, span)?;
         self.program.formats.push(format);

@@ -27,7 +27,7 @@ impl Checker<'_> {
             }
             Some(ExprKind::Str(fmt)) => {
                 let format = printf::parse_format(fmt)
-                    .map_err(|e| CompileError::new("D_PRINTF_FMT", &args[0].span, e.to_string()))?;
+                    .map_err(|e| CompileError::new("D_SYNTAX", &args[0].span, e.to_string()))?;
                 (Some(format), &args[1..])
             }
             Some(_) => (None, args),

@@ -166,14 +166,17 @@ impl Checker<'_> {
             let width = match &m.bits {
                 Some(bits) => {
                     let width = self.constant_value(bits)?;
-                    if width < 0 {
+                    // dt_decl_member: a named bit-field needs a positive width.
+                    if width < 0 || (width == 0 && m.declarator.name.is_some()) {
                         return Err(CompileError::new(
                             "D_DECL_BFCONST",
                             &m.span,
                             "positive integral constant expression expected as bit-field size",
                         ));
                     }
-                    if !ty.is_int() {
+                    // Floating-point types are Type::Int here (sized, not computed).
+                    let floating = matches!(ty, Type::Int { name: "float" | "double" | "long double", .. });
+                    if !ty.is_int() || floating {
                         return Err(CompileError::new(
                             "D_DECL_BFTYPE",
                             &m.span,
@@ -216,9 +219,9 @@ impl Checker<'_> {
                         for inner_member in members {
                             if laid_out.iter().any(|o| o.name == inner_member.name) {
                                 return Err(CompileError::new(
-                                    "D_DECL_DUPMEMBER",
+                                    "D_UNKNOWN",
                                     &m.span,
-                                    format!("duplicate member name: {}", inner_member.name),
+                                    format!("failed to define member '{}': Duplicate member name", inner_member.name),
                                 ));
                             }
                             let offset = start / 8 + inner_member.offset;
@@ -229,16 +232,13 @@ impl Checker<'_> {
                 continue;
             };
             if laid_out.iter().any(|o| &o.name == name) {
-                return Err(CompileError::new("D_DECL_DUPMEMBER", &m.span, format!("duplicate member name: {name}")));
-            }
-            align = align.max(member_align);
-            if width == Some(0) {
                 return Err(CompileError::new(
-                    "D_DECL_BFSIZE",
+                    "D_UNKNOWN",
                     &m.span,
-                    format!("bit-field {name} may not have zero width"),
+                    format!("failed to define member '{name}': Duplicate member name"),
                 ));
             }
+            align = align.max(member_align);
             // A bit-field is read through its type's storage unit, aligned.
             let unit = 8 * member_size;
             let (offset, bitfield) = match width {
@@ -255,7 +255,19 @@ impl Checker<'_> {
         let mut next = 0i64;
         for (name, value, span) in spec.values.iter().flatten() {
             if let Some(value) = value {
-                next = self.constant_value(value)?;
+                // dt_decl_enumerator: an integral constant, which may name
+                // the enumerators before it.
+                let checked = self.expr(value)?;
+                next = match (super::expr::folded(&checked), checked.ty.is_int()) {
+                    (Some(v), true) => v as i64,
+                    _ => {
+                        return Err(CompileError::new(
+                            "D_DECL_ENCONST",
+                            &value.span,
+                            format!("enumerator '{name}' must be assigned an integral constant expression"),
+                        ))
+                    }
+                };
             }
             // Enumerators are ints (dt_decl.c's limits and wording).
             if next > i32::MAX as i64 {
@@ -283,7 +295,11 @@ impl Checker<'_> {
 
     /// An integer constant expression (enumerator values, array sizes).
     fn constant_value(&mut self, e: &ast::Expr) -> Result<i64> {
-        match self.expr(e)? {
+        let checked = self.expr(e)?;
+        if let Some(v) = super::expr::folded(&checked).filter(|_| checked.ty.is_int()) {
+            return Ok(v as i64);
+        }
+        match checked {
             TExpr { kind: TKind::Int(v), .. } => Ok(v as i64),
             _ => const_int(e)
                 .ok_or_else(|| CompileError::new("D_DECL_ARRSUB", &e.span, "integer constant expression required")),

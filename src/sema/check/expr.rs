@@ -308,19 +308,24 @@ impl Checker<'_> {
                 None => return Err(undeclared(&format!("this->{name}"), &span)),
             },
             ExprKind::MacroArg(n) => self.macro_arg(*n, &span)?,
-            ExprKind::MacroStr(n) => match self.opts.macro_args.get(*n as usize) {
-                Some(s) => return self.expr(&ast::Expr { kind: ExprKind::Str(crate::syntax::raw::bytes_of(s)), span }),
-                None if self.opts.defaultargs => {
-                    return self.expr(&ast::Expr { kind: ExprKind::Str(Vec::new()), span })
+            ExprKind::MacroStr(n) => {
+                self.macro_args_used.insert(*n);
+                match self.opts.macro_args.get(*n as usize) {
+                    Some(s) => {
+                        return self.expr(&ast::Expr { kind: ExprKind::Str(crate::syntax::raw::bytes_of(s)), span })
+                    }
+                    None if self.opts.defaultargs => {
+                        return self.expr(&ast::Expr { kind: ExprKind::Str(Vec::new()), span })
+                    }
+                    None => {
+                        return Err(CompileError::new(
+                            "D_MACRO_UNDEF",
+                            &span,
+                            format!("macro argument $${n} is not defined"),
+                        ))
+                    }
                 }
-                None => {
-                    return Err(CompileError::new(
-                        "D_MACRO_UNDEF",
-                        &span,
-                        format!("macro argument $${n} is not defined"),
-                    ))
-                }
-            },
+            }
             ExprKind::MacroVar(name) => match macro_variable(name, self.opts.target_pid) {
                 Some(v) => typed(TKind::Int(v), Type::INT),
                 None => {
@@ -390,6 +395,10 @@ impl Checker<'_> {
                         typed(TKind::Cast(Box::new(inner)), ty)
                     }
                     (Type::String, Type::String) => inner,
+                    // dt_cook_op2's cast rules: anything casts to void, and
+                    // a value to its own type (a struct to itself).
+                    (Type::Void, _) => typed(TKind::Cast(Box::new(inner)), Type::Void),
+                    (to, from) if to == from => TExpr { ty, ..inner },
                     _ => {
                         return Err(CompileError::new(
                             "D_CAST_INVAL",
@@ -532,6 +541,7 @@ impl Checker<'_> {
     }
 
     pub(super) fn macro_arg(&mut self, n: u32, span: &Span) -> Result<TExpr> {
+        self.macro_args_used.insert(n);
         let Some(text) = self.opts.macro_args.get(n as usize) else {
             if self.opts.defaultargs {
                 return Ok(TExpr { kind: TKind::Int(0), ty: Type::INT, span: span.clone() });
@@ -982,6 +992,20 @@ impl Checker<'_> {
             ));
         }
         let (place, ty) = self.lvalue(target, value.ty.clone())?;
+        if matches!(ty, Type::Array(..)) {
+            return Err(CompileError::new(
+                "D_OP_ARRFUN",
+                span,
+                format!("operator {} may not be applied to an array or function", op_text(op)),
+            ));
+        }
+        // An array assigned to a pointer is its first element's address, as in C.
+        let value = match (&ty, &value.ty) {
+            (Type::Pointer(to), Type::Array(elem, _)) if to == elem || **to == Type::Void => {
+                TExpr { kind: TKind::Cast(Box::new(value)), ty: ty.clone(), span: span.clone() }
+            }
+            _ => value,
+        };
         // `str = NULL` frees the variable, as DTrace frees dynamic variables set to 0.
         // NULL, or the constant 0 (which D also takes as a null pointer or string).
         let is_null = matches!(value.kind, TKind::Int(0)) && value.ty.is_scalar();
@@ -1001,7 +1025,7 @@ impl Checker<'_> {
             (a, b) => a.is_int() && b.is_int(),
         };
         if !compatible {
-            let text = op.map_or("=".to_string(), |o| format!("{}=", binop_text(o)));
+            let text = op_text(op);
             return Err(CompileError::new(
                 "D_OP_INCOMPAT",
                 span,
@@ -1011,6 +1035,11 @@ impl Checker<'_> {
         let signed = matches!(arith_result(&ty, &value.ty), Type::Int { signed: true, .. }) || ty == Type::String;
         Ok(TExpr { kind: TKind::Assign { place, op, signed, value: Box::new(value) }, ty, span: span.clone() })
     }
+}
+
+/// `=` or `op=`, as messages name an assignment operator.
+fn op_text(op: Option<BinOp>) -> String {
+    op.map_or("=".to_string(), |o| format!("{}=", binop_text(o)))
 }
 
 /// Names D defines, which a script cannot assign or index: the built-in

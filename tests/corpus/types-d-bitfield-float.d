@@ -1,0 +1,3 @@
+struct b {
+	float : 1;
+} x;

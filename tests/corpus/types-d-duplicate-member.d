@@ -1,0 +1,4 @@
+struct foo {
+	int x;
+	char x;
+};
