@@ -1029,7 +1029,7 @@ impl<'a> Emitter<'a> {
                 Ok(Some(self.build_key(&columns, keys, tid, fail)?))
             }
             // The "key" of memory is its address, in a stack slot.
-            Place::Memory(addr) => {
+            Place::Memory(addr) | Place::Bitfield { addr, .. } => {
                 self.expr(addr)?;
                 let slot = self.alloc_slot(8)?;
                 self.emit(stx(Size::DW, FP, slot, R0));
@@ -1049,6 +1049,15 @@ impl<'a> Emitter<'a> {
                 self.emit(ldx(Size::DW, R0, FP, at));
                 self.load_at_r0(ty)
             }
+            (Place::Bitfield { unit, shift, bits, .. }, Some(at)) => {
+                self.emit(ldx(Size::DW, R0, FP, at));
+                self.load_at_r0(unit)?;
+                // Up to the top, then down: the field, sign-extended if signed.
+                let signed = matches!(ty, Type::Int { signed: true, .. });
+                self.emit(alu_imm(Alu::Lsh, R0, (64 - shift - bits) as i32));
+                self.emit(alu_imm(if signed { Alu::Arsh } else { Alu::Rsh }, R0, (64 - bits) as i32));
+                Ok(())
+            }
             _ => Err(CodegenError("internal error: element without key".into())),
         }
     }
@@ -1065,6 +1074,29 @@ impl<'a> Emitter<'a> {
             (Place::Memory(_), Some(at)) => {
                 self.normalize(ty);
                 self.store_memory(at, ty)
+            }
+            (Place::Bitfield { unit, shift, bits, .. }, Some(at)) => {
+                // The unit read, the field's bits replaced, the unit written.
+                let value = self.alloc_slot(8)?;
+                self.emit(stx(Size::DW, FP, value, R0));
+                self.emit(ldx(Size::DW, R0, FP, at));
+                self.load_at_r0(unit)?;
+                let mask = if *bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+                self.load_const(R1, !(mask << shift));
+                self.emit(alu_reg(Alu::And, R0, R1));
+                self.emit(ldx(Size::DW, R1, FP, value));
+                self.load_const(R2, mask);
+                self.emit(alu_reg(Alu::And, R1, R2));
+                self.emit(alu_imm(Alu::Lsh, R1, *shift as i32));
+                self.emit(alu_reg(Alu::Or, R0, R1));
+                self.store_memory(at, unit)?;
+                // The assignment's value is the field's: what a read gives.
+                self.emit(ldx(Size::DW, R0, FP, value));
+                let signed = matches!(ty, Type::Int { signed: true, .. });
+                self.emit(alu_imm(Alu::Lsh, R0, (64 - bits) as i32));
+                self.emit(alu_imm(if signed { Alu::Arsh } else { Alu::Rsh }, R0, (64 - bits) as i32));
+                self.stack_top += 8;
+                Ok(())
             }
             _ => Err(CodegenError("internal error: element without key".into())),
         }
@@ -1298,7 +1330,7 @@ impl<'a> Emitter<'a> {
                 self.string_const(0);
                 self.stack_top = saved;
             }
-            TKind::ClearVar(Place::Memory(_)) => {
+            TKind::ClearVar(Place::Memory(_) | Place::Bitfield { .. }) => {
                 return Err(CodegenError("internal error: a string in memory is no variable".into()))
             }
             TKind::CopyInStr(addr) => {
@@ -1343,8 +1375,10 @@ impl<'a> Emitter<'a> {
     /// from the scratch pointer, for the verifier). Anywhere else is a
     /// bad-address fault, as in DTrace.
     fn store_memory(&mut self, at: i16, ty: &Type) -> Result<(), CodegenError> {
+        // A struct is copied from the address in r0, its size in bytes.
         let size = match ty {
             Type::Int { size, .. } => *size as usize,
+            Type::Struct(r) => r.size,
             _ => 8,
         };
         let width = match size {
@@ -1375,8 +1409,7 @@ impl<'a> Emitter<'a> {
             self.emit(alu_reg(Alu::Sub, R3, R2));
             self.jump(jmp_imm(Cond::Gt, R3, (globals_bytes - size) as i32, 0), outside);
             self.emit(alu_reg(Alu::Add, R4, R3));
-            self.emit(ldx(Size::DW, R0, FP, value));
-            self.emit(stx(width, R4, 0, R0));
+            self.store_at_r4(value, ty, width, size);
             self.jump(ja(0), done);
             self.bind(outside);
         }
@@ -1401,8 +1434,7 @@ impl<'a> Emitter<'a> {
                 self.emit(mov(R4, R8));
                 self.emit(alu_imm(Alu::Add, R4, start as i32));
                 self.emit(alu_reg(Alu::Add, R4, R3));
-                self.emit(ldx(Size::DW, R0, FP, value));
-                self.emit(stx(width, R4, 0, R0));
+                self.store_at_r4(value, ty, width, size);
                 self.jump(ja(0), done);
                 self.bind(outside);
             }
@@ -1419,6 +1451,21 @@ impl<'a> Emitter<'a> {
         self.bind(done);
         self.emit(ldx(Size::DW, R0, FP, value));
         Ok(())
+    }
+
+    /// Stores the value in stack slot `value` at the checked address in r4:
+    /// a scalar of `width`, or a struct's `size` bytes copied from the
+    /// address the slot holds (D memory, readable).
+    fn store_at_r4(&mut self, value: i16, ty: &Type, width: Size, size: usize) {
+        if let Type::Struct(_) = ty {
+            self.emit(mov(R1, R4));
+            self.emit(mov_imm(R2, size as i32));
+            self.emit(ldx(Size::DW, R3, FP, value));
+            self.emit(call(Helper::ProbeReadKernel));
+        } else {
+            self.emit(ldx(Size::DW, R0, FP, value));
+            self.emit(stx(width, R4, 0, R0));
+        }
     }
 
     /// r0 = a scratch string holding the char array of `len` bytes at `addr`.

@@ -91,6 +91,9 @@ pub(crate) struct Checker<'a> {
     /// The member the `->` being checked reads, while its operand is a
     /// bare `args[n]` (Program::typed_arg_members).
     arg_member: Option<String>,
+    /// The storage unit's address and type, shift and width of the last
+    /// bit-field member read: where `lvalue` stores into one.
+    last_bitfield: Option<(TExpr, Type, u32, u32)>,
     /// The macro arguments ($n, $$n) the program references.
     pub(crate) macro_args_used: std::collections::BTreeSet<u32>,
 }
@@ -150,6 +153,7 @@ impl<'a> Checker<'a> {
             clause_desc: String::new(),
             arg_member: None,
             macro_args_used: Default::default(),
+            last_bitfield: None,
         }
     }
 

@@ -257,6 +257,15 @@ pub(crate) enum Place {
     /// strings) may be written; a store anywhere else is a bad-address
     /// fault, as DTrace's dtrace_canstore makes it.
     Memory(Box<TExpr>),
+    /// A bit-field in memory: `bits` bits, `shift` bits into the storage
+    /// unit of type `unit` at the address the expression computes (a store
+    /// reads the unit, replaces the field's bits and writes it back).
+    Bitfield {
+        addr: Box<TExpr>,
+        unit: Type,
+        shift: u32,
+        bits: u32,
+    },
 }
 
 #[derive(Debug, Clone)]

@@ -556,8 +556,14 @@ impl<'a> Parser<'a> {
                             self.bump()?;
                         }
                         Struct | Union | Enum => {
+                            // `struct a { ... } struct b { ... };`: a missing
+                            // `;` makes one declaration of two types.
                             if !nothing_yet {
-                                return Err(self.error_at(&token));
+                                return Err(ParseError::new(
+                                    token.span.clone(),
+                                    "D_DECL_COMBO",
+                                    "invalid type combination",
+                                ));
                             }
                             tagged = Some(self.nested(Self::parse_tagged_type)?);
                         }

@@ -1,20 +1,19 @@
-/* Members of D structs in global, clause-local and alloca() memory are assignable. */
-struct s {
-	int x;
-	char c;
-};
-
-struct s g;
-this struct s t;
+/* A struct-typed member is assignable from a struct of its type
+   (dtrace-utils' struct/tst.global_local_struct). */
+struct coords { int x, y; };
+struct particle { struct coords position; struct coords velocity; };
+struct particle P;
+struct coords C;
+this struct coords c;
 
 BEGIN
 {
-	g.x = 1;
-	g.c = 'g';
-	this->t.x = 2;
-	this->p = (struct s *)alloca(sizeof (struct s));
-	this->p->x = 3;
-	this->p->x += 4;
-	printf("%d %c %d %d\n", g.x, g.c, this->t.x, this->p->x);
+	C.x = 1;
+	C.y = 2;
+	this->c.x = 3;
+	this->c.y = 4;
+	P.position = C;
+	P.velocity = this->c;
+	printf("%d %d %d %d\n", P.position.x, P.position.y, P.velocity.x, P.velocity.y);
 	exit(0);
 }

@@ -153,9 +153,10 @@ impl Checker<'_> {
                 format!("{name}( ) argument #1 must be a string constant"),
             ));
         };
+        // The arguments are cooked before the format is parsed, as in DTrace.
+        let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
         let format =
             printf::parse_format(fmt).map_err(|e| CompileError::new("D_SYNTAX", &args[0].span, e.to_string()))?;
-        let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
         check_printf_args(name, &format, &values, span)?;
         self.program.formats.push(format);
         Ok((self.program.formats.len() - 1, values))

@@ -151,7 +151,23 @@ impl Checker<'_> {
         // shares its type's storage unit with the bits before it when it fits.
         let (mut bits_used, mut align) = (0usize, 1usize);
         for m in members {
-            let base = self.type_spec(&m.spec, &m.span)?;
+            let base = match self.type_spec(&m.spec, &m.span) {
+                // A struct no one declared is incomplete here, as DTrace
+                // declares it forward (struct/err.D_DECL_INCOMPLETE.simple).
+                Err(e) if e.tag == "D_TYPE_ERR" && m.declarator.ops.is_empty() && names_a_record(&m.spec) => {
+                    return Err(CompileError::new(
+                        "D_DECL_INCOMPLETE",
+                        &m.span,
+                        format!(
+                            "declaration of member of incomplete type: {}",
+                            e.message
+                                .trim_start_matches("failed to resolve type ")
+                                .trim_end_matches(": Unknown type name")
+                        ),
+                    ))
+                }
+                other => other?,
+            };
             let ty = self.declarator_type(base, &m.declarator.ops, &m.span)?;
             if let Type::Struct(r) = &ty {
                 if r.body == RecordBody::Forward {
@@ -744,4 +760,9 @@ fn fit_to_size(v: u64, size: u8, signed: bool) -> u64 {
     } else {
         low
     }
+}
+
+/// Whether a member's type is `struct name` or `union name` without a body.
+fn names_a_record(spec: &ast::TypeSpec) -> bool {
+    matches!(spec, ast::TypeSpec::Struct(r) | ast::TypeSpec::Union(r) if r.members.is_none())
 }

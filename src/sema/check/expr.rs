@@ -49,10 +49,18 @@ impl Checker<'_> {
         let typed = |kind, ty| TExpr { kind, ty, span: span.clone() };
         let addr_ty = Type::Pointer(Box::new(Type::Void));
         let addr = typed(TKind::Offset(Box::new(base), member.offset as u64), addr_ty);
+        self.last_bitfield = None;
         match member.kind {
             MemberKind::CharArray { len } => Ok(typed(TKind::LoadStr(Box::new(addr), len), Type::String)),
             MemberKind::Value(ty) => value_at(addr, ty, span),
-            MemberKind::Bitfield { ty, shift, bits } => Ok(bitfield(addr, ty, shift, bits, span)),
+            MemberKind::Bitfield { ty, shift, bits } => {
+                let unit = match ty {
+                    Type::Int { size, .. } => Type::Int { size, signed: false, name: "uint64_t" },
+                    _ => Type::UINT64,
+                };
+                self.last_bitfield = Some((addr.clone(), unit, shift, bits));
+                Ok(bitfield(addr, ty, shift, bits, span))
+            }
         }
     }
 
@@ -417,7 +425,12 @@ impl Checker<'_> {
                 )
             }
             ExprKind::SizeofExpr(inner) => {
+                self.last_bitfield = None;
+                let member = matches!(inner.kind, ExprKind::Member(..) | ExprKind::Arrow(..));
                 let inner = char_array(self.expr(inner)?);
+                if member && self.last_bitfield.take().is_some() {
+                    return Err(CompileError::new("D_SIZEOF_BITFIELD", &span, "cannot apply sizeof to a bit-field"));
+                }
                 typed(
                     TKind::Int(sizeof(&inner.ty, self.opts.strsize, &span)?),
                     Type::Int { size: 8, signed: false, name: "size_t" },
@@ -813,7 +826,12 @@ impl Checker<'_> {
             }
             ExprKind::Index(..) | ExprKind::Unary(UnOp::Deref, _) | ExprKind::Member(..) | ExprKind::Arrow(..) => {
                 // An integer or pointer in memory: the load's address is the place.
+                self.last_bitfield = None;
                 let value = self.expr(target)?;
+                let bitfield = match &target.kind {
+                    ExprKind::Member(..) | ExprKind::Arrow(..) => self.last_bitfield.take(),
+                    _ => None,
+                };
                 return match value.kind {
                     TKind::Load(addr) if value.ty.is_scalar() && in_thread_local(&addr) => Err(CompileError::new(
                         "D_UNSUPPORTED",
@@ -821,6 +839,17 @@ impl Checker<'_> {
                         "a member of a self-> struct cannot be assigned yet: assign the whole struct",
                     )),
                     TKind::Load(addr) if value.ty.is_scalar() => Ok((Place::Memory(addr), value.ty)),
+                    // A struct member of struct type: its address is the place.
+                    TKind::Offset(..) if matches!(value.ty, Type::Struct(_)) => {
+                        let ty = value.ty.clone();
+                        let addr = TExpr { ty: Type::Pointer(Box::new(Type::Void)), ..value };
+                        Ok((Place::Memory(Box::new(addr)), ty))
+                    }
+                    // A bit-field: the storage unit's address is the place.
+                    _ if bitfield.is_some() => {
+                        let (addr, unit, shift, bits) = bitfield.expect("just matched");
+                        Ok((Place::Bitfield { addr: Box::new(addr), unit, shift, bits }, value.ty))
+                    }
                     _ => Err(CompileError::new(
                         "D_OP_LVAL",
                         &target.span,

@@ -1,0 +1,6 @@
+struct r { int a : 1; } v;
+
+BEGIN
+{
+	trace(sizeof(v.a));
+}
