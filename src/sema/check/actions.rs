@@ -89,6 +89,16 @@ impl Checker<'_> {
                     }
                 }
                 if let ExprKind::Assign(op, target, value) = &e.kind {
+                    // `@a[1][2] = count()`: dt_cook_op2's D_AGG_MDIM.
+                    if let ExprKind::Index(inner, _) = &target.kind {
+                        if let (ExprKind::Index(..), Some((name, _))) = (&inner.kind, aggregation_target(inner)) {
+                            return Err(CompileError::new(
+                                "D_AGG_MDIM",
+                                &target.span,
+                                format!("@{name}[ ] may not be referenced as a multi-dimensional array"),
+                            ));
+                        }
+                    }
                     if let Some((name, keys)) = aggregation_target(target) {
                         self.check_order(ActionClass::Aggregation, &e.span)?;
                         out.push(self.aggregate(*op, name, keys, value, &e.span)?);
@@ -645,9 +655,7 @@ impl Checker<'_> {
                     self.arity(name, name_span, args, params, params)?;
                     self.inline_call(name, args, span)
                 }
-                None => {
-                    Err(CompileError::new("D_IDENT_UNDEF", name_span, format!("{name}( ) is not a function or action")))
-                }
+                None => Err(CompileError::new("D_FUNC_UNDEF", name_span, format!("undefined function name: {name}"))),
             },
         }
     }

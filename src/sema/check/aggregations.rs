@@ -152,6 +152,20 @@ impl Checker<'_> {
             _ => None,
         };
         let Some((func_name, func_span, args)) = call else {
+            // An unknown function is that first (dt_node_func).
+            if let ExprKind::Call { name, name_span, .. } = &value.kind {
+                if !super::actions::is_action(name)
+                    && super::actions::subroutine_signature(name).is_none()
+                    && self.library_subroutine_params(name).is_none()
+                    && !self.inline_has_params(name)
+                {
+                    return Err(CompileError::new(
+                        "D_FUNC_UNDEF",
+                        name_span,
+                        format!("undefined function name: {name}"),
+                    ));
+                }
+            }
             return Err(CompileError::new(
                 "D_AGG_FUNC",
                 span,
@@ -159,8 +173,19 @@ impl Checker<'_> {
             ));
         };
         let (func, value, incr) = self.aggregating_call(func_name, func_span, args)?;
-        let keys: Vec<TExpr> = keys.iter().map(|k| self.expr(k)).collect::<Result<_>>()?;
+        // An aggregation is no key (dt_cook_op2 cooks the keys first).
+        if let Some(k) = keys.iter().find(|k| matches!(k.kind, ExprKind::Aggregation(_))) {
+            return Err(CompileError::new("D_KEY_TYPE", &k.span, "aggregation key may not be of type aggregation"));
+        }
+        let keys: Vec<TExpr> = keys.iter().map(|k| self.expr_any(k)).collect::<Result<_>>()?;
         for k in &keys {
+            if let TKind::Xlate { .. } = k.kind {
+                return Err(CompileError::new(
+                    "D_KEY_TYPE",
+                    &k.span,
+                    format!("aggregation key may not be of dynamic type {}", k.ty.name()),
+                ));
+            }
             if k.ty == Type::Void {
                 return Err(CompileError::new("D_KEY_TYPE", &k.span, "aggregation key may not be of type void"));
             }

@@ -512,15 +512,77 @@ impl Checker<'_> {
             }
             members.insert(name.clone(), value.clone());
         }
+        // A script's translator is checked where it is declared, as DTrace
+        // cooks each member (dt_xlator_create); the D library's where used,
+        // as they name kernel types.
+        let input = if library { None } else { Some(self.check_translator(def, &output)?) };
         self.declared.translators.push(Translator {
             output,
             input_decl: def.input.clone(),
-            input: None,
+            input,
             param: def.input_name.clone(),
             members,
             library,
         });
         Ok(())
+    }
+
+    /// A script translator's input type and member values, checked: the
+    /// input (a struct no one declared is declared forward, as a declaration
+    /// does in C), no second translator for the same types, each member's
+    /// value of a type its member takes. Returns the input type.
+    fn check_translator(&mut self, def: &ast::TranslatorDef, output: &Rc<Record>) -> Result<Type> {
+        if let ast::TypeSpec::Struct(spec) | ast::TypeSpec::Union(spec) = &def.input.spec {
+            let union = matches!(def.input.spec, ast::TypeSpec::Union(_));
+            let name = spec.name.clone().unwrap_or_default();
+            let key = (name.clone(), union);
+            if spec.members.is_none() && !name.is_empty() && !self.declared.records.contains_key(&key) {
+                if self.kernel_btf.record(&name, union).ok().flatten().is_none() {
+                    let forward = Record { name, union, size: 0, body: RecordBody::Forward };
+                    self.declared.records.insert(key, Rc::new(forward));
+                }
+            }
+        }
+        let input = self.type_name(&def.input)?;
+        for t in &self.declared.translators {
+            let same_input = match &t.input {
+                Some(ty) => *ty == input,
+                None => t.input_decl == def.input,
+            };
+            if Rc::ptr_eq(&t.output, output) && same_input {
+                return Err(CompileError::new(
+                    "D_XLATE_REDECL",
+                    &def.output.span,
+                    format!(
+                        "translator from {} to {} has already been declared",
+                        input.name(),
+                        Type::Struct(output.clone()).name()
+                    ),
+                ));
+            }
+        }
+        let dummy = TExpr { kind: TKind::Int(0), ty: input.clone(), span: def.output.span.clone() };
+        for (name, value, span) in &def.members {
+            let member = self.record_member(output, name).expect("checked by the caller");
+            self.bindings.push((def.input_name.clone(), dummy.clone()));
+            let value = self.expr(value);
+            self.bindings.pop();
+            let value = value?;
+            // dt_node_is_argcompat: an integer is no pointer (but NULL).
+            if matches!(member.ty, Type::Pointer(_)) && value.ty.is_int() && !matches!(value.kind, TKind::Int(0)) {
+                return Err(CompileError::new(
+                    "D_XLATE_INCOMPAT",
+                    span,
+                    format!(
+                        "translator member {name} definition uses incompatible types: \"{}\" = \"{}\"",
+                        member.ty.name(),
+                        value.ty.name()
+                    ),
+                ));
+            }
+            translated_value(value, member.ty, name, span)?;
+        }
+        Ok(input)
     }
 
     fn record_member(&self, record: &Record, name: &str) -> Option<DMember> {
@@ -708,12 +770,25 @@ impl Checker<'_> {
         let value = self.expr(&value).map_err(|e| if library { e.at(span) } else { e });
         self.bindings.pop();
         self.declared.translating.pop();
-        let ty = match member.ty {
-            Type::Array(elem, _) if matches!(*elem, Type::Int { size: 1, .. }) => Type::String,
-            ty => ty,
-        };
-        convert(value?, ty, span)
+        translated_value(value?, member.ty, name, span)
     }
+}
+
+/// A translator member's value as its member's type (a char array member
+/// is a string), or D_XLATE_INCOMPAT.
+fn translated_value(value: TExpr, member: Type, name: &str, span: &Span) -> Result<TExpr> {
+    let ty = match member {
+        Type::Array(elem, _) if matches!(*elem, Type::Int { size: 1, .. }) => Type::String,
+        ty => ty,
+    };
+    let (want, got) = (ty.name(), value.ty.name());
+    convert(value, ty, span).map_err(|_| {
+        CompileError::new(
+            "D_XLATE_INCOMPAT",
+            span,
+            format!("translator member {name} definition uses incompatible types: \"{want}\" = \"{got}\""),
+        )
+    })
 }
 
 fn unstable_args(desc: &str, span: &Span) -> CompileError {

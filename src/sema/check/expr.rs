@@ -37,11 +37,23 @@ impl Checker<'_> {
         };
         self.note_runtime_filled(&record);
         let record = self.completed(record);
+        if record.body == RecordBody::Forward {
+            let kind = if record.union { "union" } else { "struct" };
+            return Err(CompileError::new(
+                "D_OP_INCOMPLETE",
+                span,
+                format!(
+                    "operator {} cannot be applied to a forward declaration: no {kind} {} definition is available",
+                    if arrow { "->" } else { "." },
+                    record.name
+                ),
+            ));
+        }
         let found = self.kernel_btf.member(&record, name).map_err(|why| CompileError::new("D_TYPE_ERR", span, why))?;
         let Some(member) = found else {
             let kind = if record.union { "union" } else { "struct" };
             return Err(CompileError::new(
-                "D_MEMBER_NAME",
+                "D_TYPE_MEMBER",
                 span,
                 format!("{name} is not a member of {kind} {}", record.name),
             ));
@@ -175,9 +187,11 @@ impl Checker<'_> {
 
     pub(super) fn expr(&mut self, e: &ast::Expr) -> Result<TExpr> {
         let value = self.expr_any(e)?;
+        // DTrace's code generator refuses a translated pointer as a value
+        // (D_CG_DYN); casts and keys say so in their own words.
         if let TKind::Xlate { .. } = value.kind {
             return Err(CompileError::new(
-                "D_UNSUPPORTED",
+                "D_CG_DYN",
                 &e.span,
                 format!("a translated {} can only be used with -> or . yet", value.ty.name()),
             ));
@@ -388,7 +402,14 @@ impl Checker<'_> {
             ExprKind::Call { name, name_span, args } => self.subroutine(name, name_span, args, &span)?,
             ExprKind::Cast(tn, inner) => {
                 let ty = self.type_name(tn)?;
-                let inner = self.expr(inner)?;
+                let inner = self.expr_any(inner)?;
+                if let TKind::Xlate { .. } = inner.kind {
+                    return Err(CompileError::new(
+                        "D_CAST_INVAL",
+                        &span,
+                        format!("invalid cast expression: \"{}\" to \"{}\"", inner.ty.name(), ty.name()),
+                    ));
+                }
                 // A char array in memory (a member such as curthread->comm)
                 // converts to a pointer as its address, as in C.
                 let inner =

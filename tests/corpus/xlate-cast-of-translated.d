@@ -1,0 +1,4 @@
+BEGIN
+{
+	trace((uintptr_t)curpsinfo);
+}
