@@ -1025,8 +1025,12 @@ impl<'a> Parser<'a> {
             self.deepen()?;
             expr = match punct {
                 Punct::LBracket => self.parse_index(expr)?,
-                // Only identifiers are callable in D; `(x)(y)` is a syntax error.
+                // Only identifiers are callable in D (dt_node_func).
                 Punct::LParen if matches!(expr.kind, ExprKind::Ident(_)) => self.parse_call(expr)?,
+                Punct::LParen => {
+                    let at = self.peek()?.span.clone();
+                    return Err(ParseError::new(at, "D_FUNC_IDENT", "function designator is not of function type"));
+                }
                 Punct::Dot | Punct::Arrow | Punct::PlusPlus | Punct::MinusMinus => self.parse_member_or_step(expr)?,
                 _ => break,
             };
@@ -1803,7 +1807,7 @@ mod tests {
             ("BEGIN { int = 1; }", "syntax error near \"=\""),
             ("BEGIN { for = 1; }", "syntax error near \"for\""),
             ("BEGIN { x = self; }", "syntax error near \";\""),
-            ("BEGIN { (1)(2); }", "syntax error near \"(\""),
+            ("BEGIN { (1)(2); }", "function designator is not of function type"),
             ("BEGIN { int x = 1; }", "syntax error near \"=\""),
             ("BEGIN /x/", "expected actions { } following probe description and predicate"),
             ("BEGIN, {}", "syntax error near \"{\""),

@@ -8,6 +8,6 @@ BEGIN
 BEGIN
 {
 	this->q = alloca(16);
-	printf("%d %d\n", *(uint64_t *)this->q, *(uint64_t *)(this->q + 8));
+	printf("%d %d\n", *(uint64_t *)this->q, *((uint64_t *)this->q + 1));
 	exit(0);
 }

@@ -144,8 +144,9 @@ impl Checker<'_> {
                 };
                 return Ok(typed(count, diff.ty));
             }
-            (Some(_), None) if r.ty.is_int() => (l, r),
-            (None, Some(_)) if l.ty.is_int() && op == BinOp::Add => (r, l),
+            // dt_cook_op2: void * takes no arithmetic (its element has no size).
+            (Some(a), None) if r.ty.is_int() && a != Type::Void => (l, r),
+            (None, Some(b)) if l.ty.is_int() && op == BinOp::Add && b != Type::Void => (r, l),
             _ => {
                 return Err(CompileError::new(
                     "D_OP_INCOMPAT",
@@ -160,11 +161,7 @@ impl Checker<'_> {
             }
         };
         let elem = self.resolved(pointee(&ptr.ty).expect("checked above"));
-        // void * moves by bytes, as GCC and DTrace allow.
-        let size = match elem {
-            Type::Void => 1,
-            ref t => type_size(t, self.opts.strsize) as u64,
-        };
+        let size = type_size(&elem, self.opts.strsize) as u64;
         let int = typed(TKind::Cast(Box::new(int)), Type::INT64);
         let scaled = if size == 1 {
             int
