@@ -593,6 +593,7 @@ impl<'a> Parser<'a> {
     fn parse_tagged_type(&mut self) -> Result<TypeSpec, ParseError> {
         let keyword = self.peek_keyword()?;
         self.bump()?;
+        let scoped = matches!(self.peek()?.kind, TokenKind::Backquote { .. });
         let name = match self.peek()?.kind {
             TokenKind::Ident(_) | TokenKind::Backquote { .. } => {
                 let token = self.bump()?;
@@ -600,6 +601,11 @@ impl<'a> Parser<'a> {
             }
             _ => None,
         };
+        // A type in another module's scope (`struct foo`bar`) may be named,
+        // never defined here.
+        if scoped && self.peek_punct()? == Some(Punct::LBrace) {
+            return Err(self.unexpected());
+        }
         let has_body = self.eat(Punct::LBrace)?;
         if name.is_none() && !has_body {
             return Err(self.unexpected());

@@ -464,15 +464,20 @@ impl Checker<'_> {
         self.arity("tracemem", name_span, args, 2, usize::MAX)?;
         if let Some(extra) = args.get(3) {
             return Err(CompileError::new(
-                "D_TRACEMEM_ARGS",
+                "D_PROTO_LEN",
                 &extra.span,
-                "tracemem ( ) prototype mismatch: expected at most 3 args",
+                format!("tracemem( ) prototype mismatch: {} args passed, at most 3 expected", args.len()),
             ));
         }
         let addr = self.expr(&args[0])?;
         if !addr.ty.is_scalar() {
             let ty = addr.ty.name();
             return Err(incompatible_arg("D_TRACEMEM_ADDR", &args[0].span, "tracemem", 1, "pointer or integer", &ty));
+        }
+        // A size that is no integer mismatches the prototype (int).
+        let size_ty = self.expr(&args[1])?.ty;
+        if !size_ty.is_int() {
+            return Err(incompatible_arg("D_PROTO_ARG", &args[1].span, "tracemem", 2, "int", &size_ty.name()));
         }
         let size = self.positive_constant(
             &args[1],

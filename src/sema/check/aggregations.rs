@@ -306,6 +306,10 @@ impl Checker<'_> {
             "lquantize" => {
                 let base = constant(1, "D_LQUANT_BASETYPE", "an integer constant")?;
                 let limit = constant(2, "D_LQUANT_LIMTYPE", "an integer constant")?;
+                // dtrace-utils compares base and limit before it checks the step.
+                if args.get(3).is_some() && limit <= base {
+                    check_lquantize(base, limit, 1, &args[1].span)?;
+                }
                 let step = match args.get(3) {
                     Some(_) => positive_const(
                         3,

@@ -242,7 +242,16 @@ impl Checker<'_> {
             ExprKind::Xlate(target, operand) => return self.xlate(target, operand, &span),
             ExprKind::Backquote { module, name } => return self.kernel_variable(module.as_deref(), name, &span),
             ExprKind::Offsetof(tn, member) => {
-                let ty = self.type_name(tn)?;
+                // An undeclared struct is an incomplete one here, which
+                // offsetof cannot take (dt_cook_op2's D_OFFSETOF_TYPE).
+                let ty = self.type_name(tn).map_err(|e| match e.tag {
+                    "D_TYPE_ERR" => CompileError::new(
+                        "D_OFFSETOF_TYPE",
+                        &span,
+                        format!("offsetof operand must be a struct or union type: {}", e.message),
+                    ),
+                    _ => e,
+                })?;
                 let Type::Struct(record) = &ty else {
                     return Err(CompileError::new(
                         "D_OFFSETOF_TYPE",
@@ -1071,6 +1080,15 @@ impl Checker<'_> {
             (Type::Pointer(_), _) if is_null => op.is_none(),
             (a, b) => a.is_int() && b.is_int(),
         };
+        let void_pointer = |t: &Type| matches!(t, Type::Pointer(to) if **to == Type::Void);
+        if !compatible && matches!(op, Some(BinOp::Add | BinOp::Sub)) && (void_pointer(&ty) || void_pointer(&value.ty))
+        {
+            return Err(CompileError::new(
+                "D_OP_VFPTR",
+                span,
+                format!("operator {} requires an operand of a non-void pointer type", op_text(op)),
+            ));
+        }
         if !compatible {
             let text = op_text(op);
             return Err(CompileError::new(

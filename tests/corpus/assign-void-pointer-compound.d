@@ -1,0 +1,6 @@
+int p;
+
+BEGIN
+{
+	p -= alloca(10);
+}

@@ -1,0 +1,4 @@
+BEGIN
+{
+	trace(offsetof(struct no_such_type, x));
+}
