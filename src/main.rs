@@ -103,6 +103,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     });
     let mut macro_args = vec![script_name.unwrap_or_else(|| "dtrace".to_string())];
     macro_args.extend(flags.args.iter().cloned());
+    // With -G or -h the operands are object files, which no program references.
+    if flags.generate.is_some() {
+        flags.options.argref = true;
+    }
     // As dtrace(1) does, processes are created (held before exec) or
     // grabbed before compiling: $target is the pid.
     let mut targets = target::Targets::start(&flags.targets, &flags.options.child_env)?;
