@@ -750,6 +750,45 @@ pub(crate) fn compare_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn weights_order_as_compare_values_does() {
+        // The sort of 10^6 rows compares weights; they must agree.
+        let mut quantized = |counts: &[(usize, u64)]| {
+            let mut c = vec![0u64; 127];
+            for &(i, n) in counts {
+                c[i] = n;
+            }
+            AggData::Buckets { counts: c, sum: 0 }
+        };
+        let cases = [
+            (AggFunc::Count, vec![AggData::Scalar(-5), AggData::Scalar(0), AggData::Scalar(7), AggData::Scalar(7)]),
+            (
+                AggFunc::Avg,
+                vec![
+                    AggData::Avg { count: 2, sum: 9 },
+                    AggData::Avg { count: 1, sum: 4 },
+                    AggData::Avg { count: 0, sum: 0 },
+                ],
+            ),
+            (
+                AggFunc::Quantize,
+                vec![
+                    quantized(&[(63, 5)]),
+                    quantized(&[(64, 1)]),
+                    quantized(&[(62, 3), (70, 1)]),
+                    quantized(&[(63, 1)]),
+                ],
+            ),
+        ];
+        for (func, values) in &cases {
+            for a in values {
+                for b in values {
+                    assert_eq!(weight(func, a).cmp(&weight(func, b)), compare_values(func, a, b), "{a:?} {b:?}");
+                }
+            }
+        }
+    }
     use crate::defs::agg::{
         llquantize_bucket_count, llquantize_bucket_of, llquantize_plan, lquantize_bucket_of, quantize_bucket_of,
     };

@@ -28,14 +28,15 @@ struct Entry {
     data: AggData,
     /// The keys of the kernel's map this entry merges when symbol columns
     /// made several one (Symbols::canonicalize); empty: `key` alone.
-    merged_keys: Vec<Vec<u8>>,
+    /// (Boxed: one word per entry when there is none, of 10^6 entries.)
+    merged_keys: Option<Box<Vec<Vec<u8>>>>,
 }
 
 impl Entry {
     /// The keys of the kernel's map this entry stands for.
     fn kernel_keys(&self) -> impl Iterator<Item = &[u8]> {
-        let own = self.merged_keys.is_empty().then_some(self.key.as_slice());
-        own.into_iter().chain(self.merged_keys.iter().map(Vec::as_slice))
+        let own = self.merged_keys.is_none().then_some(self.key.as_slice());
+        own.into_iter().chain(self.merged_keys.iter().flat_map(|keys| keys.iter().map(Vec::as_slice)))
     }
 }
 
@@ -116,7 +117,7 @@ impl<'a> Aggregations<'a> {
                 return;
             }
             if symbol_columns.is_empty() {
-                entries.push(Entry { data: merge(&agg.func, per_cpu), key: key.to_vec(), merged_keys: Vec::new() });
+                entries.push(Entry { data: merge(&agg.func, per_cpu), key: key.to_vec(), merged_keys: None });
                 return;
             }
             let mut canonical = key.to_vec();
@@ -132,7 +133,7 @@ impl<'a> Aggregations<'a> {
         entries.extend(grouped.into_iter().map(|(key, (merged_keys, values))| Entry {
             data: merge(&agg.func, &values),
             key,
-            merged_keys,
+            merged_keys: Some(Box::new(merged_keys)),
         }));
         entries
     }
@@ -244,25 +245,38 @@ impl<'a> Aggregations<'a> {
     }
 
     /// At exit: every aggregation printa() never printed, in order of
-    /// definition (reversed by aggsortrev), one after the other.
-    pub(crate) fn print_unprinted(&mut self, out: &mut Vec<u8>) {
+    /// definition (reversed by aggsortrev), one after the other, written to
+    /// `sink` as it is formatted (10^6 rows are tens of MB of text).
+    pub(crate) fn print_unprinted(&mut self, out: &mut Vec<u8>, sink: &mut dyn std::io::Write) {
         self.begin_record();
         let mut order: Vec<usize> = (0..self.program.aggregations.len()).filter(|&i| !self.printed[i]).collect();
         if self.sort.reverse {
             order.reverse();
         }
         for index in order {
-            let rows = self.joined(&[index]);
-            self.write_rows(&[index], &rows, out);
+            // Nothing acts on this data after it: read without a snapshot copy.
+            let rows = self.joined_from(&[index], false);
+            for chunk in rows.chunks(4096) {
+                self.write_rows(&[index], chunk, out);
+                let _ = sink.write_all(out);
+                out.clear();
+            }
         }
     }
 
     /// The rows of a printa(): every key of any of `aggs`, each with every
     /// aggregation's data (zero where an aggregation lacks the key), sorted.
     fn joined(&self, aggs: &[usize]) -> Vec<Row> {
+        self.joined_from(aggs, true)
+    }
+
+    /// `joined`, from this record's snapshots or (`snapshot` false, for a
+    /// single aggregation) straight from the kernel's maps.
+    fn joined_from(&self, aggs: &[usize], snapshot: bool) -> Vec<Row> {
         let mut rows: Vec<Row> = Vec::new();
         if let [agg] = aggs {
-            rows = self.snapshot(*agg).into_iter().map(|e| (e.key, vec![e.data])).collect();
+            let entries = if snapshot { self.snapshot(*agg) } else { self.read(*agg) };
+            rows = entries.into_iter().map(|e| (e.key, vec![e.data])).collect();
         } else {
             let mut row_of: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
             for (i, &agg) in aggs.iter().enumerate() {
@@ -278,8 +292,6 @@ impl<'a> Aggregations<'a> {
         }
         let first = &self.program.aggregations[aggs[0]];
         let funcs: Vec<&AggFunc> = aggs.iter().map(|&a| &self.program.aggregations[a].func).collect();
-        // Keys decoded once, not at every comparison (10^6 rows make 2·10^7).
-        let decoded: Vec<Vec<Value>> = rows.iter().map(|(key, _)| key_values(first, key)).collect();
         // What most comparisons decide on, kept beside each row's index so
         // that sorting 10^6 rows does not chase pointers: the value's weight
         // (one aggregation, by value) and the first key column's integer.
@@ -289,14 +301,20 @@ impl<'a> Aggregations<'a> {
         let first_int = matches!(first.keys.first().map(|k| &k.ty), Some(Type::Int { .. } | Type::Pointer(_)))
             && self.sort.key_position == 0
             && (by_weight || self.sort.by_key);
+        // One integer key column decides every tie (keys are distinct):
+        // then no key is decoded for the comparisons.
+        let keys_decide = first_int && first.keys.len() == 1;
+        // Keys decoded once, not at every comparison (10^6 rows make 2·10^7).
+        let decoded: Vec<Vec<Value>> =
+            if keys_decide { Vec::new() } else { rows.iter().map(|(key, _)| key_values(first, key)).collect() };
         let mut order: Vec<(aggfmt::Weight, u64, usize)> = rows
             .iter()
-            .zip(&decoded)
             .enumerate()
-            .map(|(i, ((_, datas), keys))| {
+            .map(|(i, (key, datas))| {
                 let weight = if by_weight { aggfmt::weight(funcs[0], &datas[0]) } else { Default::default() };
-                let key = match keys.first() {
-                    Some(&Value::Int { bits, size, .. }) if first_int => aggfmt::unsigned_of_size(bits, size),
+                let key = match first.keys.first().map(|k| &k.ty) {
+                    Some(&Type::Int { size, .. }) if first_int => aggfmt::unsigned_of_size(read_u64(key, 0), size),
+                    Some(Type::Pointer(_)) if first_int => read_u64(key, 0),
                     _ => 0,
                 };
                 (weight, key, i)
@@ -306,8 +324,11 @@ impl<'a> Aggregations<'a> {
         order.sort_unstable_by(|(wa, ka, a), (wb, kb, b)| {
             let quick = wa.cmp(wb).then(ka.cmp(kb));
             let quick = if reverse { quick.reverse() } else { quick };
-            quick.then_with(|| {
-                aggfmt::compare_rows(&funcs, (&decoded[*a], &rows[*a].1), (&decoded[*b], &rows[*b].1), &self.sort)
+            quick.then_with(|| match decoded.is_empty() {
+                true => std::cmp::Ordering::Equal,
+                false => {
+                    aggfmt::compare_rows(&funcs, (&decoded[*a], &rows[*a].1), (&decoded[*b], &rows[*b].1), &self.sort)
+                }
             })
         });
         drop(decoded);

@@ -310,7 +310,8 @@ pub(crate) fn run(
         OutputFormat::Text => {
             // dtrace(1) ends with a newline, even when quiet, then the aggregations.
             let mut text = vec![b'\n'];
-            st.aggs.print_unprinted(&mut text);
+            let st = &mut *st;
+            st.aggs.print_unprinted(&mut text, &mut st.out);
             st.out.write_all(&text).ok();
         }
         // Structured output prints them only when asked (-O), as FreeBSD's.
