@@ -228,6 +228,24 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// For a workload that holds after its work (`calls-held`): lets it
+    /// run, and returns its first line once printed; it then waits for
+    /// another line (`finish`).
+    pub fn go_and_hold(&mut self) -> String {
+        self.child.stdin.as_mut().expect("stdin").write_all(b"go\n").expect("go");
+        let mut line = String::new();
+        BufReader::new(self.child.stdout.as_mut().expect("stdout")).read_line(&mut line).expect("line");
+        line
+    }
+
+    /// Lets a held workload exit, successfully.
+    pub fn finish(mut self) {
+        self.child.stdin.as_mut().expect("stdin").write_all(b"exit\n").expect("exit");
+        assert!(self.child.wait().expect("wait").success());
+    }
+}
+
 /// A workload left waiting for "go" by a failing test ends with it.
 impl Drop for Workload {
     fn drop(&mut self) {

@@ -210,14 +210,8 @@ fn offset_probes_fire_at_their_instruction() {
 
 #[test]
 fn ucaller_and_user_symbol_functions_name_the_calling_function() {
-    use std::io::{BufRead, Write};
-    let mut w = std::process::Command::new(util::workload_path())
-        .args(["calls-held", "3"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("workload");
-    let pid = w.id().to_string();
+    let mut w = util::Workload::spawn(&["calls-held", "3"]);
+    let pid = w.pid().to_string();
     let mut t = Tracer::spawn(&[
         "-qn",
         READY,
@@ -227,17 +221,12 @@ fn ucaller_and_user_symbol_functions_name_the_calling_function() {
         &pid,
     ]);
     t.wait_for("ready");
-    let mut stdin = w.stdin.take().expect("stdin");
-    stdin.write_all(b"go\n").expect("go");
-    let mut sum = String::new();
-    std::io::BufReader::new(w.stdout.take().expect("stdout")).read_line(&mut sum).expect("sum");
-    assert_eq!(sum.trim(), "9");
+    assert_eq!(w.go_and_hold().trim(), "9");
     // Printed while the workload still runs, so its mappings name it.
     for _ in 0..3 {
         t.wait_for("|");
     }
-    stdin.write_all(b"exit\n").expect("exit");
-    assert!(w.wait().expect("wait").success());
+    w.finish();
     let out = t.finish();
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let rows: Vec<Vec<&str>> =
@@ -258,14 +247,8 @@ fn ucaller_and_user_symbol_functions_name_the_calling_function() {
 /// umod() key, and two uaddr() keys.
 #[test]
 fn ufunc_and_umod_keys_of_one_function_are_one_key() {
-    use std::io::{BufRead, Write};
-    let mut w = std::process::Command::new(util::workload_path())
-        .args(["calls-held", "3"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("workload");
-    let pid = w.id().to_string();
+    let mut w = util::Workload::spawn(&["calls-held", "3"]);
+    let pid = w.pid().to_string();
     // ucaller and ucaller + 1 are both in the calling function: the call
     // is never its last instruction.
     let mut t = Tracer::spawn(&[
@@ -281,15 +264,10 @@ fn ufunc_and_umod_keys_of_one_function_are_one_key() {
         &pid,
     ]);
     t.wait_for("ready");
-    let mut stdin = w.stdin.take().expect("stdin");
-    stdin.write_all(b"go\n").expect("go");
-    let mut sum = String::new();
-    std::io::BufReader::new(w.stdout.take().expect("stdout")).read_line(&mut sum).expect("sum");
-    assert_eq!(sum.trim(), "9");
+    assert_eq!(w.go_and_hold().trim(), "9");
     // Printed while the workload still runs, so its mappings name it.
     t.wait_for("done|");
-    stdin.write_all(b"exit\n").expect("exit");
-    assert!(w.wait().expect("wait").success());
+    w.finish();
     let out = t.finish();
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let rows = |kind: &str| -> Vec<Vec<String>> {
