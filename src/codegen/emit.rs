@@ -165,6 +165,8 @@ struct Emitter<'a> {
     used_scratch: bool,
     /// Whether the prologue loads the probe context into r7.
     with_ctx: bool,
+    /// Whether clauses evaluate their predicates (not when a guard has).
+    predicates: bool,
     /// Keys being built while this one is (key buffer regions in use).
     key_depth: usize,
     scratch: ScratchLayout,
@@ -194,6 +196,21 @@ struct ClauseState {
     speculation_dropped: Option<i16>,
 }
 
+impl ClauseState {
+    fn new(epid: u32, fault: Label, early_fault: Label) -> ClauseState {
+        ClauseState {
+            epid,
+            fault,
+            early_fault,
+            early_fault_used: false,
+            reserved: false,
+            fault_used: false,
+            action: 0,
+            speculation_dropped: None,
+        }
+    }
+}
+
 /// Generates the program run for a probe whose enabled clauses are `clauses`
 /// (indices into `program.clauses`, in program order).
 ///
@@ -201,22 +218,29 @@ struct ClauseState {
 /// them right there, with ERROR's arguments (arg1 the faulting EPID, arg2
 /// the action, arg4 the fault kind, arg5 the address); the probe's later
 /// clauses then run as usual.
+///
+/// With `predicates` false the clauses' predicates are left out: a guard
+/// (`generate_guard`) has decided them before the program runs.
 pub(crate) fn generate(
     program: &Program,
     env: &CodegenEnv,
     clauses: &[usize],
     error_clauses: &[usize],
+    predicates: bool,
 ) -> Result<Vec<Insn>, CodegenError> {
+    let generate_with = |with_scratch, with_ctx| {
+        generate_with(program, env, clauses, error_clauses, Parts { with_scratch, with_ctx, predicates })
+    };
     // Most programs need no string scratch; generating twice (microseconds)
     // spares them the lookup on every event.
-    let (mut insns, used_scratch) = generate_with(program, env, clauses, error_clauses, true, true)?;
+    let (mut insns, used_scratch) = generate_with(true, true)?;
     if !used_scratch {
-        insns = generate_with(program, env, clauses, error_clauses, false, true)?.0;
+        insns = generate_with(false, true)?.0;
     }
     // Nor do clauses that read nothing of the probe context (a predicate
     // on pid and a count): its only mention is then the prologue's move.
     if references(&insns, R7) == 1 {
-        let without = generate_with(program, env, clauses, error_clauses, used_scratch, false)?.0;
+        let without = generate_with(used_scratch, false)?.0;
         if references(&without, R7) == 0 {
             return Ok(without);
         }
@@ -238,17 +262,109 @@ fn references(insns: &[Insn], reg: Reg) -> usize {
     count
 }
 
+/// What a generated program includes besides its clauses' actions.
+#[derive(Clone, Copy)]
+struct Parts {
+    /// The prologue loads the scratch area into r8.
+    with_scratch: bool,
+    /// The prologue loads the probe context into r7.
+    with_ctx: bool,
+    /// The clauses' predicates are evaluated.
+    predicates: bool,
+}
+
 fn generate_with(
     program: &Program,
     env: &CodegenEnv,
     clauses: &[usize],
     error_clauses: &[usize],
-    with_scratch: bool,
-    with_ctx: bool,
+    parts: Parts,
 ) -> Result<(Vec<Insn>, bool), CodegenError> {
-    let mut e = Emitter {
-        with_scratch,
-        with_ctx,
+    let mut e = Emitter::new(program, env, error_clauses, parts);
+    e.prologue()?;
+    for &c in clauses {
+        e.clause(&program.clauses[c])?;
+    }
+    e.emit(mov_imm(R0, 0));
+    e.emit(exit());
+    let used_scratch = e.used_scratch;
+    Ok((e.finish()?, used_scratch))
+}
+
+/// A predicate that can be decided before the probe's entry program runs:
+/// it reads only what the helpers say of the current thread, constants and
+/// global variables, and can neither fault nor change anything, so that
+/// skipping the whole firing when it is false is what the clause would do.
+fn decidable_early(e: &TExpr) -> bool {
+    match &e.kind {
+        TKind::Int(_) | TKind::Str(_) | TKind::Var(Var::Global(_)) => true,
+        TKind::Builtin(b) => {
+            matches!(b, Builtin::Pid | Builtin::Tid | Builtin::Uid | Builtin::Gid | Builtin::Execname | Builtin::Cpu)
+        }
+        TKind::Neg(x) | TKind::BitNot(x) | TKind::Not(x) | TKind::Cast(x) => decidable_early(x),
+        // Division faults on zero.
+        TKind::Binary { op, lhs, rhs, .. } => {
+            !matches!(op, BinOp::Div | BinOp::Mod) && decidable_early(lhs) && decidable_early(rhs)
+        }
+        TKind::Logical { lhs, rhs, .. } | TKind::StrCmp { lhs, rhs, .. } => {
+            decidable_early(lhs) && decidable_early(rhs)
+        }
+        TKind::Ternary(c, a, b) => decidable_early(c) && decidable_early(a) && decidable_early(b),
+        _ => false,
+    }
+}
+
+/// Code that decides `clause`'s predicate before an entry program runs
+/// (the guard goes in front of the entry program it is joined with): it
+/// exits when the predicate is false, and else goes on to the code after
+/// it with r1 the context, as a program starts. A firing the predicate
+/// rules out then costs what the predicate costs, as with a tracer without
+/// a probe context. None when the predicate cannot be decided that early or
+/// probes fire for threads other than the current one (the helpers would
+/// describe the wrong thread).
+pub(crate) fn generate_guard(program: &Program, env: &CodegenEnv, clause: &Clause) -> Option<Vec<Insn>> {
+    let predicate = clause.predicate.as_ref()?;
+    if env.other_thread_probes || !decidable_early(predicate) {
+        return None;
+    }
+    let guard = |with_scratch| -> Result<(Vec<Insn>, bool), CodegenError> {
+        let parts = Parts { with_scratch, with_ctx: false, predicates: true };
+        let mut e = Emitter::new(program, env, &[], parts);
+        let (rule_out, go_on) = (e.new_label(), e.new_label());
+        e.emit(mov(R6, R1));
+        if with_scratch {
+            e.emit(st_imm(Size::W, FP, STACK_KEY, 0));
+            e.lookup_stack_key(MapRef::Scratch);
+            e.jump(jmp_imm(Cond::Eq, R0, 0, 0), rule_out);
+            e.emit(mov(R8, R0));
+        }
+        e.clause = Some(ClauseState::new(clause.epid, e.new_label(), e.new_label()));
+        e.jump_unless(predicate, rule_out)?;
+        let state = e.clause.take().ok_or_else(|| CodegenError("internal error: no clause".into()))?;
+        if state.fault_used || state.early_fault_used {
+            return Err(CodegenError("the predicate can fault".into()));
+        }
+        e.emit(mov(R1, R6));
+        e.jump(ja(0), go_on);
+        e.bind(rule_out);
+        e.emit(mov_imm(R0, 0));
+        e.emit(exit());
+        e.bind(go_on);
+        let used_scratch = e.used_scratch;
+        Ok((e.finish()?, used_scratch))
+    };
+    // A string compare needs the scratch area; others are spared its lookup.
+    let (insns, _) = guard(false).ok().filter(|(_, used)| !used).or_else(|| guard(true).ok())?;
+    // Nothing of the probe context may be read: the entry has not filled it.
+    (references(&insns, R7) == 0).then_some(insns)
+}
+
+impl<'a> Emitter<'a> {
+    fn new(program: &'a Program, env: &'a CodegenEnv, error_clauses: &'a [usize], parts: Parts) -> Emitter<'a> {
+        Emitter {
+            with_scratch: parts.with_scratch,
+            with_ctx: parts.with_ctx,
+            predicates: parts.predicates,
         used_scratch: false,
         key_depth: 0,
         error_clauses,
@@ -263,15 +379,8 @@ fn generate_with(
         scratch_next: 0,
         scratch: ScratchLayout::new(program, env.scratch_slots),
         clause: None,
-    };
-    e.prologue()?;
-    for &c in clauses {
-        e.clause(&program.clauses[c])?;
+        }
     }
-    e.emit(mov_imm(R0, 0));
-    e.emit(exit());
-    let used_scratch = e.used_scratch;
-    Ok((e.finish()?, used_scratch))
 }
 
 impl<'a> Emitter<'a> {
@@ -417,17 +526,8 @@ impl<'a> Emitter<'a> {
         let fault = self.new_label();
         let early_fault = self.new_label();
         let saved_stack = self.stack_top;
-        self.clause = Some(ClauseState {
-            epid: clause.epid,
-            fault,
-            early_fault,
-            early_fault_used: false,
-            reserved: false,
-            fault_used: false,
-            action: 0,
-            speculation_dropped: None,
-        });
-        if let Some(pred) = &clause.predicate {
+        self.clause = Some(ClauseState::new(clause.epid, fault, early_fault));
+        if let Some(pred) = clause.predicate.as_ref().filter(|_| self.predicates) {
             self.jump_unless(pred, end)?;
         }
         if clause.records {

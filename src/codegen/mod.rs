@@ -29,12 +29,22 @@ pub(crate) struct Generated {
     pub clauses_of: BTreeMap<u32, Vec<usize>>,
     /// The program of each clause list, with symbolic map references.
     pub programs: BTreeMap<Vec<usize>, Vec<Insn>>,
+    /// For a clause list of one clause whose predicate can be decided
+    /// before an entry program runs: that guard and the clause without it.
+    pub guarded: BTreeMap<Vec<usize>, Guarded>,
     /// Bytes of the per-CPU scratch map's value.
     pub scratch_size: usize,
     /// Bytes of each region of the key buffer map.
     pub key_buffer_size: usize,
     /// Thread-local variables are in task-local storage maps, not hash maps.
     pub task_storage: bool,
+}
+
+/// A clause split for joining with an entry program: `guard` goes in front
+/// of the entry (it exits when the predicate is false), `body` after it.
+pub(crate) struct Guarded {
+    pub guard: Vec<Insn>,
+    pub body: Vec<Insn>,
 }
 
 /// The kernel's limits on one program, checked here so that a script that
@@ -126,16 +136,23 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
     // ERROR clauses run inline in the programs that fault (see emit::generate).
     let error_clauses = clauses_of.get(&target.error_probe_id).cloned().unwrap_or_default();
     let mut programs = BTreeMap::new();
+    let mut guarded = BTreeMap::new();
     for (&probe, clauses) in &clauses_of {
         if !programs.contains_key(clauses) {
-            let insns = emit::generate(program, &env, clauses, &error_clauses)?;
+            let insns = emit::generate(program, &env, clauses, &error_clauses, true)?;
             within_limits(&insns).map_err(|why| {
                 CodegenError(format!("{} {why}", clauses_enabled_on(clauses.len(), &(target.probe_name)(probe))))
             })?;
             programs.insert(clauses.clone(), insns);
+            if let [only] = clauses.as_slice() {
+                if let Some(guard) = emit::generate_guard(program, &env, &program.clauses[*only]) {
+                    let body = emit::generate(program, &env, clauses, &error_clauses, false)?;
+                    guarded.insert(clauses.clone(), Guarded { guard, body });
+                }
+            }
         }
     }
-    Ok(Generated { clauses_of, programs, scratch_size, key_buffer_size, task_storage: env.task_storage })
+    Ok(Generated { clauses_of, programs, guarded, scratch_size, key_buffer_size, task_storage: env.task_storage })
 }
 
 /// "the N clauses enabled on P": the subject of errors about the one
@@ -265,6 +282,47 @@ mod tests {
             for insns in generated(src).programs.values() {
                 assert_well_formed(src, insns);
             }
+        }
+    }
+
+    #[test]
+    fn codegen_a_predicate_on_the_current_thread_is_decided_by_a_guard() {
+        use super::insn::R7;
+        let guarded = |src: &str| {
+            let g = generated(src);
+            g.guarded.into_iter().next().map(|(clauses, guarded)| (guarded, g.programs[&clauses].clone()))
+        };
+        for src in [
+            "syscall::getppid:entry /pid == 0/ { @ = count(); }",
+            r#"syscall::read:entry /execname == "dd" && (tid != 1 || cpu > 2)/ { @ = count(); }"#,
+            "BEGIN { x = 1; } syscall::read:entry /uid == x/ { trace(arg0); }",
+        ] {
+            let (g, whole) = guarded(src).unwrap_or_else(|| panic!("{src}: no guard"));
+            // It ends by going on to the entry, past its own exit.
+            let last_exit = g.guard.iter().rposition(|i| i.code == JMP | EXIT).unwrap();
+            assert_eq!(last_exit, g.guard.len() - 1, "{src}");
+            let mut with_entry = g.guard.clone();
+            with_entry.extend(program("BEGIN { exit(0); }"));
+            assert_well_formed(src, &with_entry);
+            assert!(!g.guard.iter().any(|i| i.regs & 0x0f == R7.0 || i.regs >> 4 == R7.0), "{src}: reads the context");
+            assert_well_formed(src, &g.body);
+            // The body does not decide the predicate again.
+            assert!(g.body.len() < whole.len(), "{src}");
+        }
+        for src in [
+            // The probe context, the clock kept per firing, a fault, state.
+            "syscall::read:entry /arg0 == 1/ { @ = count(); }",
+            "syscall::read:entry /timestamp > 5/ { @ = count(); }",
+            "syscall::read:entry /100 / (pid - pid) == 1/ { @ = count(); }",
+            "self int ts; syscall::read:entry /self->ts/ { self->ts = 0; }",
+            "syscall::read:entry /curthread->pid == 1/ { @ = count(); }",
+            "syscall::read:entry { @ = count(); }",
+            // Two clauses: each decides its own.
+            "syscall::read:entry /pid == 1/ { @ = count(); } syscall::read:entry /pid == 2/ { @ = count(); }",
+            // sched:::on-cpu fires for the thread switched to, not the current one.
+            "sched:::on-cpu /pid == 1/ { @ = count(); }",
+        ] {
+            assert!(guarded(src).is_none(), "{src}: guarded");
         }
     }
 

@@ -538,7 +538,18 @@ pub(crate) type Insns = Vec<libbpf_sys::bpf_insn>;
 
 /// Joins an entry program's final instructions with clause code (the
 /// runtime's, which holds the generated programs).
-pub(crate) type InlineClauses<'a> = dyn FnMut(&[libbpf_sys::bpf_insn], Fires) -> Result<Option<Insns>> + 'a;
+pub(crate) type InlineClauses<'a> = dyn FnMut(&[libbpf_sys::bpf_insn], Fires, EntryWork) -> Result<Option<Insns>> + 'a;
+
+/// What an entry program does besides starting a firing of its probe. When
+/// it does nothing else, a predicate that can be decided without the probe
+/// context (`/pid == 123/`) may run before it and skip it altogether; an
+/// entry that keeps state for later firings (a start time, a queue) must
+/// run on every event.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EntryWork {
+    FiringOnly,
+    KeepsState,
+}
 
 /// Which clauses an entry program is joined with.
 pub(crate) enum Fires<'c> {
@@ -649,9 +660,10 @@ impl EnableContext<'_> {
         slot: Option<u32>,
         target: copies::Target,
         clauses: &[usize],
+        work: EntryWork,
     ) -> Result<Option<OwnedFd>> {
         let entry = copies::final_insns(program, slot)?;
-        let Some(joined) = (self.inline_clauses)(&entry, Fires::Clauses(clauses))? else {
+        let Some(joined) = (self.inline_clauses)(&entry, Fires::Clauses(clauses), work)? else {
             return Ok(None);
         };
         Ok(copies::load_insns(program, &joined, target).ok())
@@ -670,7 +682,7 @@ impl EnableContext<'_> {
         prog_array: &dyn MapCore,
         ty: ClauseProgType,
     ) -> Result<OwnedFd> {
-        if let Some(joined) = self.inlined(program, Some(slot), target, e.clauses)? {
+        if let Some(joined) = self.inlined(program, Some(slot), target, e.clauses, EntryWork::KeepsState)? {
             return Ok(joined);
         }
         self.fill(prog_array, slot, e.clauses, ty)?;
@@ -701,7 +713,7 @@ impl EnableContext<'_> {
         let entry = prog.insns();
         let joined = match self.on_task_stack {
             true => None,
-            false => (self.inline_clauses)(entry, Fires::Slot(&self.slot_clauses)).ok().flatten(),
+            false => (self.inline_clauses)(entry, Fires::Slot(&self.slot_clauses), EntryWork::KeepsState).ok().flatten(),
         };
         if let Some(joined) = joined {
             if let Ok(fd) = copies::load_insns(&prog, &joined, copies::Target::default()) {

@@ -9,7 +9,7 @@ use anyhow::{anyhow, Context, Result};
 use libbpf_rs::skel::OpenSkel;
 
 use super::copies::{self, Target};
-use super::{EnableContext, Enabled, Enabling, Loaded, ProbeTable, Provider, RAW_TP, TRACEPOINT};
+use super::{EnableContext, Enabled, Enabling, EntryWork, Loaded, ProbeTable, Provider, RAW_TP, TRACEPOINT};
 
 super::entry_programs!("syscall");
 
@@ -112,7 +112,7 @@ impl Provider for Syscall {
                     let pfd = super::perf::open_tracepoint(id)?;
                     let mut joined = None;
                     for prog in candidates {
-                        if let Some(fd) = cx.inlined(prog, None, Target::default(), e.clauses)? {
+                        if let Some(fd) = cx.inlined(prog, None, Target::default(), e.clauses, EntryWork::FiringOnly)? {
                             if copies::attach_perf(&fd, &pfd).is_ok() {
                                 joined = Some(fd);
                                 break;
@@ -142,7 +142,7 @@ impl Provider for Syscall {
                     // tracepoint: it can hold the clauses when all its
                     // probes have the same ones.
                     if probes.iter().all(|e| e.clauses == first.clauses) {
-                        if let Some(fd) = cx.inlined(prog, None, Target::default(), first.clauses)? {
+                        if let Some(fd) = cx.inlined(prog, None, Target::default(), first.clauses, EntryWork::FiringOnly)? {
                             let link = copies::attach_raw(&fd, Some(tracepoint))
                                 .with_context(|| format!("attaching to {tracepoint}"))?;
                             cx.held.extend([fd, link]);

@@ -29,7 +29,7 @@ use crate::codegen::splice;
 use crate::codegen::Generated;
 use crate::defs::layout::{self, core_skel};
 use crate::kallsyms::KernelSymbols;
-use crate::provider::{ClauseProgType, EnableContext, Enabling, Fires, Registry, ScriptNeeds};
+use crate::provider::{ClauseProgType, EnableContext, Enabling, EntryWork, Fires, Registry, ScriptNeeds};
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
 
@@ -388,7 +388,10 @@ pub(crate) fn start(
         Ok(raw)
     };
 
-    let inline_clauses = |entry: &[libbpf_sys::bpf_insn], fires: Fires| -> Result<Option<Vec<libbpf_sys::bpf_insn>>> {
+    let inline_clauses = |entry: &[libbpf_sys::bpf_insn],
+                          fires: Fires,
+                          work: EntryWork|
+     -> Result<Option<Vec<libbpf_sys::bpf_insn>>> {
         let entry = as_insns(entry);
         let clauses = match fires {
             Fires::Clauses(clauses) => clauses,
@@ -398,12 +401,22 @@ pub(crate) fn start(
                 clauses
             }
         };
-        let mut code = generated
-            .programs
-            .get(clauses)
-            .with_context(|| format!("internal error: no program for clauses {clauses:?}"))?
-            .clone();
-        patch_maps(&mut code, &|m| code_maps.fd(m)).map_err(anyhow::Error::msg)?;
+        let patched = |code: &Vec<Insn>| -> Result<Vec<Insn>> {
+            let mut code = code.clone();
+            patch_maps(&mut code, &|m| code_maps.fd(m)).map_err(anyhow::Error::msg)?;
+            Ok(code)
+        };
+        // A predicate decided before an entry that only starts the firing
+        // spares the entry's work when it is false.
+        if let Some(guarded) = generated.guarded.get(clauses).filter(|_| work == EntryWork::FiringOnly) {
+            let mut code = patched(&guarded.guard)?;
+            let Some(joined) = splice::inline_at_tail_call(entry, &patched(&guarded.body)?) else { return Ok(None) };
+            code.extend(joined);
+            return Ok(Some(as_bpf_insns(&code).to_vec()));
+        }
+        let code = patched(
+            generated.programs.get(clauses).with_context(|| format!("internal error: no program for clauses {clauses:?}"))?,
+        )?;
         Ok(splice::inline_at_tail_call(entry, &code).map(|joined| as_bpf_insns(&joined).to_vec()))
     };
     let mut inline_clauses = inline_clauses;

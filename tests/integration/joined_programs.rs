@@ -50,3 +50,42 @@ fn probes_whose_clauses_are_known_run_one_program_without_a_tail_call() {
     // ip's programs tell a sender's context by their stack: they keep theirs.
     assert!(code_at("net_dev_queue").contains("bpf_tail_call"), "{}", code_at("net_dev_queue"));
 }
+
+/// The instruction number of the first line of `code` (bpftool's
+/// translated listing) that contains `text`.
+fn first_insn_with(code: &str, text: &str) -> Option<usize> {
+    code.lines().find(|l| l.contains(text)).and_then(|l| l.trim().split(':').next()?.parse().ok())
+}
+
+#[test]
+fn a_predicate_on_the_current_thread_runs_before_the_entry_program() {
+    let (a, b) = (util::Workload::spawn(&["getppid", "300"]), util::Workload::spawn(&["getppid", "200"]));
+    let script = format!(
+        "syscall::getppid:entry /pid == {}/ {{ @entries = count(); }}
+         syscall::getppid:return /pid == {} && execname == \"workload\"/ {{ @returns = count(); }}
+         END {{ printa(\"entries %@d\\n\", @entries); printa(\"returns %@d\\n\", @returns); }}",
+        a.pid(),
+        b.pid()
+    );
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", &script]);
+    t.wait_for("ready");
+    let programs = attached_programs(t.pid());
+    a.go();
+    b.go();
+    let out = t.stop();
+    out.assert_no_panic();
+    // Only each workload's own calls count.
+    let value = |name: &str| {
+        let line = out.stdout.lines().find(|l| l.split_whitespace().next() == Some(name));
+        line.and_then(|l| l.split_whitespace().nth(1)).map(str::to_string)
+    };
+    assert_eq!(value("entries").as_deref(), Some("300"), "{}", out.stdout);
+    assert_eq!(value("returns").as_deref(), Some("200"), "{}", out.stdout);
+    // The predicate comes first, before the entry program's hundred or so
+    // instructions of starting a firing.
+    for (tracepoint, helper) in [("sys_enter_getppid", "bpf_get_current_pid_tgid"), ("sys_exit_getppid", "bpf_get_current_pid_tgid")] {
+        let (_, code) = programs.iter().find(|(tp, _)| tp == tracepoint).unwrap_or_else(|| panic!("{tracepoint}: {programs:?}"));
+        let at = first_insn_with(code, helper).unwrap_or_else(|| panic!("{tracepoint} calls no {helper}:\n{code}"));
+        assert!(at < 20, "{tracepoint}: the predicate's {helper} at instruction {at}:\n{code}");
+    }
+}
