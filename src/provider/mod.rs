@@ -713,7 +713,9 @@ impl EnableContext<'_> {
         let entry = prog.insns();
         let joined = match self.on_task_stack {
             true => None,
-            false => (self.inline_clauses)(entry, Fires::Slot(&self.slot_clauses), EntryWork::KeepsState).ok().flatten(),
+            false => {
+                (self.inline_clauses)(entry, Fires::Slot(&self.slot_clauses), EntryWork::KeepsState).ok().flatten()
+            }
         };
         if let Some(joined) = joined {
             if let Ok(fd) = copies::load_insns(&prog, &joined, copies::Target::default()) {

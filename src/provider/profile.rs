@@ -10,7 +10,9 @@ use libbpf_rs::{MapCore, MapFlags};
 
 use super::copies::{self, Target};
 use super::desc::ProbeDesc;
-use super::{Attributes, EnableContext, Enabled, Enabling, EntryWork, ProbeTable, ProvideContext, Provider, PERF_EVENT};
+use super::{
+    Attributes, EnableContext, Enabled, Enabling, EntryWork, ProbeTable, ProvideContext, Provider, PERF_EVENT,
+};
 
 super::entry_programs!("profile");
 
@@ -102,7 +104,8 @@ impl Provider for Profile {
         for (slot, e) in enabled.iter().enumerate() {
             // Each probe's events run the entry program joined with its
             // clauses, or else the shared one, which tail-calls its slot.
-            let joined = cx.inlined(&skel.progs.dt_profile, None, Target::default(), e.clauses, EntryWork::FiringOnly)?;
+            let joined =
+                cx.inlined(&skel.progs.dt_profile, None, Target::default(), e.clauses, EntryWork::FiringOnly)?;
             if joined.is_none() {
                 cx.fill(&skel.maps.dt_prof_progs, slot as u32, e.clauses, PERF_EVENT)?;
             }

@@ -142,7 +142,9 @@ impl Provider for Syscall {
                     // tracepoint: it can hold the clauses when all its
                     // probes have the same ones.
                     if probes.iter().all(|e| e.clauses == first.clauses) {
-                        if let Some(fd) = cx.inlined(prog, None, Target::default(), first.clauses, EntryWork::FiringOnly)? {
+                        if let Some(fd) =
+                            cx.inlined(prog, None, Target::default(), first.clauses, EntryWork::FiringOnly)?
+                        {
                             let link = copies::attach_raw(&fd, Some(tracepoint))
                                 .with_context(|| format!("attaching to {tracepoint}"))?;
                             cx.held.extend([fd, link]);

@@ -415,7 +415,10 @@ pub(crate) fn start(
             return Ok(Some(as_bpf_insns(&code).to_vec()));
         }
         let code = patched(
-            generated.programs.get(clauses).with_context(|| format!("internal error: no program for clauses {clauses:?}"))?,
+            generated
+                .programs
+                .get(clauses)
+                .with_context(|| format!("internal error: no program for clauses {clauses:?}"))?,
         )?;
         Ok(splice::inline_at_tail_call(entry, &code).map(|joined| as_bpf_insns(&joined).to_vec()))
     };

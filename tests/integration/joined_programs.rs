@@ -83,8 +83,11 @@ fn a_predicate_on_the_current_thread_runs_before_the_entry_program() {
     assert_eq!(value("returns").as_deref(), Some("200"), "{}", out.stdout);
     // The predicate comes first, before the entry program's hundred or so
     // instructions of starting a firing.
-    for (tracepoint, helper) in [("sys_enter_getppid", "bpf_get_current_pid_tgid"), ("sys_exit_getppid", "bpf_get_current_pid_tgid")] {
-        let (_, code) = programs.iter().find(|(tp, _)| tp == tracepoint).unwrap_or_else(|| panic!("{tracepoint}: {programs:?}"));
+    for (tracepoint, helper) in
+        [("sys_enter_getppid", "bpf_get_current_pid_tgid"), ("sys_exit_getppid", "bpf_get_current_pid_tgid")]
+    {
+        let (_, code) =
+            programs.iter().find(|(tp, _)| tp == tracepoint).unwrap_or_else(|| panic!("{tracepoint}: {programs:?}"));
         let at = first_insn_with(code, helper).unwrap_or_else(|| panic!("{tracepoint} calls no {helper}:\n{code}"));
         assert!(at < 20, "{tracepoint}: the predicate's {helper} at instruction {at}:\n{code}");
     }
