@@ -100,6 +100,12 @@ struct dt_state {
 	__u32 only_cpu; /* the cpu option plus one: probes fire on that CPU only; 0: all */
 	__u32 caller_ranges; /* entries of dt_caller_code in use */
 	__u64 wall_offset_ns; /* walltimestamp = bpf_ktime_get_ns() + this */
+	/* Always 0. The verifier cannot know a map's contents, so a value
+	 * with this added has no known range: a string compare's result
+	 * then leaves no branch the verifier could decide and mark precise,
+	 * and the states after the compare merge (else they double with
+	 * each compare in a clause). */
+	__u64 opaque_zero;
 };
 
 /* Header of every record in the dt_events ring buffer. */

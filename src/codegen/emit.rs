@@ -167,6 +167,8 @@ struct Emitter<'a> {
     with_ctx: bool,
     /// Whether clauses evaluate their predicates (not when a guard has).
     predicates: bool,
+    /// Whether an earlier clause of the program may have called exit().
+    exit_called: bool,
     /// Keys being built while this one is (key buffer regions in use).
     key_depth: usize,
     scratch: ScratchLayout,
@@ -365,6 +367,7 @@ impl<'a> Emitter<'a> {
             with_scratch: parts.with_scratch,
             with_ctx: parts.with_ctx,
             predicates: parts.predicates,
+            exit_called: false,
             used_scratch: false,
             key_depth: 0,
             error_clauses,
@@ -527,6 +530,14 @@ impl<'a> Emitter<'a> {
         let early_fault = self.new_label();
         let saved_stack = self.stack_top;
         self.clause = Some(ClauseState::new(clause.epid, fault, early_fault));
+        // After an exit() (of an earlier clause of this firing, or another
+        // CPU's) a clause does not run, as DTrace skips a probe's later
+        // enablings once it is draining.
+        if self.exit_called {
+            self.emit2(ld_map_value(R1, MapRef::State, layout::STATE_DRAINING as u32));
+            self.emit(ldx(Size::W, R1, R1, 0));
+            self.jump(jmp_imm(Cond::Eq, R1, layout::STATE_STOPPED as i32, 0), end);
+        }
         if let Some(pred) = clause.predicate.as_ref().filter(|_| self.predicates) {
             self.jump_unless(pred, end)?;
         }
@@ -1241,9 +1252,15 @@ impl<'a> Emitter<'a> {
             self.scratch_next = scratch;
         }
         if matches!(kind, ActionKind::Exit(_)) {
-            let draining = layout::STATE_DRAINING as u32;
-            self.emit2(ld_map_value(R1, MapRef::State, draining));
+            // Nothing fires any more, and this firing's later clauses do
+            // not run; in END only the status changes.
+            let ending = self.new_label();
+            self.emit2(ld_map_value(R1, MapRef::State, layout::STATE_DRAINING as u32));
+            self.emit(ldx(Size::W, R2, R1, 0));
+            self.jump(jmp_imm(Cond::Eq, R2, layout::STATE_ENDING as i32, 0), ending);
             self.emit(st_imm(Size::W, R1, 0, layout::STATE_STOPPED as i32));
+            self.bind(ending);
+            self.exit_called = true;
         }
         // Mark the action as present in the record.
         let (word, bit) = self.program.clauses[epid as usize - 1].present_bit(action);
@@ -1293,6 +1310,9 @@ impl<'a> Emitter<'a> {
             }
             TKind::Logical { op, lhs, rhs } => self.logical(*op, lhs, rhs)?,
             TKind::StrCmp { op, lhs, rhs } => {
+                // The result is a number: the operands' string temporaries
+                // are free again once they are compared.
+                let scratch = self.scratch_next;
                 let slot = self.alloc_slot(8)?;
                 self.expr(lhs)?;
                 self.emit(stx(Size::DW, FP, slot, R0));
@@ -1301,6 +1321,7 @@ impl<'a> Emitter<'a> {
                 self.emit(ldx(Size::DW, R1, FP, slot));
                 self.stack_top += 8;
                 self.strcmp();
+                self.scratch_next = scratch;
                 let cond = relation(*op, true);
                 self.bool_of(cond, None, 0);
             }
@@ -1758,32 +1779,45 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    /// r0 = sign of strcmp(r1, r2), both pointers to strsize-bounded strings.
+    /// r0 = strcmp(r1, r2) (of at most strsize bytes): negative, 0 or
+    /// positive, as their first differing bytes compare unsigned.
+    ///
+    /// Laid out for the verifier, which explores a branch's fall-through
+    /// first and keeps the jump's target for later: the way out of the loop
+    /// falls through and the loop goes on by jumping, so that a compare
+    /// leaves one pending branch at a time rather than two per byte (a
+    /// clause of 13 compares of 256-byte strings held more than the
+    /// verifier's 8192), and the result, whatever way it was reached, is a
+    /// value the verifier knows nothing of, so the states after it merge.
     fn strcmp(&mut self) {
         let looptop = self.new_label();
-        let differ = self.new_label();
-        let equal = self.new_label();
-        let end = self.new_label();
+        let same = self.new_label();
+        let next = self.new_label();
+        let out = self.new_label();
         self.emit(mov_imm(R4, 0));
         self.bind(looptop);
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize(), 0), equal);
         self.emit(mov(R5, R1));
         self.emit(alu_reg(Alu::Add, R5, R4));
         self.emit(ldx(Size::B, R5, R5, 0));
         self.emit(mov(R0, R2));
         self.emit(alu_reg(Alu::Add, R0, R4));
         self.emit(ldx(Size::B, R0, R0, 0));
-        self.jump(jmp_reg(Cond::Ne, R5, R0, 0), differ);
-        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), equal);
+        self.jump(jmp_reg(Cond::Eq, R5, R0, 0), same);
+        self.jump(ja(0), out);
+        self.bind(same);
+        self.jump(jmp_imm(Cond::Ne, R5, 0, 0), next);
+        self.jump(ja(0), out);
+        self.bind(next);
         self.emit(alu_imm(Alu::Add, R4, 1));
-        self.jump(ja(0), looptop);
-        self.bind(differ);
+        self.jump(jmp_imm(Cond::Lt, R4, self.strsize(), 0), looptop);
+        // Differing bytes, or equal ones: at a NUL or the last of strsize.
+        self.bind(out);
         self.emit(alu_reg(Alu::Sub, R5, R0));
         self.emit(mov(R0, R5));
-        self.jump(ja(0), end);
-        self.bind(equal);
-        self.emit(mov_imm(R0, 0));
-        self.bind(end);
+        // The verifier must not know the result (layout: dt_state.opaque_zero).
+        self.emit2(ld_map_value(R1, MapRef::State, layout::STATE_OPAQUE_ZERO as u32));
+        self.emit(ldx(Size::DW, R1, R1, 0));
+        self.emit(alu_reg(Alu::Add, R0, R1));
     }
 
     fn builtin(&mut self, b: Builtin) -> Result<(), CodegenError> {

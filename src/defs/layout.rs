@@ -51,9 +51,13 @@ pub(crate) const STATE_FIRING: u32 = 0;
 pub(crate) const STATE_STOPPED: u32 = 1;
 /// Programs are attached but BEGIN has not run: DTrace fires BEGIN first.
 pub(crate) const STATE_NOT_BEGUN: u32 = 2;
+/// END is firing: exit() there sets the status only, and END's later
+/// clauses run (DTrace's COOLDOWN).
+pub(crate) const STATE_ENDING: u32 = 3;
 pub(crate) const STATE_ONLY_CPU: usize = offset_of!(dt_state, only_cpu);
 pub(crate) const STATE_WALL_OFFSET: usize = offset_of!(dt_state, wall_offset_ns);
 pub(crate) const STATE_CALLER_RANGES: usize = offset_of!(dt_state, caller_ranges);
+pub(crate) const STATE_OPAQUE_ZERO: usize = offset_of!(dt_state, opaque_zero);
 /// Bytes of one `struct dt_code_range` in dt_caller_code.
 pub(crate) const CODE_RANGE_SIZE: usize = size_of::<dt_code_range>();
 

@@ -494,7 +494,7 @@ impl Session {
     /// END fires last: every other probe is stopped first (END itself
     /// fires through BPF_PROG_TEST_RUN, which the flag does not stop).
     pub(crate) fn fire_end(&self) -> Result<()> {
-        self.set_draining(layout::STATE_STOPPED)?;
+        self.set_draining(layout::STATE_ENDING)?;
         self.providers.iter().try_for_each(|p| p.end())
     }
 

@@ -354,7 +354,7 @@ impl<'a> Checker<'a> {
         if exists || self.var_index.contains_key(&(scope, name.to_string())) {
             return Err(CompileError::new("D_DECL_IDRED", span, format!("identifier redeclared: {name}")));
         }
-        if !(value.is_scalar() || value == Type::String) {
+        if !(value.is_scalar() || value == Type::String || matches!(value, Type::Struct(_))) {
             return Err(CompileError::new(
                 "D_UNSUPPORTED",
                 span,

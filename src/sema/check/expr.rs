@@ -982,7 +982,7 @@ impl Checker<'_> {
                 i
             }
             (None, Some(value)) => {
-                if !(value.is_scalar() || value == Type::String) {
+                if !(value.is_scalar() || value == Type::String || matches!(value, Type::Struct(_))) {
                     return Err(CompileError::new(
                         "D_UNSUPPORTED",
                         span,
