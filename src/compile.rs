@@ -326,6 +326,10 @@ fn preprocess(text: &str, path: &str, args: &[String], cpppath: Option<&str>) ->
                 why.lines().find(|l| l.contains("error")).unwrap_or("the C preprocessor failed").trim()
             ));
         }
+        // -H: cpp names each file it includes on stderr, one `.` per level.
+        for line in String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.starts_with('.')) {
+            eprintln!("{line}");
+        }
         return Ok(syntax::raw::text_from_bytes(&out.stdout));
     }
     Err(match cpppath {

@@ -601,10 +601,12 @@ pub(crate) fn command() -> Command {
     };
     Command::new("dtrace")
         .about("DTrace for Linux: dynamic tracing with D scripts on eBPF")
+        // getopt takes an option again: a flag stays set, the last value wins.
+        .args_override_self(true)
         .disable_help_flag(true)
         .disable_version_flag(true)
         .override_usage(
-            "dtrace [-32|-64] [-CeFGhOqlSvVwZ] [-b bufsz] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
+            "dtrace [-32|-64] [-CeFGhHOqlSvVwZ] [-b bufsz] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
         )
         .arg(append("name", 'n', "name", "enable or list probes matching the specified probe name"))
         .arg(append("script", 's', "script", "enable or list probes for the specified D script"))
@@ -621,6 +623,7 @@ pub(crate) fn command() -> Command {
         .arg(flag("elf", 'G', "generate an ELF file defining the USDT probes of the -s provider definitions"))
         .arg(flag("header", 'h', "generate a header file with definitions for static probes"))
         .arg(flag("cpp", 'C', "run the C preprocessor over D scripts before compiling them"))
+        .arg(flag("includes", 'H', "print the pathnames of included files when invoking cpp (with -C)"))
         .arg(append("define", 'D', "name[=def]", "define a name for the preprocessor (with -C)"))
         .arg(append("undef", 'U', "name", "undefine a name for the preprocessor (with -C)"))
         .arg(append("include", 'I', "path", "add a directory to the preprocessor's search path (with -C)"))
@@ -714,6 +717,9 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
     }
     cpp_args.sort_by_key(|(i, _)| *i);
     options.cpp_args = cpp_args.into_iter().map(|(_, a)| a).collect();
+    if m.get_flag("includes") {
+        options.cpp_args.push("-H".to_string());
+    }
     let mut flags = Flags {
         sources: indexed.into_iter().map(|(_, s)| s).collect(),
         args: m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default(),

@@ -70,7 +70,8 @@ fn usage_error(e: clap::Error) -> ExitCode {
 
 fn run(mut flags: Flags) -> Result<i32, String> {
     if flags.version {
-        println!("dtrace: Sun D 1.13 (dtrace for Linux {})", env!("CARGO_PKG_VERSION"));
+        // Exactly illumos' line: scripts and test suites parse it.
+        println!("dtrace: Sun D 1.13");
         return Ok(0);
     }
     if let Some(why) = flags.unsupported {
@@ -91,6 +92,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     let mut registry = Registry::with_kernel(Box::new(sema::kernel_btf::KernelBtf::default()));
     if flags.list {
         return list(&flags, &mut registry);
+    }
+    // -e with nothing to compile has nothing left to do.
+    if flags.sources.is_empty() && flags.compile_only {
+        return Ok(0);
     }
     if flags.sources.is_empty() {
         eprintln!("Usage: {}", flags::command().render_usage().to_string().trim_start_matches("Usage: "));

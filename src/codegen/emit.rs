@@ -95,8 +95,10 @@ impl ScratchLayout {
         let largest_struct = program
             .thread_locals
             .iter()
-            .filter(|v| matches!(v.ty, Type::Struct(_)))
-            .filter_map(|v| v.ty.by_reference_size(strsize))
+            .map(|v| &v.ty)
+            .chain(program.assoc_arrays.iter().map(|a| &a.value))
+            .filter(|ty| matches!(ty, Type::Struct(_)))
+            .filter_map(|ty| ty.by_reference_size(strsize))
             .max()
             .unwrap_or(0);
         let struct_zeros = struct_staging + largest_struct;
@@ -1177,7 +1179,15 @@ impl<'a> Emitter<'a> {
         match (place, key) {
             (Place::Var(v), _) => self.store_var(*v, ty),
             (Place::Element { array, .. }, Some(k)) => {
-                if self.program.assoc_arrays[*array].declared {
+                if let Type::Struct(r) = ty {
+                    // The map update copies from the staging area (the value
+                    // may be kernel memory, which the helper cannot take).
+                    self.used_scratch = true;
+                    let staging = self.scratch.struct_staging as i32;
+                    self.copy_from_r0(Helper::ProbeReadKernel, R8, staging, r.size as i32)?;
+                    self.emit(mov(R0, R8));
+                    self.emit(alu_imm(Alu::Add, R0, staging));
+                } else if self.program.assoc_arrays[*array].declared {
                     self.normalize(ty);
                 }
                 self.map_store(MapRef::Assoc(*array), MapKey::At(k), ty)
@@ -1229,7 +1239,9 @@ impl<'a> Emitter<'a> {
             let scratch = self.scratch_next;
             self.expr(value)?;
             match value_layout {
-                ValueLayout::Int { .. } | ValueLayout::Stack => self.emit(stx(Size::DW, R9, offset, R0)),
+                ValueLayout::Int { .. } | ValueLayout::Float { .. } | ValueLayout::Stack => {
+                    self.emit(stx(Size::DW, R9, offset, R0))
+                }
                 ValueLayout::Symbol(kind) if kind.user() => {
                     self.emit(stx(Size::DW, R9, offset + 8, R0));
                     self.current_pid();

@@ -181,7 +181,7 @@ fn put(out: &mut Vec<u8>, args: std::fmt::Arguments<'_>) {
 /// otherwise -- which includes the empty string.
 pub(crate) fn write_key(key: &Value<'_>, out: &mut Vec<u8>) {
     match *key {
-        Value::Int { bits, size, .. } => match size {
+        Value::Int { bits, size, .. } | Value::Float { bits, size } => match size {
             1 => put(out, format_args!(" {:>3}", bits as u8)),
             2 => put(out, format_args!(" {:>5}", bits as u16)),
             4 => put(out, format_args!(" {:>8}", bits as u32 as i32)),
@@ -694,12 +694,13 @@ pub(crate) fn compare_keys_at(a: &[Value<'_>], b: &[Value<'_>], keypos: usize) -
 
 fn compare_key(a: &Value<'_>, b: &Value<'_>) -> Ordering {
     match (a, b) {
-        (Value::Int { bits: x, size: sx, .. }, Value::Int { bits: y, size: sy, .. }) => {
-            sx.cmp(sy).then_with(|| unsigned_of_size(*x, *sx).cmp(&unsigned_of_size(*y, *sy)))
-        }
+        (
+            Value::Int { bits: x, size: sx, .. } | Value::Float { bits: x, size: sx },
+            Value::Int { bits: y, size: sy, .. } | Value::Float { bits: y, size: sy },
+        ) => sx.cmp(sy).then_with(|| unsigned_of_size(*x, *sx).cmp(&unsigned_of_size(*y, *sy))),
         (Value::Str(x) | Value::Text(x), Value::Str(y) | Value::Text(y)) => until_nul(x).cmp(until_nul(y)),
-        (Value::Int { .. }, _) => Ordering::Less,
-        (_, Value::Int { .. }) => Ordering::Greater,
+        (Value::Int { .. } | Value::Float { .. }, _) => Ordering::Less,
+        (_, Value::Int { .. } | Value::Float { .. }) => Ordering::Greater,
     }
 }
 

@@ -55,6 +55,8 @@ pub(super) fn probe_record(
 pub(super) fn value(v: &Value<'_>) -> Json {
     match *v {
         Value::Int { bits, size, signed } => integer(bits, size, signed),
+        Value::Float { bits, size: 4 } => serde_json::json!(f32::from_bits(bits as u32)),
+        Value::Float { bits, .. } => serde_json::json!(f64::from_bits(bits)),
         Value::Str(bytes) | Value::Text(bytes) => bytes_value(bytes),
     }
 }

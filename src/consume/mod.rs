@@ -511,6 +511,7 @@ impl State<'_> {
                 ValueLayout::Int { size, signed } => {
                     printf::Value::Int { bits: read_u64(bytes, 0), size: *size, signed: *signed }
                 }
+                ValueLayout::Float { size } => printf::Value::Float { bits: read_u64(bytes, 0), size: *size },
                 // The stack ID: %k renders it through FormatContext::stack.
                 ValueLayout::Stack => printf::Value::Str(bytes),
                 // printf sees the address (%a, %p).
@@ -583,9 +584,17 @@ impl State<'_> {
     ) {
         match kind {
             // A struct or an array traced whole prints as DTrace prints raw
-            // bytes; with rawbytes, so does a string.
+            // bytes (dt_print_bytes: as a string when they look like one);
+            // with rawbytes, so does a string.
             RecordKind::Trace => match (&layouts[0], &values[0]) {
-                (ValueLayout::Memory(_), printf::Value::Str(bytes)) => hex_dump(bytes, line),
+                (ValueLayout::Memory(_), printf::Value::Str(bytes)) => match aggfmt::as_string(bytes) {
+                    // Printable without a NUL: padded even when quiet.
+                    Some(text) if !self.rawbytes => {
+                        let quiet = self.quiet && text.len() < bytes.len();
+                        trace_value(&printf::Value::Str(text), quiet, line)
+                    }
+                    _ => hex_dump(bytes, line),
+                },
                 (ValueLayout::Str, printf::Value::Str(bytes)) if self.rawbytes => hex_dump(bytes, line),
                 _ => trace_value(&values[0], self.quiet, line),
             },
@@ -745,7 +754,9 @@ fn flow_column(flow: &mut Flow, probe: &crate::provider::Probe, epid: u32) -> St
 /// print()'s text of its recorded value.
 fn print_text(node: &crate::sema::ir::PrintNode, value: &printf::Value, out: &mut Vec<u8>) {
     match *value {
-        printf::Value::Int { bits, .. } => print::print_value(node, &bits.to_le_bytes(), out),
+        printf::Value::Int { bits, .. } | printf::Value::Float { bits, .. } => {
+            print::print_value(node, &bits.to_le_bytes(), out)
+        }
         printf::Value::Str(bytes) => print::print_value(node, bytes, out),
         printf::Value::Text(_) => {}
     }
@@ -797,6 +808,10 @@ fn trace_value(value: &printf::Value, quiet: bool, line: &mut Vec<u8>) {
             }
         }
         printf::Value::Text(t) => line.extend_from_slice(t),
+        // D has no floating-point arithmetic: a float traced is its bits.
+        printf::Value::Float { bits, size } => {
+            trace_value(&printf::Value::Int { bits: *bits, size: *size, signed: true }, quiet, line)
+        }
     }
 }
 

@@ -16,6 +16,8 @@ pub enum Value<'a> {
     /// An integer record of `size` bytes (1, 2, 4 or 8); `bits` holds it in
     /// its low bytes.
     Int { bits: u64, size: u8, signed: bool },
+    /// A float (`size` 4) or double (8) record: its bits in `bits`' low bytes.
+    Float { bits: u64, size: u8 },
     /// A string record: NUL-terminated or the full buffer. Formatting stops
     /// at the first NUL. For `%k` it is the stack record handed to
     /// [`FormatContext::stack`].
@@ -158,7 +160,7 @@ pub fn try_format_printa(
 fn star_value(v: &Value) -> Option<i32> {
     match *v {
         Value::Int { bits, size, .. } => Some(sign_extend(bits, size) as i32),
-        Value::Str(_) | Value::Text(_) => None,
+        Value::Float { .. } | Value::Str(_) | Value::Text(_) => None,
     }
 }
 
@@ -247,8 +249,18 @@ fn render(
             pad_field(spec, false, &[], ch.encode_utf8(&mut buf).as_bytes(), out);
         }
         Render::Float => {
-            let (bits, size, signed) = int_of(value)?;
-            let x = if signed { sign_extend(bits, size) as f64 } else { zero_extend(bits, size) as f64 };
+            let x = match *value {
+                Value::Float { bits, size: 4 } => f64::from(f32::from_bits(bits as u32)),
+                Value::Float { bits, .. } => f64::from_bits(bits),
+                _ => {
+                    let (bits, size, signed) = int_of(value)?;
+                    if signed {
+                        sign_extend(bits, size) as f64
+                    } else {
+                        zero_extend(bits, size) as f64
+                    }
+                }
+            };
             format_float(x, c_conv, spec, out);
         }
         Render::KernelAddr | Render::UserAddr => {
@@ -307,6 +319,7 @@ fn spec_width_for_indent(conv: &Conversion, dynamic_width: Option<i32>) -> usize
 fn int_of(v: &Value) -> Option<(u64, u8, bool)> {
     match *v {
         Value::Int { bits, size, signed } => Some((bits, size, signed)),
+        Value::Float { bits, size } => Some((bits, size, false)),
         Value::Str(_) | Value::Text(_) => None,
     }
 }
@@ -314,7 +327,7 @@ fn int_of(v: &Value) -> Option<(u64, u8, bool)> {
 fn str_of<'a>(v: &Value<'a>) -> Option<&'a [u8]> {
     match *v {
         Value::Str(s) => Some(s),
-        Value::Int { .. } | Value::Text(_) => None,
+        Value::Int { .. } | Value::Float { .. } | Value::Text(_) => None,
     }
 }
 

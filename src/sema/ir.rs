@@ -570,6 +570,8 @@ pub(crate) enum RecordKind {
 pub(crate) enum ValueLayout {
     /// An 8-byte slot holding an integer of this size and signedness.
     Int { size: u8, signed: bool },
+    /// An 8-byte slot holding the bits of a float (4) or double (8).
+    Float { size: u8 },
     /// A NUL-terminated string of at most `strsize` bytes.
     Str,
     /// A kernel stack: its ID in the stack map (8 bytes).
@@ -583,7 +585,7 @@ pub(crate) enum ValueLayout {
 impl ValueLayout {
     pub(crate) fn bytes(&self, strsize: usize) -> usize {
         match self {
-            ValueLayout::Int { .. } | ValueLayout::Stack => 8,
+            ValueLayout::Int { .. } | ValueLayout::Float { .. } | ValueLayout::Stack => 8,
             ValueLayout::Symbol(kind) => kind.recorded_bytes(),
             ValueLayout::Str => (strsize + 7) & !7,
             ValueLayout::Memory(n) => (n + 7) & !7,

@@ -128,6 +128,31 @@ fn unknown_and_unsupported_options_say_so() {
 }
 
 #[test]
+fn options_may_be_given_again_as_getopt_takes_them() {
+    // A flag stays set; the last -b wins (dtrace-utils' tst.ZeroNameProbes,
+    // tst.BufsizeKilo); -e with nothing to compile has nothing to do.
+    let out = run(&["-qZn", "nosuch:::probe { exit(1); }", "-qn", "BEGIN { printf(\"once\\n\"); exit(0); }"]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "once\n\n"), "{}", out.stderr);
+    let out = run(&["-b", "1k", "-b", "2k", "-e"]);
+    assert_eq!((out.code(), out.stderr.as_str()), (0, ""));
+    let out = run(&["-b", "1k", "-b", "2k"]);
+    assert_eq!(out.code(), 2, "no program and no -e is a usage error");
+}
+
+#[test]
+fn h_names_the_files_the_preprocessor_includes() {
+    let header = script("included.h", "#define GREETING \"hello\"\n");
+    let dir = std::path::Path::new(&header).parent().expect("dir").to_string_lossy().into_owned();
+    let main = script("includes.d", "#include \"included.h\"\nBEGIN { printf(\"%s\\n\", GREETING); exit(0); }\n");
+    let out = run(&["-q", "-C", "-C", "-H", "-I", &dir, "-s", &main]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "hello\n\n"), "{}", out.stderr);
+    assert!(out.stderr.lines().any(|l| l.starts_with(". ") && l.ends_with("included.h")), "{}", out.stderr);
+    // Without -H nothing is said of them.
+    let out = run(&["-q", "-C", "-I", &dir, "-s", &main]);
+    assert_eq!((out.code(), out.stderr.as_str()), (0, ""));
+}
+
+#[test]
 fn raise_signals_the_current_process_only_with_w() {
     let program = "syscall::nanosleep:entry, syscall::clock_nanosleep:entry /pid == $target/ { raise(9); }";
     let out = run(&["-q", "-c", "sleep 5", "-n", program]);

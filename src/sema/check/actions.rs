@@ -733,7 +733,9 @@ impl Checker<'_> {
                 "string" => e.ty == Type::String,
                 // strtok(NULL, delim) goes on from the previous call's position.
                 "string or NULL" => e.ty == Type::String || is_null_constant(&e),
-                _ if param.ends_with('*') => e.ty.is_scalar() || matches!(e.ty, Type::Array(..)),
+                // A string is its address, as DTrace's dt_node_is_argcompat
+                // takes strings for pointers (`bcopy(probename, p, 5)`).
+                _ if param.ends_with('*') => e.ty.is_scalar() || matches!(e.ty, Type::Array(..) | Type::String),
                 _ => e.ty.is_int(),
             };
             if !ok {
@@ -886,6 +888,7 @@ pub(super) fn incompatible_arg(
 pub(super) fn arg_class(ty: &Type) -> ArgClass {
     match ty {
         Type::String => ArgClass::String,
+        Type::Int { name: "float" | "double" | "long double", .. } => ArgClass::Float,
         Type::Int { size, signed, .. } => ArgClass::Integer { size: *size, signed: *signed },
         Type::Pointer(_) | Type::Symbol(_) => ArgClass::Pointer,
         Type::Void | Type::Struct(_) | Type::Array(..) | Type::Stack => ArgClass::Other,

@@ -98,6 +98,17 @@ impl Checker<'_> {
             ));
         }
         let index = self.expr(&keys[0])?;
+        // A constant index is checked against the array's size here (not
+        // a flexible array member's, of no size).
+        if let (Type::Array(_, len @ 1..), TKind::Int(at)) = (&base.ty, &index.kind) {
+            if (*at as i64) < 0 || *at as i64 >= *len as i64 {
+                return Err(CompileError::new(
+                    "D_ARR_BOUNDS",
+                    span,
+                    format!("index {} is out of range for array of {len} elements", *at as i64),
+                ));
+            }
+        }
         let elem = self.pointer_add(BinOp::Add, base, index, span)?;
         self.deref(elem, span)
     }
@@ -430,6 +441,12 @@ impl Checker<'_> {
                         typed(TKind::Cast(Box::new(inner)), ty)
                     }
                     (Type::String, Type::String) => inner,
+                    // A char or void pointer cast to string is the string at
+                    // that address, as stringof() makes it (dtrace-utils:
+                    // `(string)alloca(n)` after a bcopy()).
+                    (Type::String, Type::Pointer(to)) if matches!(**to, Type::Void | Type::Int { size: 1, .. }) => {
+                        typed(TKind::LoadStr(Box::new(inner), self.opts.strsize), Type::String)
+                    }
                     // dt_cook_op2's cast rules: anything casts to void, and
                     // a value to its own type (a struct to itself).
                     (Type::Void, _) => typed(TKind::Cast(Box::new(inner)), Type::Void),
@@ -865,6 +882,11 @@ impl Checker<'_> {
                         &target.span,
                         "a member of a self-> struct cannot be assigned yet: assign the whole struct",
                     )),
+                    TKind::Load(addr) if value.ty.is_scalar() && in_element(&addr) => Err(CompileError::new(
+                        "D_UNSUPPORTED",
+                        &target.span,
+                        "a member of an associative array's struct cannot be assigned yet: assign the whole struct",
+                    )),
                     TKind::Load(addr) if value.ty.is_scalar() => Ok((Place::Memory(addr), value.ty)),
                     // A struct member of struct type: its address is the place.
                     TKind::Offset(..) if matches!(value.ty, Type::Struct(_)) => {
@@ -1072,9 +1094,7 @@ impl Checker<'_> {
             (Type::String, Type::String) => op.is_none(),
             (Type::Struct(a), Type::Struct(b)) => {
                 copy_fits("a variable", &ty, self.opts.strsize, span)?;
-                op.is_none()
-                    && self.completed(a.clone()) == self.completed(b.clone())
-                    && !matches!(place, Place::Element { .. })
+                op.is_none() && self.completed(a.clone()) == self.completed(b.clone())
             }
             (Type::Pointer(_), Type::Pointer(_)) => op.is_none(),
             (Type::Pointer(_), _) if is_null => op.is_none(),
@@ -1240,6 +1260,16 @@ fn in_thread_local(addr: &TExpr) -> bool {
         TKind::Var(Var::ThreadLocal(_)) => true,
         TKind::Offset(base, _) => in_thread_local(base),
         TKind::Binary { lhs, .. } => in_thread_local(lhs),
+        _ => false,
+    }
+}
+
+/// Whether `addr` is inside an associative array's element (a struct value).
+fn in_element(addr: &TExpr) -> bool {
+    match &addr.kind {
+        TKind::Element { .. } => true,
+        TKind::Offset(base, _) => in_element(base),
+        TKind::Binary { lhs, .. } => in_element(lhs),
         _ => false,
     }
 }

@@ -133,6 +133,9 @@ pub(super) const MAX_COPY_BYTES: usize = 8192;
 pub(super) fn value_layout(ty: &Type) -> ValueLayout {
     match ty {
         Type::String => ValueLayout::Str,
+        // A long double's 16 bytes do not fit a slot: D has no arithmetic
+        // on floating-point values, so its high bytes are never set.
+        Type::Int { size, name: "float" | "double" | "long double", .. } => ValueLayout::Float { size: (*size).min(8) },
         Type::Int { size, signed, .. } => ValueLayout::Int { size: *size, signed: *signed },
         Type::Pointer(_) | Type::Struct(_) | Type::Array(..) => ValueLayout::Int { size: 8, signed: false },
         Type::Stack => ValueLayout::Stack,
