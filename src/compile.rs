@@ -204,13 +204,17 @@ pub(crate) fn compile_for_test_with(src: &str, task_storage: fn() -> bool) -> Re
 
 /// The D library files every script sees whatever its providers:
 /// psinfo_t and lwpsinfo_t (curpsinfo, curlwpsinfo), errno and signal names,
-/// the CPUs, and the subroutines written in D.
+/// the CPUs, the subroutines written in D, and the names of uregs[]' words.
 const CORE_LIBRARY: &[(&str, &str)] = &[
     ("procfs.d", include_str!("../d-library/procfs.d")),
     ("errno.d", include_str!("../d-library/errno.d")),
     ("signal.d", include_str!("../d-library/signal.d")),
     ("sched.d", include_str!("../d-library/sched.d")),
     ("subr.d", include_str!("../d-library/subr.d")),
+    #[cfg(target_arch = "aarch64")]
+    ("regs.d", include_str!("../d-library/regs-aarch64.d")),
+    #[cfg(not(target_arch = "aarch64"))]
+    ("regs.d", include_str!("../d-library/regs-x86_64.d")),
 ];
 
 /// The D library files every script sees (`d-library/*.d`, built in): the
@@ -289,6 +293,31 @@ fn valid_attributes(text: &str) -> bool {
 /// names DTrace defines for D programs and the -D/-U/-I arguments. The
 /// cpppath option's program, or else the first of cpp, gcc -E and clang -E
 /// that exists, is used.
+/// The D language version (`dtrace -vV`); `__SUNW_D_VERSION` encodes it
+/// as DTrace's DT_VERSION_NUMBER does: major << 24 | minor << 12 | micro.
+pub(crate) const D_VERSION: &str = "1.13.0";
+
+/// What cpp defines for D scripts, as DTrace's dt_open does: the system's
+/// names but none of the C compiler's own (`-undef` drops __GNUC__).
+fn cpp_definitions() -> Vec<String> {
+    let mut defs: Vec<String> =
+        ["__linux", "__linux__", "__unix", "__unix__", "__SVR4", "__Linux", "__SUNW_D_64", "_LP64", "__LP64__"]
+            .iter()
+            .map(|d| format!("-D{d}"))
+            .collect();
+    let arch: &[&str] = match std::env::consts::ARCH {
+        "x86_64" => &["__amd64", "__x86_64", "__x86_64__"],
+        "aarch64" => &["__aarch64__"],
+        _ => &[],
+    };
+    defs.extend(arch.iter().map(|d| format!("-D{d}")));
+    let version: Vec<u32> = D_VERSION.split('.').map(|n| n.parse().unwrap_or(0)).collect();
+    let number = version[0] << 24 | version[1] << 12 | version[2];
+    defs.push("-D__SUNW_D=1".to_string());
+    defs.push(format!("-D__SUNW_D_VERSION=0x{number:08x}"));
+    defs
+}
+
 fn preprocess(text: &str, path: &str, args: &[String], cpppath: Option<&str>) -> Result<String, String> {
     use std::io::Write;
     use std::process::{Command, Stdio};
@@ -307,7 +336,8 @@ fn preprocess(text: &str, path: &str, args: &[String], cpppath: Option<&str>) ->
     for &(program, first) in candidates {
         let mut cmd = Command::new(program);
         cmd.args(first)
-            .args(["-P", "-x", "c", "-D__SUNW_D=1", "-D__SUNW_D_64", "-D__linux"])
+            .args(["-P", "-x", "c", "-undef"])
+            .args(cpp_definitions())
             .arg(format!("-I{}", if dir.is_empty() { "." } else { &dir }))
             .args(args)
             .arg("-")

@@ -70,8 +70,14 @@ fn usage_error(e: clap::Error) -> ExitCode {
 
 fn run(mut flags: Flags) -> Result<i32, String> {
     if flags.version {
-        // Exactly illumos' line: scripts and test suites parse it.
+        // Exactly illumos' line: scripts and test suites parse it. With -v,
+        // the D version in the form cpp's __SUNW_D_VERSION encodes, as
+        // dtrace-utils says it, then this implementation's.
         println!("dtrace: Sun D 1.13");
+        if flags.verbose {
+            println!("This is DTrace {}", compile::D_VERSION);
+            println!("dtrace for Linux {}", env!("CARGO_PKG_VERSION"));
+        }
         return Ok(0);
     }
     if let Some(why) = flags.unsupported {

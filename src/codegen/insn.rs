@@ -132,6 +132,7 @@ pub(crate) enum Helper {
     RingbufDiscard = 133,
     TaskStorageGet = 156,
     GetCurrentTaskBtf = 158,
+    TaskPtRegs = 175,
 }
 
 /// `bpf_task_storage_get`'s flag: allocate the task's value when it has none.

@@ -417,6 +417,9 @@ pub(crate) enum Subr {
     Strtoll,
     /// htons/ntohs (16), htonl/ntohl (32), htonll/ntohll (64) bits.
     ByteSwap(i32),
+    /// `uregs[i]`: word `i` of the current thread's saved user registers
+    /// (the kernel's struct pt_regs; d-library/regs.d names the words).
+    Uregs(u32),
     Rand,
     Getmajor,
     Getminor,

@@ -434,3 +434,23 @@ fn strtok_without_a_saved_position_reads_address_zero() {
     let out = run(&["-qn", r#"BEGIN { trace(inet_ntop(3, (void *)&curthread->comm)); } BEGIN { exit(0); }"#]);
     assert!(out.stderr.contains("illegal operation in action #1"), "{}", out.stderr);
 }
+
+/// uregs[] at a system call's entry: the registers the thread made it with
+/// (x86_64: orig_ax holds the call's number, rax -ENOSYS until it returns).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn uregs_holds_the_registers_a_system_call_was_made_with() {
+    let w = util::Workload::spawn(&["getppid", "3"]);
+    let script = format!(
+        "syscall::getppid:entry /pid == {}/ {{ printf(\"%d %d %d\\n\", uregs[R_ERR], (long)uregs[R_RAX], uregs[R_PC] != 0); }}",
+        w.pid()
+    );
+    let mut t = Tracer::spawn(&["-q", "-n", READY, "-n", &script]);
+    t.wait_for("ready");
+    w.go();
+    let out = t.stop();
+    out.assert_no_panic();
+    let want = format!("{} -38 1", libc::SYS_getppid);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty() && *l != "ready").collect();
+    assert!(!lines.is_empty() && lines.iter().all(|l| *l == want), "{}", out.stdout);
+}

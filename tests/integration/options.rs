@@ -153,6 +153,20 @@ fn h_names_the_files_the_preprocessor_includes() {
 }
 
 #[test]
+fn cpp_defines_what_dtrace_defines_and_not_the_compilers_names() {
+    let main = script(
+        "predefined.d",
+        "BEGIN {\n#if defined(__linux) && defined(__unix) && defined(__SVR4) && defined(__SUNW_D_64) && !defined(__GNUC__)\n\
+         printf(\"%x %d\\n\", __SUNW_D_VERSION, __SUNW_D);\n#else\nprintf(\"wrong\\n\");\n#endif\nexit(0); }\n",
+    );
+    let out = run(&["-q", "-C", "-s", &main]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "100d000 1\n\n"), "{}", out.stderr);
+    // -vV says the version the macro encodes.
+    let out = run(&["-vV"]);
+    assert!(out.stdout.starts_with("dtrace: Sun D 1.13\nThis is DTrace 1.13.0\n"), "{}", out.stdout);
+}
+
+#[test]
 fn raise_signals_the_current_process_only_with_w() {
     let program = "syscall::nanosleep:entry, syscall::clock_nanosleep:entry /pid == $target/ { raise(9); }";
     let out = run(&["-q", "-c", "sleep 5", "-n", program]);

@@ -13,6 +13,9 @@
 use super::*;
 
 const SLASH: i32 = b'/' as i32;
+/// Words of the kernel's struct pt_regs that hold user registers (x86_64:
+/// r15 .. ss; arm64: x0 .. x30, sp, pc, pstate), as d-library/regs.d numbers them.
+const PT_REGS_WORDS: usize = if cfg!(target_arch = "aarch64") { 34 } else { 21 };
 /// Linux's address families, as inet_ntop() takes them.
 const AF_INET: i32 = 2;
 const AF_INET6: i32 = 10;
@@ -183,6 +186,26 @@ impl Emitter<'_> {
             Subr::ByteSwap(bits) => {
                 self.expr(&args[0])?;
                 self.emit(to_big_endian(R0, bits));
+            }
+            Subr::Uregs(word) => {
+                // The registers the thread entered the kernel with; a word
+                // past pt_regs (a segment register it does not save) is 0.
+                if word as usize >= PT_REGS_WORDS {
+                    self.emit(mov_imm(R0, 0));
+                } else {
+                    let slot = self.alloc_slot(8)?;
+                    self.emit(call(Helper::GetCurrentTaskBtf));
+                    self.emit(mov(R1, R0));
+                    self.emit(call(Helper::TaskPtRegs));
+                    self.emit(mov(R3, R0));
+                    self.emit(alu_imm(Alu::Add, R3, 8 * word as i32));
+                    self.emit(mov(R1, FP));
+                    self.emit(alu_imm(Alu::Add, R1, slot as i32));
+                    self.emit(mov_imm(R2, 8));
+                    self.emit(call(Helper::ProbeReadKernel));
+                    self.emit(ldx(Size::DW, R0, FP, slot));
+                    self.stack_top += 8;
+                }
             }
             Subr::Rand => {
                 self.emit(call(Helper::GetPrandomU32));

@@ -88,6 +88,31 @@ impl Checker<'_> {
         self.lookup_var(scope, name).is_none_or(|(_, ty)| pointee(&ty).is_none() && ty != Type::String)
     }
 
+    /// `uregs[i]`: a user register of the current thread, named by a
+    /// constant (`R_PC`, `R_SP`, ... of d-library/regs.d), as DTrace's
+    /// uregs[] takes only constant indexes.
+    fn uregs(&mut self, keys: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        let [key] = keys else {
+            return Err(CompileError::new(
+                "D_PROTO_LEN",
+                span,
+                format!("uregs[ ] prototype mismatch: {} args passed, 1 expected", keys.len()),
+            ));
+        };
+        let index = self.expr(key)?;
+        let Some(word) = folded(&index).filter(|_| index.ty.is_int()).and_then(|w| u32::try_from(w).ok()) else {
+            return Err(CompileError::new(
+                "D_PROTO_ARG",
+                &key.span,
+                format!(
+                    "uregs[ ] argument #1 is incompatible with prototype:\n\tprototype: integer constant\n\t argument: {}",
+                    index.ty.name()
+                ),
+            ));
+        };
+        Ok(TExpr { kind: TKind::Subr(Subr::Uregs(word), Vec::new()), ty: Type::UINT64, span: span.clone() })
+    }
+
     /// `base[index]` where base is a pointer or an array: the element.
     pub(super) fn pointer_index(&mut self, base: TExpr, keys: &[ast::Expr], span: &Span) -> Result<TExpr> {
         if keys.len() != 1 {
@@ -526,6 +551,9 @@ impl Checker<'_> {
             }
             ExprKind::Index(base, keys) if matches!(&base.kind, ExprKind::Ident(n) if n == "args") => {
                 return self.probe_arg(keys, &span)
+            }
+            ExprKind::Index(base, keys) if matches!(&base.kind, ExprKind::Ident(n) if n == "uregs") => {
+                return self.uregs(keys, &span)
             }
             ExprKind::Index(base, keys) if matches!(&base.kind, ExprKind::Ident(n) if self.inline_has_params(n)) => {
                 let ExprKind::Ident(name) = &base.kind else { unreachable!("matched an identifier") };
