@@ -74,7 +74,11 @@ pub(crate) fn compile(
                     text
                 }
             }
-            ProgramSource::Description(text) | ProgramSource::Probe(text) => text.clone(),
+            ProgramSource::Description(text) => text.clone(),
+            ProgramSource::Probe { desc: Ok(desc), .. } => desc.clone(),
+            ProgramSource::Probe { desc: Err(why), given } => {
+                return Err(format!("invalid probe specifier {given}: {why}"));
+            }
         };
         let ast = syntax::parse(&text, &is_type).map_err(|e| {
             format_error(
@@ -372,7 +376,8 @@ fn preprocess(text: &str, path: &str, args: &[String], cpppath: Option<&str>) ->
 fn notice_name(source: &ProgramSource) -> String {
     match source {
         ProgramSource::Script(path) => format!("script '{path}'"),
-        ProgramSource::Description(text) | ProgramSource::Probe(text) => {
+        ProgramSource::Probe { given, .. } => format!("description '{given}'"),
+        ProgramSource::Description(text) => {
             // dtrace shows the description up to its predicate or actions.
             let end = text.find(['/', '{', ';']).unwrap_or(text.len());
             format!("description '{}'", &text[..end])
@@ -397,7 +402,7 @@ fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &s
             };
             format!("failed to compile script {path}: {tag}{place}{}", e.message)
         }
-        ProgramSource::Description(desc) | ProgramSource::Probe(desc) => {
+        ProgramSource::Description(desc) | ProgramSource::Probe { given: desc, .. } => {
             format!("invalid probe specifier {desc}: {tag}{region}{}", e.message)
         }
     }

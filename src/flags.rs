@@ -12,8 +12,11 @@ pub(crate) enum ProgramSource {
     Description(String),
     /// -s: a script file.
     Script(String),
-    /// -P, -m, -f, -i: a probe description naming just that field.
-    Probe(String),
+    /// -P, -m, -f, -i: a probe description naming just that field (`desc`,
+    /// the fields given filled in right to left from it, as dtrace_str2desc
+    /// does), or why `given` makes none (too many fields); messages name
+    /// what was given.
+    Probe { desc: Result<String, String>, given: String },
 }
 
 /// A process whose pid becomes `$target`, in command-line order.
@@ -642,6 +645,19 @@ pub(crate) fn command() -> Command {
         .arg(Arg::new("args").action(ArgAction::Append).num_args(0..).allow_negative_numbers(true))
 }
 
+/// The description -P (field 0), -m (1) or -f (2) makes of `given`: its
+/// fields end at that field (`-f vmlinux:vfs_read` is `:vmlinux:vfs_read:`);
+/// more fields than that are DTrace's "Overspecified probe description".
+fn field_desc(given: &str, field: usize) -> Result<String, String> {
+    let parts: Vec<&str> = given.split(':').collect();
+    if parts.len() > field + 1 {
+        return Err(format!("invalid probe description \"{given}\": Overspecified probe description"));
+    }
+    let mut fields = vec![""; 4];
+    fields[field + 1 - parts.len()..=field].copy_from_slice(&parts);
+    Ok(fields.join(":"))
+}
+
 /// Parses the command line; `Err` carries clap's error for a usage message.
 pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
     // -32 and -64 are not single letters; getopt-style parsing cannot take them.
@@ -667,10 +683,10 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
     };
     collect("name", &|v| ProgramSource::Description(v.to_string()));
     collect("script", &|v| ProgramSource::Script(v.to_string()));
-    collect("provider", &|v| ProgramSource::Probe(format!("{v}:::")));
-    collect("module", &|v| ProgramSource::Probe(format!(":{v}::")));
-    collect("function", &|v| ProgramSource::Probe(format!("::{v}:")));
-    collect("id", &|v| ProgramSource::Probe(format!("#{v}")));
+    for (id, field) in [("provider", 0), ("module", 1), ("function", 2)] {
+        collect(id, &|v| ProgramSource::Probe { desc: field_desc(v, field), given: v.to_string() });
+    }
+    collect("id", &|v| ProgramSource::Probe { desc: Ok(format!("#{v}")), given: v.to_string() });
     indexed.sort_by_key(|(i, _)| *i);
     let mut targets: Vec<(usize, TargetSpec)> = Vec::new();
     for (id, make) in [("command", TargetSpec::Command as fn(String) -> TargetSpec), ("pid", TargetSpec::Pid)] {

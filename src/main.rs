@@ -280,6 +280,12 @@ fn generate(what: flags::Generate, flags: &Flags, compiled: &compile::Compiled) 
     Ok(0)
 }
 
+/// Whether `text` mentions macro argument `n` (`$n` or `$$n`, not `$n0`).
+fn references_macro(text: &str, n: usize) -> bool {
+    let name = format!("${n}");
+    text.match_indices(&name).any(|(at, _)| !text[at + name.len()..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
 /// -l: list the probes matching the descriptions (all probes without any).
 fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     // -c/-p give $target (pid provider probes); a created command never
@@ -293,21 +299,35 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     let mut ids: Vec<u32> = Vec::new();
     let mut descs = Vec::new();
     for source in &flags.sources {
+        // Each description is compiled on its own, as dtrace -l does: an
+        // operand it does not reference is extraneous (unless -x argref).
+        if let ProgramSource::Probe { given: text, .. } | ProgramSource::Description(text) = source {
+            let unused = (1..=flags.args.len()).find(|n| !references_macro(text, *n));
+            if let Some(n) = unused.filter(|_| !flags.options.argref) {
+                return Err(format!(
+                    "invalid probe specifier {text}: extraneous argument '{}' (${n} is not referenced)",
+                    flags.args[n - 1]
+                ));
+            }
+        }
         match source {
-            ProgramSource::Probe(text) if text.starts_with('#') => {
-                let id: u32 = text[1..].parse().map_err(|_| format!("invalid probe identifier {}", &text[1..]))?;
+            ProgramSource::Probe { desc: Ok(text), given } if text.starts_with('#') => {
+                let id: u32 = given.parse().map_err(|_| format!("invalid probe identifier {given}"))?;
                 if registry.get(id).is_none() {
                     return Err(format!(
-                        "invalid probe specifier {}: probe description :::{id} does not match any probes",
-                        &text[1..]
+                        "invalid probe specifier {given}: probe description :::{id} does not match any probes"
                     ));
                 }
                 ids.push(id);
             }
-            ProgramSource::Description(text) | ProgramSource::Probe(text) => {
+            ProgramSource::Probe { desc: Err(why), given } => {
+                return Err(format!("invalid probe specifier {given}: {why}"));
+            }
+            ProgramSource::Probe { desc: Ok(text), given } => descs.push((given.clone(), text.clone())),
+            ProgramSource::Description(text) => {
                 let spec = text.split(['{', '/']).next().unwrap_or("").trim();
                 for d in spec.split(',').map(str::trim) {
-                    descs.push(d.to_string());
+                    descs.push((d.to_string(), d.to_string()));
                 }
             }
             ProgramSource::Script(_) => {
@@ -324,17 +344,19 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
             }
         }
     }
-    for d in &descs {
+    for (given, d) in &descs {
         let macro_args: Vec<String> = std::iter::once("dtrace".to_string()).chain(flags.args.iter().cloned()).collect();
         let expanded = provider::desc::expand_macros(d, &macro_args, &|w| {
             provider::desc::macro_variable(w, target_pid).map(|v| v.to_string())
         })
-        .map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
+        .map_err(|m| format!("invalid probe specifier {given}: {m}"))?;
         let desc =
-            provider::desc::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {d}: {m}"))?;
+            provider::desc::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {given}: {m}"))?;
         let found = registry.matching(&desc);
         if found.is_empty() && !flags.zero_matches_ok {
-            return Err(format!("invalid probe specifier {d}: probe description {expanded} does not match any probes"));
+            return Err(format!(
+                "invalid probe specifier {given}: probe description {expanded} does not match any probes"
+            ));
         }
         ids.extend(found);
     }

@@ -672,9 +672,11 @@ impl State<'_> {
             let probe_id = read_u32(data, layout::HDR_PROBE_ID);
             let probe = self.registry.get(probe_id).map(|p| p.full_name()).unwrap_or_default();
             self.out.flush().ok();
+            // An option without a value is set to "1"; DTrace's message
+            // ends in a newline of its own, so a blank line follows.
             eprintln!(
-                "dtrace: error on enabled probe ID {epid} (ID {probe_id}: {probe}): couldn't set option \"{name}\" to \"{}\": {why}",
-                value.unwrap_or("")
+                "dtrace: error on enabled probe ID {epid} (ID {probe_id}: {probe}): couldn't set option \"{name}\" to \"{}\": {why}\n",
+                value.unwrap_or("1")
             );
         }
     }

@@ -140,6 +140,28 @@ fn options_may_be_given_again_as_getopt_takes_them() {
 }
 
 #[test]
+fn probe_options_are_named_as_given_in_errors() {
+    // -P fills the provider field: more fields are overspecified
+    // (dtrace-utils' tst.InvalidProvider1); -f names the function
+    // (tst.InvalidTraceFunc1); each -l description is compiled on its own,
+    // an operand it does not use extraneous (tst.ExtraneousProbeIds).
+    for (args, want) in [
+        (
+            &["-lP", "profile:::profile-97"][..],
+            "dtrace: invalid probe specifier profile:::profile-97: invalid probe description \"profile:::profile-97\": Overspecified probe description\n",
+        ),
+        (&["-lf", "profile"], "dtrace: invalid probe specifier profile: probe description ::profile: does not match any probes\n"),
+        (&["-li", "12", "10", "-i", "23"], "dtrace: invalid probe specifier 12: extraneous argument '10' ($1 is not referenced)\n"),
+    ] {
+        let out = run(args);
+        assert_eq!((out.code(), out.stderr.as_str()), (1, want), "{args:?}");
+    }
+    // A module given with its function fills both fields.
+    let out = run(&["-lf", "vmlinux:nosuchfunction"]);
+    assert!(out.stderr.contains("probe description :vmlinux:nosuchfunction: does not match"), "{}", out.stderr);
+}
+
+#[test]
 fn h_names_the_files_the_preprocessor_includes() {
     let header = script("included.h", "#define GREETING \"hello\"\n");
     let dir = std::path::Path::new(&header).parent().expect("dir").to_string_lossy().into_owned();
@@ -332,6 +354,9 @@ fn setopt_changes_dynamic_options_and_reports_the_rest() {
         "{}",
         out.stderr
     );
+    // Without a value the option is set to "1"; each message ends in a blank line.
+    let out = run(&["-qn", "BEGIN { setopt(\"Nixon\"); exit(0); }"]);
+    assert!(out.stderr.ends_with("couldn't set option \"Nixon\" to \"1\": Invalid option name\n\n"), "{}", out.stderr);
 }
 
 /// The empty option lets a program without clauses compile; it then
