@@ -75,6 +75,18 @@ pub(crate) fn compile(
                 }
             }
             ProgramSource::Description(text) => text.clone(),
+            // -i: the probe of that ID, by its full description.
+            ProgramSource::Probe { desc: Ok(desc), given } if desc.starts_with('#') => {
+                let probe = given.parse().ok().and_then(|id| registry.get(id));
+                match probe {
+                    Some(p) => p.full_name(),
+                    None => {
+                        return Err(format!(
+                            "invalid probe specifier {given}: probe description :::{given} does not match any probes"
+                        ))
+                    }
+                }
+            }
             ProgramSource::Probe { desc: Ok(desc), .. } => desc.clone(),
             ProgramSource::Probe { desc: Err(why), given } => {
                 return Err(format!("invalid probe specifier {given}: {why}"));
@@ -119,24 +131,22 @@ pub(crate) fn compile(
     for p in &parsed {
         let before = checker.matched;
         let errtags = options.errtags;
+        checker.macro_args_used.clear();
         checker
             .check_items(&p.ast, &p.text)
             .map_err(|e| format_error(&p.kind, &p.text, &e, checker.region, errtags))?;
         matches.push((notice_name(&p.kind), checker.matched - before));
-    }
-    // dt_compile: an argument the program never references is an error
-    // unless -x argref allows it.
-    if !options.argref {
-        if let Some(n) = (1..macro_args.len() as u32).find(|n| !checker.macro_args_used.contains(n)) {
-            let error = CompileError {
-                tag: "D_MACRO_UNUSED",
-                message: format!("extraneous argument '{}' (${n} is not referenced)", macro_args[n as usize]),
-                span: None,
-            };
-            return Err(match parsed.last() {
-                Some(last) => format_error(&last.kind, &last.text, &error, "", options.errtags),
-                None => error.message,
-            });
+        // dt_compile, for each program (-s, -n, -P, ... is one each): an
+        // argument it never references is an error unless -x argref.
+        if !options.argref {
+            if let Some(n) = (1..macro_args.len() as u32).find(|n| !checker.macro_args_used.contains(n)) {
+                let error = CompileError {
+                    tag: "D_MACRO_UNUSED",
+                    message: format!("extraneous argument '{}' (${n} is not referenced)", macro_args[n as usize]),
+                    span: None,
+                };
+                return Err(format_error(&p.kind, &p.text, &error, "", options.errtags));
+            }
         }
     }
     let program = checker.finish();

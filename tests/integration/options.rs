@@ -156,6 +156,16 @@ fn probe_options_are_named_as_given_in_errors() {
         let out = run(args);
         assert_eq!((out.code(), out.stderr.as_str()), (1, want), "{args:?}");
     }
+    // Enabling is the same: -i enables the probe of that ID, and each
+    // program must reference every operand.
+    let out = run(&["-i", "12", "10", "-i", "23"]);
+    assert_eq!(
+        (out.code(), out.stderr.as_str()),
+        (1, "dtrace: invalid probe specifier 12: extraneous argument '10' ($1 is not referenced)\n")
+    );
+    let out = run(&["-i", "1", "-c", "true"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.lines().any(|l| l.trim_end().ends_with(":BEGIN")), "{}", out.stdout);
     // A module given with its function fills both fields.
     let out = run(&["-lf", "vmlinux:nosuchfunction"]);
     assert!(out.stderr.contains("probe description :vmlinux:nosuchfunction: does not match"), "{}", out.stderr);
