@@ -520,10 +520,41 @@ static __always_inline void dt_io_remember(struct dt_io_args *a)
 }
 
 /* block_rq_issue: the request goes to the device driver. */
+/* A request the driver could not take yet goes back to the queue
+ * (block_rq_requeue) and is issued again: io:::start fires once per
+ * request, at its first issue, as a buf is started once on Solaris. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} dt_io_requeued SEC(".maps");
+
+/* Nonzero once a request was requeued: until then start looks nothing up. */
+__u32 dt_io_requeues = 0;
+
+/* block_rq_requeue(q, rq) before Linux 5.11, block_rq_requeue(rq) since. */
+SEC("raw_tp/block_rq_requeue")
+int dt_io_requeue(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 rq = dt_io_rq_arg ? ctx->args[1] : ctx->args[0];
+	__u8 one = 1;
+	bpf_map_update_elem(&dt_io_requeued, &rq, &one, BPF_ANY);
+	__sync_fetch_and_add(&dt_io_requeues, 1);
+	return 0;
+}
+
 SEC("raw_tp/block_rq_issue")
 int dt_io_start(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct request *rq = (struct request *)(dt_io_rq_arg ? ctx->args[1] : ctx->args[0]);
+	if (dt_io_requeues) {
+		__u64 key = (__u64)rq;
+		if (bpf_map_lookup_elem(&dt_io_requeued, &key)) {
+			bpf_map_delete_elem(&dt_io_requeued, &key);
+			return 0;
+		}
+	}
 	struct dt_io_args *a = dt_io_fill(rq, DT_IO_START);
 	if (!a)
 		return 0;

@@ -131,22 +131,25 @@ pub(crate) fn compile(
     for p in &parsed {
         let before = checker.matched;
         let errtags = options.errtags;
-        checker.macro_args_used.clear();
         checker
             .check_items(&p.ast, &p.text)
             .map_err(|e| format_error(&p.kind, &p.text, &e, checker.region, errtags))?;
         matches.push((notice_name(&p.kind), checker.matched - before));
-        // dt_compile, for each program (-s, -n, -P, ... is one each): an
-        // argument it never references is an error unless -x argref.
-        if !options.argref {
-            if let Some(n) = (1..macro_args.len() as u32).find(|n| !checker.macro_args_used.contains(n)) {
-                let error = CompileError {
-                    tag: "D_MACRO_UNUSED",
-                    message: format!("extraneous argument '{}' (${n} is not referenced)", macro_args[n as usize]),
-                    span: None,
-                };
-                return Err(format_error(&p.kind, &p.text, &error, "", options.errtags));
-            }
+    }
+    // dt_compile: an argument no program references is an error unless -x
+    // argref allows it; it is reported against the first program, which
+    // dtrace compiles first.
+    if !options.argref {
+        if let Some(n) = (1..macro_args.len() as u32).find(|n| !checker.macro_args_used.contains(n)) {
+            let error = CompileError {
+                tag: "D_MACRO_UNUSED",
+                message: format!("extraneous argument '{}' (${n} is not referenced)", macro_args[n as usize]),
+                span: None,
+            };
+            return Err(match parsed.first() {
+                Some(first) => format_error(&first.kind, &first.text, &error, "", options.errtags),
+                None => error.message,
+            });
         }
     }
     let program = checker.finish();

@@ -298,18 +298,25 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     let target_pid = targets.last_pid();
     let mut ids: Vec<u32> = Vec::new();
     let mut descs = Vec::new();
-    for source in &flags.sources {
-        // Each description is compiled on its own, as dtrace -l does: an
-        // operand it does not reference is extraneous (unless -x argref).
-        if let ProgramSource::Probe { given: text, .. } | ProgramSource::Description(text) = source {
-            let unused = (1..=flags.args.len()).find(|n| !references_macro(text, *n));
-            if let Some(n) = unused.filter(|_| !flags.options.argref) {
-                return Err(format!(
-                    "invalid probe specifier {text}: extraneous argument '{}' (${n} is not referenced)",
-                    flags.args[n - 1]
-                ));
-            }
+    // An operand no description references is extraneous (unless -x
+    // argref), reported against the first, as when enabling.
+    let texts: Vec<&String> = flags
+        .sources
+        .iter()
+        .filter_map(|s| match s {
+            ProgramSource::Probe { given: text, .. } | ProgramSource::Description(text) => Some(text),
+            ProgramSource::Script(_) => None,
+        })
+        .collect();
+    if let (Some(first), false) = (texts.first(), flags.options.argref) {
+        if let Some(n) = (1..=flags.args.len()).find(|n| !texts.iter().any(|t| references_macro(t, *n))) {
+            return Err(format!(
+                "invalid probe specifier {first}: extraneous argument '{}' (${n} is not referenced)",
+                flags.args[n - 1]
+            ));
         }
+    }
+    for source in &flags.sources {
         match source {
             ProgramSource::Probe { desc: Ok(text), given } if text.starts_with('#') => {
                 let id: u32 = given.parse().map_err(|_| format!("invalid probe identifier {given}"))?;

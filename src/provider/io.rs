@@ -91,6 +91,11 @@ impl Provider for Io {
             // wait-start and wait-done take their arguments from the thread's last request.
             wanted.push(PROBES[0].program);
         }
+        // start skips the reissue of a requeued request.
+        let starts = wanted.contains(&PROBES[0].program);
+        if starts {
+            wanted.push("dt_io_requeue");
+        }
         super::autoload_only(open.open_object_mut(), &wanted);
         let ids = self.id_base..self.id_base + PROBES.len() as u32;
         if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
@@ -133,6 +138,11 @@ impl Provider for Io {
             } else if wanted.contains(&probe.program) {
                 cx.attach_raw_tp(skel.object(), probe.program, probe.tracepoint);
             }
+        }
+        // Linux has had block_rq_requeue since 2.6; were it missing, a
+        // reissued request would start twice, as it did before.
+        if starts {
+            cx.attach_raw_tp(skel.object(), "dt_io_requeue", "block_rq_requeue");
         }
         Ok(Box::new(Loaded(skel)))
     }

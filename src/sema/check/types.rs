@@ -352,6 +352,21 @@ pub(crate) fn named_type(name: &str) -> Option<Type> {
         "s32" | "__s32" => t(4, true, "s32"),
         "s64" | "__s64" | "loff_t" => t(8, true, "s64"),
         "bool" | "_Bool" => t(1, false, "bool"),
+        // The short unsigned names of Solaris' sys/types.h and of Linux's
+        // linux/types.h (BSD's u_* among them), which scripts cast with.
+        "uchar" => t(1, false, "uchar"),
+        "unchar" => t(1, false, "unchar"),
+        "u_char" => t(1, false, "u_char"),
+        "u_int8_t" => t(1, false, "u_int8_t"),
+        "ushort" => t(2, false, "ushort"),
+        "u_short" => t(2, false, "u_short"),
+        "u_int16_t" => t(2, false, "u_int16_t"),
+        "uint" => t(4, false, "uint"),
+        "u_int" => t(4, false, "u_int"),
+        "u_int32_t" => t(4, false, "u_int32_t"),
+        "ulong" => t(8, false, "ulong"),
+        "u_long" => t(8, false, "u_long"),
+        "u_int64_t" => t(8, false, "u_int64_t"),
         _ => None,
     }
 }
