@@ -271,6 +271,20 @@ pub(crate) fn start(
     if std::env::var_os("DTRACE_DEBUG_LIBBPF").is_none() {
         libbpf_rs::set_print(None);
     }
+    // Said plainly rather than in the verifier's log of the refused program.
+    // SAFETY: a probe call with no options; it only loads a program.
+    let has_task_pt_regs = || unsafe {
+        libbpf_sys::libbpf_probe_bpf_helper(
+            libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT,
+            libbpf_sys::BPF_FUNC_task_pt_regs,
+            std::ptr::null(),
+        )
+    } == 1;
+    if program.uses_uregs && !has_task_pt_regs() {
+        anyhow::bail!(
+            "uregs[] needs the kernel's bpf_task_pt_regs helper (Linux 5.15 and later), which this kernel lacks"
+        );
+    }
 
     // Core object: the maps every entry program shares.
     let storage = Box::leak(Box::new(std::mem::MaybeUninit::uninit()));

@@ -795,6 +795,8 @@ pub(crate) struct Program {
     /// keeps a table of command lines.
     pub uses_psargs_table: bool,
     /// Some clause calls strtok(): each firing starts with no saved position.
+    /// uregs[] is read: the kernel must have bpf_task_pt_regs.
+    pub uses_uregs: bool,
     pub uses_strtok: bool,
     /// Some clause takes a destructive action: tracing needs -w.
     pub destructive: bool,

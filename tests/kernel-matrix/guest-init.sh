@@ -327,6 +327,14 @@ grep -qx 'r /tmp/fbtfile /tmp / 0' /tmp/out.36 && grep -qx 'w /dev/null /dev dev
   && grep -q 'vmlinux`' /tmp/out.36 && ! grep -q 'bpf' /tmp/out.36 && [ $RC = 0 ]
 r $? "out=$(tr '\n' '|' < /tmp/out.36 | head -c 400) err=$(head -2 /tmp/err.36 | tr '\n' '|')"
 
+# 37. uregs[] reads pt_regs by bpf_task_pt_regs (Linux 5.15 on): BEGIN fires in dtrace's own
+# system call, its user pc and sp saved; 5.10 has no such helper and dtrace says so.
+t 37 uregs -qn 'BEGIN { printf("%d\n", uregs[R_PC] != 0 && uregs[R_SP] != 0); exit(0); }'
+case $(uname -r) in
+  5.10.*) [ $RC = 1 ] && grep -q 'bpf_task_pt_regs helper (Linux 5.15' /tmp/err.37 ;;
+  *) [ $RC = 0 ] && grep -qx 1 /tmp/out.37 && [ ! -s /tmp/err.37 ] ;;
+esac; r $? "out=$(tr '\n' '|' < /tmp/out.37) err=$(head -2 /tmp/err.37 | tr '\n' '|')"
+
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
   SIG=INT TMO=3
   (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!

@@ -110,6 +110,7 @@ impl Checker<'_> {
                 ),
             ));
         };
+        self.program.uses_uregs = true;
         Ok(TExpr { kind: TKind::Subr(Subr::Uregs(word), Vec::new()), ty: Type::UINT64, span: span.clone() })
     }
 
