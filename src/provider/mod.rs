@@ -682,7 +682,8 @@ impl EnableContext<'_> {
         prog_array: &dyn MapCore,
         ty: ClauseProgType,
     ) -> Result<OwnedFd> {
-        if let Some(joined) = self.inlined(program, Some(slot), target, e.clauses, EntryWork::KeepsState)? {
+        // The per-probe entries (fbt, sdt, rawtp) only start a firing.
+        if let Some(joined) = self.inlined(program, Some(slot), target, e.clauses, EntryWork::FiringOnly)? {
             return Ok(joined);
         }
         self.fill(prog_array, slot, e.clauses, ty)?;
