@@ -55,6 +55,48 @@ static __always_inline __u64 dt_io_bound(__u64 off)
 	return off;
 }
 
+/* A dentry's parent and name. Each helper call costs more than the rest
+ * of a step up the path: they are read at once where they lie together
+ * (d_parent, then d_name's hash_len and name: every kernel so far). */
+struct dt_dentry_link {
+	struct dentry *parent;
+	__u64 hash_len;
+	const unsigned char *name;
+};
+
+static __always_inline void dt_read_dentry_link(struct dentry *d, struct dt_dentry_link *l)
+{
+	__u32 at = bpf_core_field_offset(struct dentry, d_parent);
+	if (bpf_core_field_offset(struct dentry, d_name) == at + 8 && bpf_core_field_offset(struct qstr, name) == 8) {
+		bpf_probe_read_kernel(l, sizeof(*l), (void *)d + at);
+	} else {
+		l->parent = BPF_CORE_READ(d, d_parent);
+		l->name = BPF_CORE_READ(d, d_name.name);
+	}
+}
+
+/* A mount's parent, where it is mounted in the parent, and its root
+ * dentry: read at once where they lie together (mnt_parent,
+ * mnt_mountpoint, then mnt.mnt_root: every kernel so far). */
+struct dt_mount_link {
+	struct mount *parent;
+	struct dentry *mountpoint;
+	struct dentry *root;
+};
+
+static __always_inline void dt_read_mount_link(struct mount *m, struct dt_mount_link *l)
+{
+	__u32 at = bpf_core_field_offset(struct mount, mnt_parent);
+	if (bpf_core_field_offset(struct mount, mnt_mountpoint) == at + 8 &&
+	    bpf_core_field_offset(struct mount, mnt) == at + 16 && bpf_core_field_offset(struct vfsmount, mnt_root) == 0) {
+		bpf_probe_read_kernel(l, sizeof(*l), (void *)m + at);
+	} else {
+		l->parent = BPF_CORE_READ(m, mnt_parent);
+		l->mountpoint = BPF_CORE_READ(m, mnt_mountpoint);
+		l->root = BPF_CORE_READ(m, mnt.mnt_root);
+	}
+}
+
 /* The path of dentry d under mount mnt: fi_pathname, fi_dirname, fi_name
  * and fi_mount, those of them `want` names (DT_FI_*); the others keep
  * what they held. */
@@ -68,19 +110,20 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 		return;
 	pb->count = 0;
 	pb->mount_at = -1;
-	struct dentry *mnt_root = BPF_CORE_READ(mnt, mnt.mnt_root);
+	struct dt_mount_link ml;
+	dt_read_mount_link(mnt, &ml);
 
 	/* Leaf to root: the names of the dentries, crossing mounts. */
 	for (int i = 0; i < DT_DEPTH + 16; i++) {
-		struct dentry *parent = BPF_CORE_READ(d, d_parent);
-		if (d == mnt_root || d == parent || !parent) {
-			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
-			if (!mnt || !up || up == mnt)
+		struct dt_dentry_link dl;
+		dt_read_dentry_link(d, &dl);
+		if (d == ml.root || d == dl.parent || !dl.parent) {
+			if (!mnt || !ml.parent || ml.parent == mnt)
 				break;
 			/* Cross to the mount point, in the parent mount. */
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			mnt_root = BPF_CORE_READ(mnt, mnt.mnt_root);
+			d = ml.mountpoint;
+			mnt = ml.parent;
+			dt_read_mount_link(mnt, &ml);
 			if (pb->mount_at < 0)
 				pb->mount_at = pb->count;
 			continue;
@@ -90,9 +133,9 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 			dt_io_no_file(fi, dt_io_unknown);
 			return;
 		}
-		pb->names[n & (DT_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
+		pb->names[n & (DT_DEPTH - 1)] = dl.name;
 		pb->count = n + 1;
-		d = parent;
+		d = dl.parent;
 	}
 	if (pb->mount_at < 0)
 		pb->mount_at = pb->count;

@@ -176,6 +176,21 @@ struct dt_head {
 		 *(type *)&(head)->bytes[bpf_core_field_offset(ptr->field) & (DT_HEAD_BYTES - 1)] : \
 		 (type)BPF_CORE_READ(ptr, field))
 
+/* Reads the first bytes of *ptr, an object of type `type`, for DT_HEAD:
+ * DT_HEAD_BYTES, or the whole object if it is smaller (what follows it
+ * may not be mapped). */
+#define DT_READ_HEAD(head, ptr, type)                                                             \
+	bpf_probe_read_kernel((head)->bytes,                                                      \
+			      bpf_core_type_size(type) < DT_HEAD_BYTES ? bpf_core_type_size(type) :   \
+									 DT_HEAD_BYTES,                  \
+			      ptr)
+
+/* A kiocb's first members. */
+struct dt_kiocb_head {
+	struct file *ki_filp;
+	__s64 ki_pos;
+};
+
 /* The numbers gendisk begins with, read at once when they are adjacent. */
 struct dt_disk_numbers {
 	int major;
@@ -184,9 +199,11 @@ struct dt_disk_numbers {
 };
 
 /* b_edev and (if wanted) devinfo_t: the partition the request is for (the
- * disk when it names none). Returns the disk. */
+ * disk when it names none). Returns the disk; *part_out is the request's
+ * partition (a block_device, or before 5.11 an hd_struct). */
 static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_head *head,
-						    struct dt_devinfo *dev, struct dt_bufinfo *buf)
+						    struct dt_devinfo *dev, struct dt_bufinfo *buf,
+						    void **part_out)
 {
 	struct gendisk *disk;
 	__u32 devt = 0;
@@ -198,6 +215,11 @@ static __always_inline struct gendisk *dt_io_device(struct request *rq, struct d
 		struct request_queue *q = DT_HEAD(head, rq, struct request_queue *, q);
 		disk = BPF_CORE_READ(q, disk);
 	}
+	void *part = DT_HEAD(head, old, void *, part);
+	*part_out = part;
+	/* fileinfo_t needs only the disk and partition. */
+	if (!dt_io_want_edev && !dt_io_want_dev)
+		return disk;
 	struct dt_disk_numbers n;
 	if (bpf_core_field_offset(disk->major) == 0 && bpf_core_field_offset(disk->first_minor) == 4 &&
 	    bpf_core_field_offset(disk->minors) == 8) {
@@ -209,7 +231,6 @@ static __always_inline struct gendisk *dt_io_device(struct request *rq, struct d
 	}
 	int major = n.major, first_minor = n.first_minor, minors = n.minors;
 
-	void *part = DT_HEAD(head, old, void *, part);
 	if (part) {
 		if (bpf_core_type_exists(struct hd_struct___old))
 			devt = BPF_CORE_READ((struct hd_struct___old *)part, __dev.devt);
@@ -312,7 +333,39 @@ struct dt_io_buffer {
 	struct page *page;
 	struct page *first;   /* the head of page's folio */
 	unsigned long mapping; /* first->mapping */
+	void *private;        /* bio->bi_private: a direct I/O's iomap_dio */
+	void *part;           /* the request's partition (dt_io_device) */
 };
+
+/* A page's compound_head and mapping: the word after flags, and mapping,
+ * read at once where they are close (every kernel so far). */
+struct dt_page_words {
+	unsigned long words[5];
+};
+
+static __always_inline unsigned long dt_page_mapping(struct page *page, struct page **first_out)
+{
+	__u32 head_at = bpf_core_field_offset(struct page, compound_head);
+	__u32 mapping_at = bpf_core_field_offset(struct page, mapping);
+	unsigned long head, mapping;
+	if (head_at == 8 && mapping_at == 24) {
+		struct dt_page_words w;
+		bpf_probe_read_kernel(&w, 32, page);
+		head = w.words[1];
+		mapping = w.words[3];
+	} else {
+		head = BPF_CORE_READ(page, compound_head);
+		mapping = (unsigned long)BPF_CORE_READ(page, mapping);
+	}
+	/* A tail page of a large folio: the head has the mapping. */
+	struct page *first = page;
+	if (head & 1) {
+		first = (struct page *)(head - 1);
+		mapping = (unsigned long)BPF_CORE_READ(first, mapping);
+	}
+	*first_out = first;
+	return mapping;
+}
 
 /* Fills `b` and bufinfo_t's buffer members: a page-cache page is B_PAGEIO,
  * anything else user memory (direct I/O), B_PHYS. False when the request
@@ -334,10 +387,8 @@ static __always_inline bool dt_io_buffer(struct request *rq, struct dt_head *rq_
 	struct page *page = BPF_CORE_READ(vec, bv_page);
 	if (!page)
 		return false;
-	/* A tail page of a large folio: the head has the mapping. */
-	unsigned long head = BPF_CORE_READ(page, compound_head);
-	struct page *first = (head & 1) ? (struct page *)(head - 1) : page;
-	unsigned long mapping = (unsigned long)BPF_CORE_READ(first, mapping);
+	struct page *first;
+	unsigned long mapping = dt_page_mapping(page, &first);
 	if (mapping && !(mapping & 1)) {
 		buf->b_flags |= DT_B_PAGEIO;
 		buf->b_addr = (__u64)page;
@@ -347,6 +398,7 @@ static __always_inline bool dt_io_buffer(struct request *rq, struct dt_head *rq_
 	b->bio = bio;
 	b->vec = vec;
 	b->into_vec = DT_HEAD(&bio_head, bio, __u32, bi_iter.bi_bvec_done);
+	b->private = DT_HEAD(&bio_head, bio, void *, bi_private);
 	b->page = page;
 	b->first = first;
 	b->mapping = mapping;
@@ -360,7 +412,8 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 	struct bio_vec *vec = b->vec;
 	struct page *page = b->page, *first = b->first;
 	unsigned long mapping = b->mapping;
-	struct inode *inode;
+	struct inode *inode = NULL;
+	struct super_block *sb = NULL;
 	struct dentry *dentry = NULL;
 	struct mount *mnt = NULL;
 	__s64 offset;
@@ -369,7 +422,10 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 	if (mapping && !(mapping & 1)) {
 		/* A page-cache page: its mapping's host is the file. */
 		inode = BPF_CORE_READ((struct address_space *)mapping, host);
-		if ((BPF_CORE_READ(inode, i_mode) & DT_S_IFMT) == DT_S_IFBLK) {
+		struct dt_head h;
+		DT_READ_HEAD(&h, inode, struct inode);
+		sb = DT_HEAD(&h, inode, struct super_block *, i_sb);
+		if ((DT_HEAD(&h, inode, umode_t, i_mode) & DT_S_IFMT) == DT_S_IFBLK) {
 			/* The block device's own cache: metadata, or raw I/O. */
 			dt_io_no_file(fi, dt_io_none);
 			return;
@@ -384,7 +440,7 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
 		if (alias)
 			dentry = (struct dentry *)((void *)alias - bpf_core_field_offset(struct dentry, d_u.d_alias));
-		mnt = dt_io_sb_mount(BPF_CORE_READ(inode, i_sb));
+		mnt = dt_io_sb_mount(sb);
 	} else {
 		/* User memory: direct I/O. Both iomap's (file systems) and the
 		 * block device's direct I/O keep the kiocb first in the bio's
@@ -392,17 +448,42 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		 * the request's disk. */
 		struct kiocb *iocb = NULL;
 		struct file *file = NULL;
+		struct vfsmount *vfsmnt = NULL;
 		bool blockdev = false;
 		/* The front part of a bio split to the device's limits is a new
 		 * bio whose private data is the original: look there too. */
+		struct dt_kiocb_head k = {};
+		struct dt_head h;
+		void *private = b->private;
 		for (int level = 0; level < 2; level++) {
-			struct iomap_dio *dio = BPF_CORE_READ(bio, bi_private);
+			if (level > 0)
+				private = BPF_CORE_READ(bio, bi_private);
+			struct iomap_dio *dio = private;
 			iocb = BPF_CORE_READ(dio, iocb);
-			file = BPF_CORE_READ(iocb, ki_filp);
-			inode = BPF_CORE_READ(file, f_inode);
-			blockdev = (BPF_CORE_READ(inode, i_mode) & DT_S_IFMT) == DT_S_IFBLK;
-			if (file && (blockdev || BPF_CORE_READ(inode, i_sb, s_bdev, bd_disk) == disk))
-				break;
+			if (bpf_core_field_offset(iocb->ki_filp) == 0 && bpf_core_field_offset(iocb->ki_pos) == 8) {
+				bpf_probe_read_kernel(&k, sizeof(k), iocb);
+			} else {
+				k.ki_filp = BPF_CORE_READ(iocb, ki_filp);
+				k.ki_pos = BPF_CORE_READ(iocb, ki_pos);
+			}
+			file = k.ki_filp;
+			if (file) {
+				DT_READ_HEAD(&h, file, struct file);
+				inode = DT_HEAD(&h, file, struct inode *, f_inode);
+				oflags = DT_HEAD(&h, file, unsigned int, f_flags);
+				dentry = DT_HEAD(&h, file, struct dentry *, f_path.dentry);
+				vfsmnt = DT_HEAD(&h, file, struct vfsmount *, f_path.mnt);
+				DT_READ_HEAD(&h, inode, struct inode);
+				blockdev = (DT_HEAD(&h, inode, umode_t, i_mode) & DT_S_IFMT) == DT_S_IFBLK;
+				sb = DT_HEAD(&h, inode, struct super_block *, i_sb);
+				if (blockdev)
+					break;
+				/* The file system's device is the request's partition
+				 * (or, before 5.11, one on the request's disk). */
+				struct block_device *sb_dev = BPF_CORE_READ(sb, s_bdev);
+				if (sb_dev && ((void *)sb_dev == b->part || BPF_CORE_READ(sb_dev, bd_disk) == disk))
+					break;
+			}
 			file = NULL;
 			bio = (struct bio *)dio;
 		}
@@ -415,11 +496,9 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 			return;
 		}
 		/* Where the read or write system call began. */
-		offset = BPF_CORE_READ(iocb, ki_pos);
-		oflags = BPF_CORE_READ(file, f_flags);
-		dentry = BPF_CORE_READ(file, f_path.dentry);
-		struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
-		mnt = (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
+		offset = k.ki_pos;
+		if (vfsmnt)
+			mnt = (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
 	}
 	if (!dentry || !mnt) {
 		dt_io_no_file(fi, dt_io_unknown);
@@ -428,7 +507,7 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 	fi->fi_offset = offset;
 	fi->fi_oflags = oflags;
 	if (dt_io_file_members & DT_FI_FS)
-		bpf_probe_read_kernel_str(fi->fi_fs, DT_IO_FSLEN, BPF_CORE_READ(inode, i_sb, s_type, name));
+		bpf_probe_read_kernel_str(fi->fi_fs, DT_IO_FSLEN, BPF_CORE_READ(sb, s_type, name));
 	dt_io_path(dentry, mnt, fi, dt_io_file_members);
 }
 
@@ -470,9 +549,9 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	buf->b_edev = 0;
 	/* fileinfo_t needs the disk to tell a direct I/O's file. */
 	struct gendisk *disk = NULL;
-	if (dt_io_want_edev || dt_io_want_dev || dt_io_want_file)
-		disk = dt_io_device(rq, &head, &a->dev, buf);
 	struct dt_io_buffer b = {};
+	if (dt_io_want_edev || dt_io_want_dev || dt_io_want_file)
+		disk = dt_io_device(rq, &head, &a->dev, buf, &b.part);
 	bool has_data = (dt_io_want_pages || dt_io_want_file) && dt_io_buffer(rq, &head, &b, buf);
 	if (dt_io_want_file) {
 		if (has_data)
