@@ -97,6 +97,14 @@ static __always_inline void dt_read_mount_link(struct mount *m, struct dt_mount_
 	}
 }
 
+/* Copies DT_IO_PATHLEN bytes between map values with loads and stores:
+ * no helper call (each costs more than the copy). */
+static __always_inline void dt_io_copy_path(char *dst, const char *src)
+{
+	for (int i = 0; i < DT_IO_PATHLEN / 8; i++)
+		((__u64 *)dst)[i] = ((const __u64 *)src)[i];
+}
+
 /* The path of dentry d under mount mnt: fi_pathname, fi_dirname, fi_name
  * and fi_mount, those of them `want` names (DT_FI_*); the others keep
  * what they held. */
@@ -168,20 +176,20 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 	path[dt_io_bound(pb->off)] = 0;
 
 	if (want & DT_FI_PATHNAME) {
-		bpf_probe_read_kernel(fi->fi_pathname, DT_IO_PATHLEN, path);
+		dt_io_copy_path(fi->fi_pathname, path);
 		fi->fi_pathname[DT_IO_PATHLEN - 1] = 0;
 	}
 	__u64 name_start = pb->name_start;
 	if (want & DT_FI_NAME) {
-		bpf_probe_read_kernel(fi->fi_name, DT_IO_PATHLEN, &path[dt_io_bound(name_start)]);
+		dt_io_copy_path(fi->fi_name, &path[dt_io_bound(name_start)]);
 		fi->fi_name[DT_IO_PATHLEN - 1] = 0;
 	}
 	if (want & DT_FI_DIRNAME) {
-		bpf_probe_read_kernel(fi->fi_dirname, DT_IO_PATHLEN, path);
+		dt_io_copy_path(fi->fi_dirname, path);
 		fi->fi_dirname[name_start > 1 ? dt_io_bound(name_start - 1) : 1] = 0;
 	}
 	if (want & DT_FI_MOUNT) {
-		bpf_probe_read_kernel(fi->fi_mount, DT_IO_PATHLEN, path);
+		dt_io_copy_path(fi->fi_mount, path);
 		__u64 mount_len = pb->mount_len;
 		fi->fi_mount[mount_len > 0 ? dt_io_bound(mount_len) : 1] = 0;
 	}

@@ -874,6 +874,21 @@ impl<'a> Emitter<'a> {
                 self.expr(key)?;
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 self.emit(stx(Size::DW, R1, off as i16, R0));
+            } else if let TKind::LoadStr(addr, len) = &key.kind {
+                // A char array in memory is read straight into the key
+                // (not into a scratch string first): one copy, not two.
+                let max = (*len).min(self.program.strsize).min(column.bytes) as i32;
+                self.expr(addr)?;
+                self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+                self.emit(mov(R3, R0));
+                self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                for word in 0..column.bytes / 8 {
+                    self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
+                }
+                self.emit(alu_imm(Alu::Add, R1, off));
+                self.emit(mov_imm(R2, max));
+                self.emit(call(Helper::ProbeReadKernelStr));
+                self.fault_on_read_error()?;
             } else {
                 // Keys compare as bytes: clear the column, then copy the
                 // string. The current comm is copied straight in (its
