@@ -9,6 +9,30 @@
 
 #define DT_DEPTH 32 /* path components followed (a power of 2) */
 
+/* A path built before, for the dentry and mount it starts at. It is used
+ * while the walk up from there meets the same dentries and mounts, none
+ * renamed, moved or unhashed since (their d_seq counts each such change)
+ * and with the same names: the walk's fingerprint (dt_io_path) is the
+ * same. Reading the names again costs a helper call per component. */
+struct dt_io_path_key {
+	__u64 dentry;
+	__u64 mnt;
+};
+
+struct dt_io_cached_path {
+	__u64 fingerprint;
+	__u32 name_start;
+	__u32 mount_len;
+	char text[DT_IO_PATHLEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct dt_io_path_key);
+	__type(value, struct dt_io_cached_path);
+} dt_io_paths SEC(".maps");
+
 /* Where a path is assembled: its components' names, leaf first, and the
  * text, twice the path length so that a name read at any offset below
  * DT_IO_PATHLEN stays inside. */
@@ -23,6 +47,7 @@ struct dt_io_pathbuf {
 	volatile __u64 mount_len;  /* bytes of the mount point's path */
 	volatile __u64 name_start; /* where the last name begins */
 	char bytes[2 * DT_IO_PATHLEN];
+	struct dt_io_cached_path staged; /* what goes into dt_io_paths */
 };
 
 struct {
@@ -55,10 +80,21 @@ static __always_inline __u64 dt_io_bound(__u64 off)
 	return off;
 }
 
-/* A dentry's parent and name. Each helper call costs more than the rest
- * of a step up the path: they are read at once where they lie together
- * (d_parent, then d_name's hash_len and name: every kernel so far). */
+/* A dentry's parent, name and change count (d_seq). Each helper call
+ * costs more than the rest of a step up the path: they are read at once
+ * where they lie together (d_seq, then d_parent, then d_name's hash_len
+ * and name: every kernel so far without lockdep). */
 struct dt_dentry_link {
+	struct dentry *parent;
+	__u64 hash_len; /* the name's length and hash */
+	const unsigned char *name;
+	__u32 seq;
+};
+
+struct dt_dentry_head {
+	__u32 flags;
+	__u32 seq;
+	__u64 hash[2];
 	struct dentry *parent;
 	__u64 hash_len;
 	const unsigned char *name;
@@ -66,13 +102,28 @@ struct dt_dentry_link {
 
 static __always_inline void dt_read_dentry_link(struct dentry *d, struct dt_dentry_link *l)
 {
-	__u32 at = bpf_core_field_offset(struct dentry, d_parent);
-	if (bpf_core_field_offset(struct dentry, d_name) == at + 8 && bpf_core_field_offset(struct qstr, name) == 8) {
-		bpf_probe_read_kernel(l, sizeof(*l), (void *)d + at);
+	if (bpf_core_field_offset(struct dentry, d_seq) == 4 && bpf_core_field_offset(struct dentry, d_parent) == 24 &&
+	    bpf_core_field_offset(struct dentry, d_name) == 32 && bpf_core_field_offset(struct qstr, name) == 8) {
+		struct dt_dentry_head h;
+		bpf_probe_read_kernel(&h, sizeof(h), d);
+		l->parent = h.parent;
+		l->hash_len = h.hash_len;
+		l->name = h.name;
+		l->seq = h.seq;
 	} else {
 		l->parent = BPF_CORE_READ(d, d_parent);
+		l->hash_len = BPF_CORE_READ(d, d_name.hash_len);
 		l->name = BPF_CORE_READ(d, d_name.name);
+		/* A seqcount's count comes first, whatever wraps it. */
+		bpf_probe_read_kernel(&l->seq, sizeof(l->seq), (void *)d + bpf_core_field_offset(struct dentry, d_seq));
 	}
+}
+
+/* Folds v into a walk's fingerprint. */
+static __always_inline __u64 dt_io_mix(__u64 fp, __u64 v)
+{
+	fp = (fp ^ v) * 0x9e3779b97f4a7c15ULL;
+	return fp ^ (fp >> 29);
 }
 
 /* A mount's parent, where it is mounted in the parent, and its root
@@ -116,6 +167,10 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 	struct dt_io_pathbuf *pb = bpf_map_lookup_elem(&dt_io_pathbuf, &zero);
 	if (!pb)
 		return;
+	struct dt_io_path_key key = { (__u64)d, (__u64)mnt };
+	struct dt_io_cached_path *cached = bpf_map_lookup_elem(&dt_io_paths, &key);
+	__u64 fp = 0;
+	bool settled = true; /* no rename under way (an odd d_seq) */
 	pb->count = 0;
 	pb->mount_at = -1;
 	struct dt_mount_link ml;
@@ -129,6 +184,9 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 			if (!mnt || !ml.parent || ml.parent == mnt)
 				break;
 			/* Cross to the mount point, in the parent mount. */
+			fp = dt_io_mix(fp, (__u64)mnt);
+			fp = dt_io_mix(fp, (__u64)ml.parent);
+			fp = dt_io_mix(fp, (__u64)ml.mountpoint);
 			d = ml.mountpoint;
 			mnt = ml.parent;
 			dt_read_mount_link(mnt, &ml);
@@ -141,6 +199,10 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 			dt_io_no_file(fi, dt_io_unknown);
 			return;
 		}
+		fp = dt_io_mix(fp, (__u64)d);
+		fp = dt_io_mix(fp, dl.hash_len);
+		fp = dt_io_mix(fp, dl.seq);
+		settled = settled && !(dl.seq & 1);
 		pb->names[n & (DT_DEPTH - 1)] = dl.name;
 		pb->count = n + 1;
 		d = dl.parent;
@@ -148,8 +210,15 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 	if (pb->mount_at < 0)
 		pb->mount_at = pb->count;
 
-	/* Root to leaf: the text. */
 	char *path = pb->bytes;
+	if (cached && settled && cached->fingerprint == fp) {
+		dt_io_copy_path(path, cached->text);
+		pb->name_start = cached->name_start;
+		pb->mount_len = cached->mount_len;
+		goto copy_out;
+	}
+
+	/* Root to leaf: the text. */
 	pb->off = 0;
 	pb->mount_len = 0;
 	pb->name_start = 1;
@@ -174,6 +243,15 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 			pb->mount_len = off;
 	}
 	path[dt_io_bound(pb->off)] = 0;
+	if (settled) {
+		pb->staged.fingerprint = fp;
+		pb->staged.name_start = pb->name_start;
+		pb->staged.mount_len = pb->mount_len;
+		dt_io_copy_path(pb->staged.text, path);
+		bpf_map_update_elem(&dt_io_paths, &key, &pb->staged, BPF_ANY);
+	}
+
+copy_out:
 
 	if (want & DT_FI_PATHNAME) {
 		dt_io_copy_path(fi->fi_pathname, path);

@@ -185,6 +185,20 @@ struct dt_head {
 									 DT_HEAD_BYTES,                  \
 			      ptr)
 
+/* The first bytes of a bio and of a file or inode (DT_HEAD), per CPU:
+ * the stack cannot hold them beside the request's and the clauses'. */
+struct dt_io_heads {
+	struct dt_head bio;
+	struct dt_head obj;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dt_io_heads);
+} dt_io_heads SEC(".maps");
+
 /* A kiocb's first members. */
 struct dt_kiocb_head {
 	struct file *ki_filp;
@@ -198,28 +212,32 @@ struct dt_disk_numbers {
 	int minors;
 };
 
+/* The disk of request rq, whose first bytes are `head`. */
+static __always_inline struct gendisk *dt_io_disk(struct request *rq, struct dt_head *head)
+{
+	struct request___old *old = (struct request___old *)rq;
+	if (bpf_core_field_exists(old->rq_disk))
+		return DT_HEAD(head, old, struct gendisk *, rq_disk);
+	struct request_queue *q = DT_HEAD(head, rq, struct request_queue *, q);
+	return BPF_CORE_READ(q, disk);
+}
+
 /* b_edev and (if wanted) devinfo_t: the partition the request is for (the
- * disk when it names none). Returns the disk; *part_out is the request's
- * partition (a block_device, or before 5.11 an hd_struct). */
+ * disk when it names none). Returns the disk, or NULL when a script wants
+ * neither; *part_out is the request's partition (a block_device, or
+ * before 5.11 an hd_struct). */
 static __always_inline struct gendisk *dt_io_device(struct request *rq, struct dt_head *head,
 						    struct dt_devinfo *dev, struct dt_bufinfo *buf,
 						    void **part_out)
 {
-	struct gendisk *disk;
 	__u32 devt = 0;
 	struct request___old *old = (struct request___old *)rq;
-
-	if (bpf_core_field_exists(old->rq_disk))
-		disk = DT_HEAD(head, old, struct gendisk *, rq_disk);
-	else {
-		struct request_queue *q = DT_HEAD(head, rq, struct request_queue *, q);
-		disk = BPF_CORE_READ(q, disk);
-	}
 	void *part = DT_HEAD(head, old, void *, part);
 	*part_out = part;
-	/* fileinfo_t needs only the disk and partition. */
+	/* fileinfo_t needs only the partition (and rarely the disk). */
 	if (!dt_io_want_edev && !dt_io_want_dev)
-		return disk;
+		return NULL;
+	struct gendisk *disk = dt_io_disk(rq, head);
 	struct dt_disk_numbers n;
 	if (bpf_core_field_offset(disk->major) == 0 && bpf_core_field_offset(disk->first_minor) == 4 &&
 	    bpf_core_field_offset(disk->minors) == 8) {
@@ -334,7 +352,12 @@ struct dt_io_buffer {
 	struct page *first;   /* the head of page's folio */
 	unsigned long mapping; /* first->mapping */
 	void *private;        /* bio->bi_private: a direct I/O's iomap_dio */
+	struct inode *inode;  /* a page-cache page's file (NULL: user memory) */
+	struct super_block *sb;
+	bool blockdev;        /* the inode is a block device's own */
 	void *part;           /* the request's partition (dt_io_device) */
+	struct request *rq;
+	struct dt_head *rq_head; /* its first bytes */
 };
 
 /* A page's compound_head and mapping: the word after flags, and mapping,
@@ -378,18 +401,40 @@ static __always_inline bool dt_io_buffer(struct request *rq, struct dt_head *rq_
 	struct bio *bio = DT_HEAD(rq_head, rq, struct bio *, bio);
 	if (!bio)
 		return false;
-	struct dt_head bio_head;
-	bpf_probe_read_kernel(&bio_head, sizeof(bio_head), bio);
-	buf->b_iodone = (__u64)DT_HEAD(&bio_head, bio, void *, bi_end_io);
+	__u32 zero = 0;
+	struct dt_io_heads *heads = bpf_map_lookup_elem(&dt_io_heads, &zero);
+	if (!heads)
+		return false;
+	struct dt_head *bio_head = &heads->bio;
+	bpf_probe_read_kernel(bio_head, sizeof(*bio_head), bio);
+	buf->b_iodone = (__u64)DT_HEAD(bio_head, bio, void *, bi_end_io);
 	/* A split bio shares its parent's vector: its own segment. */
-	struct bio_vec *vec = DT_HEAD(&bio_head, bio, struct bio_vec *, bi_io_vec);
-	vec += DT_HEAD(&bio_head, bio, __u32, bi_iter.bi_idx);
+	struct bio_vec *vec = DT_HEAD(bio_head, bio, struct bio_vec *, bi_io_vec);
+	vec += DT_HEAD(bio_head, bio, __u32, bi_iter.bi_idx);
 	struct page *page = BPF_CORE_READ(vec, bv_page);
 	if (!page)
 		return false;
 	struct page *first;
 	unsigned long mapping = dt_page_mapping(page, &first);
+	b->into_vec = DT_HEAD(bio_head, bio, __u32, bi_iter.bi_bvec_done);
+	b->private = DT_HEAD(bio_head, bio, void *, bi_private);
+	b->inode = NULL;
 	if (mapping && !(mapping & 1)) {
+		/* A file's page: the page cache's I/O, unless the file lives
+		 * in no block device (tmpfs, or a MAP_SHARED anonymous buffer
+		 * lent to direct I/O). */
+		struct inode *host = BPF_CORE_READ((struct address_space *)mapping, host);
+		struct dt_head *h = &heads->obj;
+		DT_READ_HEAD(h, host, struct inode);
+		struct super_block *sb = DT_HEAD(h, host, struct super_block *, i_sb);
+		bool blockdev = (DT_HEAD(h, host, umode_t, i_mode) & DT_S_IFMT) == DT_S_IFBLK;
+		if (blockdev || BPF_CORE_READ(sb, s_bdev)) {
+			b->inode = host;
+			b->sb = sb;
+			b->blockdev = blockdev;
+		}
+	}
+	if (b->inode) {
 		buf->b_flags |= DT_B_PAGEIO;
 		buf->b_addr = (__u64)page;
 	} else {
@@ -397,8 +442,6 @@ static __always_inline bool dt_io_buffer(struct request *rq, struct dt_head *rq_
 	}
 	b->bio = bio;
 	b->vec = vec;
-	b->into_vec = DT_HEAD(&bio_head, bio, __u32, bi_iter.bi_bvec_done);
-	b->private = DT_HEAD(&bio_head, bio, void *, bi_private);
 	b->page = page;
 	b->first = first;
 	b->mapping = mapping;
@@ -411,7 +454,6 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 	struct bio *bio = b->bio;
 	struct bio_vec *vec = b->vec;
 	struct page *page = b->page, *first = b->first;
-	unsigned long mapping = b->mapping;
 	struct inode *inode = NULL;
 	struct super_block *sb = NULL;
 	struct dentry *dentry = NULL;
@@ -419,13 +461,11 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 	__s64 offset;
 	__s32 oflags = 0; /* page-cache I/O belongs to no open file */
 
-	if (mapping && !(mapping & 1)) {
+	if (b->inode) {
 		/* A page-cache page: its mapping's host is the file. */
-		inode = BPF_CORE_READ((struct address_space *)mapping, host);
-		struct dt_head h;
-		DT_READ_HEAD(&h, inode, struct inode);
-		sb = DT_HEAD(&h, inode, struct super_block *, i_sb);
-		if ((DT_HEAD(&h, inode, umode_t, i_mode) & DT_S_IFMT) == DT_S_IFBLK) {
+		inode = b->inode;
+		sb = b->sb;
+		if (b->blockdev) {
 			/* The block device's own cache: metadata, or raw I/O. */
 			dt_io_no_file(fi, dt_io_none);
 			return;
@@ -453,7 +493,13 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		/* The front part of a bio split to the device's limits is a new
 		 * bio whose private data is the original: look there too. */
 		struct dt_kiocb_head k = {};
-		struct dt_head h;
+		__u32 zero = 0;
+		struct dt_io_heads *heads = bpf_map_lookup_elem(&dt_io_heads, &zero);
+		if (!heads) {
+			dt_io_no_file(fi, dt_io_unknown);
+			return;
+		}
+		struct dt_head *h = &heads->obj;
 		void *private = b->private;
 		for (int level = 0; level < 2; level++) {
 			if (level > 0)
@@ -468,20 +514,24 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 			}
 			file = k.ki_filp;
 			if (file) {
-				DT_READ_HEAD(&h, file, struct file);
-				inode = DT_HEAD(&h, file, struct inode *, f_inode);
-				oflags = DT_HEAD(&h, file, unsigned int, f_flags);
-				dentry = DT_HEAD(&h, file, struct dentry *, f_path.dentry);
-				vfsmnt = DT_HEAD(&h, file, struct vfsmount *, f_path.mnt);
-				DT_READ_HEAD(&h, inode, struct inode);
-				blockdev = (DT_HEAD(&h, inode, umode_t, i_mode) & DT_S_IFMT) == DT_S_IFBLK;
-				sb = DT_HEAD(&h, inode, struct super_block *, i_sb);
+				DT_READ_HEAD(h, file, struct file);
+				inode = DT_HEAD(h, file, struct inode *, f_inode);
+				oflags = DT_HEAD(h, file, unsigned int, f_flags);
+				dentry = DT_HEAD(h, file, struct dentry *, f_path.dentry);
+				vfsmnt = DT_HEAD(h, file, struct vfsmount *, f_path.mnt);
+				DT_READ_HEAD(h, inode, struct inode);
+				blockdev = (DT_HEAD(h, inode, umode_t, i_mode) & DT_S_IFMT) == DT_S_IFBLK;
+				sb = DT_HEAD(h, inode, struct super_block *, i_sb);
 				if (blockdev)
 					break;
 				/* The file system's device is the request's partition
 				 * (or, before 5.11, one on the request's disk). */
 				struct block_device *sb_dev = BPF_CORE_READ(sb, s_bdev);
-				if (sb_dev && ((void *)sb_dev == b->part || BPF_CORE_READ(sb_dev, bd_disk) == disk))
+				if (sb_dev && (void *)sb_dev == b->part)
+					break;
+				if (!disk)
+					disk = dt_io_disk(b->rq, b->rq_head);
+				if (sb_dev && BPF_CORE_READ(sb_dev, bd_disk) == disk)
 					break;
 			}
 			file = NULL;
@@ -549,7 +599,7 @@ static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 s
 	buf->b_edev = 0;
 	/* fileinfo_t needs the disk to tell a direct I/O's file. */
 	struct gendisk *disk = NULL;
-	struct dt_io_buffer b = {};
+	struct dt_io_buffer b = { .rq = rq, .rq_head = &head };
 	if (dt_io_want_edev || dt_io_want_dev || dt_io_want_file)
 		disk = dt_io_device(rq, &head, &a->dev, buf, &b.part);
 	bool has_data = (dt_io_want_pages || dt_io_want_file) && dt_io_buffer(rq, &head, &b, buf);

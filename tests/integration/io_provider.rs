@@ -146,6 +146,77 @@ fn direct_io_is_seen_with_its_bytes_direction_device_and_file() {
     assert!(out.stdout.contains(&format!("dev {major} {minor} {major} {minor}\n")), "{}", out.stdout);
 }
 
+/// The I/O of one open file across a rename of the file, a rename of its
+/// directory and its unlinking, then new files by the names of removed
+/// ones (a freed dentry may come back at the same address): each request
+/// names the file as it is named when the request starts, whatever paths
+/// were built (and kept) for earlier requests.
+const RENAMES: &str = r#"
+import mmap, os, sys
+d = sys.argv[1]
+buf = mmap.mmap(-1, 65536)
+block = memoryview(buf)[:4096]
+os.mkdir(f"{d}/a")
+fd = os.open(f"{d}/a/x.dat", os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o644)
+os.pwritev(fd, [buf], 0)
+os.preadv(fd, [block], 4096)
+os.rename(f"{d}/a/x.dat", f"{d}/a/y.dat")
+os.preadv(fd, [block], 8192)
+os.rename(f"{d}/a", f"{d}/b")
+os.preadv(fd, [block], 12288)
+os.unlink(f"{d}/b/y.dat")
+os.preadv(fd, [block], 16384)
+os.close(fd)
+for name in ("y.dat", "t1.dat", "t2.dat", "t1.dat"):
+    fd = os.open(f"{d}/b/{name}", os.O_CREAT | os.O_RDWR | os.O_DIRECT, 0o644)
+    os.pwritev(fd, [block], 0)
+    os.preadv(fd, [block], 0)
+    os.close(fd)
+    if name != "y.dat":
+        os.unlink(f"{d}/b/{name}")
+"#;
+
+#[test]
+fn fi_pathname_follows_renames_and_unlinks() {
+    let dir = RootDir::new("renames");
+    let d = dir.0.display().to_string();
+    let script = format!(
+        r#"io:::start /strstr(args[2]->fi_pathname, "{d}/") != NULL/ {{
+            printf("%s %s %d\n", args[0]->b_flags & B_READ ? "R" : "W", args[2]->fi_pathname, args[2]->fi_offset);
+        }}"#
+    );
+    let mut t = tracers(&[&script]).remove(0);
+    let status = Command::new("python3").args(["-c", RENAMES, &d]).status().expect("python3");
+    assert!(status.success());
+    let out = stop(&mut t);
+    out.assert_no_panic();
+    // Reads and writes, in the order they were issued.
+    let expected = [
+        "W a/x.dat 0",
+        "R a/x.dat 4096",
+        "R a/y.dat 8192",
+        "R b/y.dat 12288",
+        "R b/y.dat 16384",
+        "W b/y.dat 0",
+        "R b/y.dat 0",
+        "W b/t1.dat 0",
+        "R b/t1.dat 0",
+        "W b/t2.dat 0",
+        "R b/t2.dat 0",
+        "W b/t1.dat 0",
+        "R b/t1.dat 0",
+    ];
+    let lines: Vec<String> = out.stdout.lines().map(|l| l.replace(&format!("{d}/"), "")).collect();
+    // A write of the first 64 KiB may be split into several requests;
+    // every other line is one request.
+    let mut rest =
+        lines.iter().filter(|l| !l.is_empty() && !(l.starts_with("W a/x.dat ") && *l != "W a/x.dat 0"));
+    for want in expected {
+        assert_eq!(rest.next().map(String::as_str), Some(want), "{}", out.stdout);
+    }
+    assert_eq!(rest.next(), None, "{}", out.stdout);
+}
+
 /// The seed's scripts (chapter "Der Provider io"), as printed there.
 const IOSNOOP: &str = r#"#pragma D option quiet
 BEGIN
