@@ -18,6 +18,26 @@
 #define DT_CALLER_FRAMES 8   /* kernel frames `caller` looks through */
 #define DT_CALLER_SEARCH 17  /* binary search steps: up to 2^17 ranges in dt_caller_code */
 
+/* Kernel memory read with plain loads that the kernel checks (and a
+ * fault reads as 0), from a pointer made a read-only kernel one with
+ * bpf_rdonly_cast (Linux 6.2): a helper call per read costs more than the
+ * read. Before 6.2 dt_loads() is false and the verifier drops the loads'
+ * code; the entry programs read with bpf_probe_read_kernel there. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#define dt_loads() bpf_ksym_exists(bpf_rdonly_cast)
+#define DT_KPTR(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
+/* The word at kernel address addr, as a number (struct rb_node begins
+ * with one, on every kernel). A kernel pointer loaded as a pointer would
+ * stay a typed pointer in the verifier's state, which forbids arithmetic
+ * on it. */
+#define DT_WORD(addr) (DT_KPTR(struct rb_node, (__u64)(addr))->__rb_parent_color)
+/* Member `field` of *ptr, as a number: one load where dt_loads(), else
+ * BPF_CORE_READ. The word is read whole and cut to the member's type
+ * (little-endian machines). */
+#define DT_GET(ptr, field)                                                                     \
+	(dt_loads() ? (typeof((ptr)->field))DT_WORD((__u64)(ptr) + bpf_core_field_offset((ptr)->field)) : \
+		      BPF_CORE_READ(ptr, field))
+
 /* An address range of kernel code a probe's caller can be in: vmlinux's
  * and the modules' text without the tracing machinery (src/kallsyms.rs). */
 struct dt_code_range {

@@ -10,10 +10,11 @@
 #define DT_DEPTH 32 /* path components followed (a power of 2) */
 
 /* A path built before, for the dentry and mount it starts at. It is used
- * while the walk up from there meets the same dentries and mounts, none
- * renamed, moved or unhashed since (their d_seq counts each such change)
- * and with the same names: the walk's fingerprint (dt_io_path) is the
- * same. Reading the names again costs a helper call per component. */
+ * while the walk up from there meets names of the same lengths and hashes
+ * (d_name.hash_len), with their dentries' change counts (d_seq: a rename,
+ * move or unhash counts) and mount crossings in the same places: the
+ * walk's fingerprint (dt_io_path) is the same. Reading the names again
+ * costs a helper call per component. */
 struct dt_io_path_key {
 	__u64 dentry;
 	__u64 mnt;
@@ -46,6 +47,7 @@ struct dt_io_pathbuf {
 	volatile __u64 off;        /* bytes of the text so far */
 	volatile __u64 mount_len;  /* bytes of the mount point's path */
 	volatile __u64 name_start; /* where the last name begins */
+	volatile __u64 link[3];    /* dt_read_mount_link's */
 	char bytes[2 * DT_IO_PATHLEN];
 	struct dt_io_cached_path staged; /* what goes into dt_io_paths */
 };
@@ -102,6 +104,14 @@ struct dt_dentry_head {
 
 static __always_inline void dt_read_dentry_link(struct dentry *d, struct dt_dentry_link *l)
 {
+	if (dt_loads()) {
+		struct dentry *k = DT_KPTR(struct dentry, d);
+		l->parent = k->d_parent;
+		l->hash_len = k->d_name.hash_len;
+		l->name = k->d_name.name;
+		l->seq = k->d_seq.seqcount.sequence;
+		return;
+	}
 	if (bpf_core_field_offset(struct dentry, d_seq) == 4 && bpf_core_field_offset(struct dentry, d_parent) == 24 &&
 	    bpf_core_field_offset(struct dentry, d_name) == 32 && bpf_core_field_offset(struct qstr, name) == 8) {
 		struct dt_dentry_head h;
@@ -135,8 +145,21 @@ struct dt_mount_link {
 	struct dentry *root;
 };
 
-static __always_inline void dt_read_mount_link(struct mount *m, struct dt_mount_link *l)
+static __always_inline void dt_read_mount_link(struct mount *m, struct dt_mount_link *l, struct dt_io_pathbuf *pb)
 {
+	if (dt_loads()) {
+		/* Through memory, the pointers become plain numbers: as
+		 * kernel pointers in the walk's state they would keep the
+		 * verifier from seeing that its iterations are alike. */
+		struct mount *k = DT_KPTR(struct mount, m);
+		pb->link[0] = (__u64)k->mnt_parent;
+		pb->link[1] = (__u64)k->mnt_mountpoint;
+		pb->link[2] = (__u64)k->mnt.mnt_root;
+		l->parent = (struct mount *)pb->link[0];
+		l->mountpoint = (struct dentry *)pb->link[1];
+		l->root = (struct dentry *)pb->link[2];
+		return;
+	}
 	__u32 at = bpf_core_field_offset(struct mount, mnt_parent);
 	if (bpf_core_field_offset(struct mount, mnt_mountpoint) == at + 8 &&
 	    bpf_core_field_offset(struct mount, mnt) == at + 16 && bpf_core_field_offset(struct vfsmount, mnt_root) == 0) {
@@ -174,22 +197,23 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 	pb->count = 0;
 	pb->mount_at = -1;
 	struct dt_mount_link ml;
-	dt_read_mount_link(mnt, &ml);
+	dt_read_mount_link(mnt, &ml, pb);
 
 	/* Leaf to root: the names of the dentries, crossing mounts. */
 	for (int i = 0; i < DT_DEPTH + 16; i++) {
-		struct dt_dentry_link dl;
-		dt_read_dentry_link(d, &dl);
-		if (d == ml.root || d == dl.parent || !dl.parent) {
+		struct dt_dentry_link dl = {};
+		/* A mount's root is known without reading it. */
+		bool root = d == ml.root;
+		if (!root)
+			dt_read_dentry_link(d, &dl);
+		if (root || d == dl.parent || !dl.parent) {
 			if (!mnt || !ml.parent || ml.parent == mnt)
 				break;
 			/* Cross to the mount point, in the parent mount. */
-			fp = dt_io_mix(fp, (__u64)mnt);
-			fp = dt_io_mix(fp, (__u64)ml.parent);
-			fp = dt_io_mix(fp, (__u64)ml.mountpoint);
+			fp = dt_io_mix(fp, 0x6d6f756e74ULL); /* where the mount point's names begin */
 			d = ml.mountpoint;
 			mnt = ml.parent;
-			dt_read_mount_link(mnt, &ml);
+			dt_read_mount_link(mnt, &ml, pb);
 			if (pb->mount_at < 0)
 				pb->mount_at = pb->count;
 			continue;
@@ -199,7 +223,6 @@ static __always_inline void dt_io_path(struct dentry *d, struct mount *mnt, stru
 			dt_io_no_file(fi, dt_io_unknown);
 			return;
 		}
-		fp = dt_io_mix(fp, (__u64)d);
 		fp = dt_io_mix(fp, dl.hash_len);
 		fp = dt_io_mix(fp, dl.seq);
 		settled = settled && !(dl.seq & 1);

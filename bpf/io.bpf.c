@@ -172,7 +172,8 @@ struct dt_head {
 	__u8 bytes[DT_HEAD_BYTES];
 };
 #define DT_HEAD(head, ptr, type, field)                                                          \
-	(bpf_core_field_offset(ptr->field) + sizeof(type) <= DT_HEAD_BYTES ?                      \
+	(dt_loads() ? (type)DT_WORD((__u64)(ptr) + bpf_core_field_offset(ptr->field)) :            \
+	 bpf_core_field_offset(ptr->field) + sizeof(type) <= DT_HEAD_BYTES ?                      \
 		 *(type *)&(head)->bytes[bpf_core_field_offset(ptr->field) & (DT_HEAD_BYTES - 1)] : \
 		 (type)BPF_CORE_READ(ptr, field))
 
@@ -180,10 +181,11 @@ struct dt_head {
  * DT_HEAD_BYTES, or the whole object if it is smaller (what follows it
  * may not be mapped). */
 #define DT_READ_HEAD(head, ptr, type)                                                             \
-	bpf_probe_read_kernel((head)->bytes,                                                      \
-			      bpf_core_type_size(type) < DT_HEAD_BYTES ? bpf_core_type_size(type) :   \
-									 DT_HEAD_BYTES,                  \
-			      ptr)
+	(dt_loads() ? 0 :                                                                           \
+		      bpf_probe_read_kernel((head)->bytes,                                          \
+					    bpf_core_type_size(type) < DT_HEAD_BYTES ? bpf_core_type_size(type) : \
+										       DT_HEAD_BYTES,     \
+					    ptr))
 
 /* The first bytes of a bio and of a file or inode (DT_HEAD), per CPU:
  * the stack cannot hold them beside the request's and the clauses'. */
@@ -219,7 +221,7 @@ static __always_inline struct gendisk *dt_io_disk(struct request *rq, struct dt_
 	if (bpf_core_field_exists(old->rq_disk))
 		return DT_HEAD(head, old, struct gendisk *, rq_disk);
 	struct request_queue *q = DT_HEAD(head, rq, struct request_queue *, q);
-	return BPF_CORE_READ(q, disk);
+	return DT_GET(q, disk);
 }
 
 /* b_edev and (if wanted) devinfo_t: the partition the request is for (the
@@ -371,7 +373,10 @@ static __always_inline unsigned long dt_page_mapping(struct page *page, struct p
 	__u32 head_at = bpf_core_field_offset(struct page, compound_head);
 	__u32 mapping_at = bpf_core_field_offset(struct page, mapping);
 	unsigned long head, mapping;
-	if (head_at == 8 && mapping_at == 24) {
+	if (dt_loads()) {
+		head = DT_WORD((__u64)page + head_at);
+		mapping = DT_WORD((__u64)page + mapping_at);
+	} else if (head_at == 8 && mapping_at == 24) {
 		struct dt_page_words w;
 		bpf_probe_read_kernel(&w, 32, page);
 		head = w.words[1];
@@ -384,7 +389,7 @@ static __always_inline unsigned long dt_page_mapping(struct page *page, struct p
 	struct page *first = page;
 	if (head & 1) {
 		first = (struct page *)(head - 1);
-		mapping = (unsigned long)BPF_CORE_READ(first, mapping);
+		mapping = (unsigned long)DT_GET(first, mapping);
 	}
 	*first_out = first;
 	return mapping;
@@ -406,12 +411,12 @@ static __always_inline bool dt_io_buffer(struct request *rq, struct dt_head *rq_
 	if (!heads)
 		return false;
 	struct dt_head *bio_head = &heads->bio;
-	bpf_probe_read_kernel(bio_head, sizeof(*bio_head), bio);
+	DT_READ_HEAD(bio_head, bio, struct bio);
 	buf->b_iodone = (__u64)DT_HEAD(bio_head, bio, void *, bi_end_io);
 	/* A split bio shares its parent's vector: its own segment. */
 	struct bio_vec *vec = DT_HEAD(bio_head, bio, struct bio_vec *, bi_io_vec);
 	vec += DT_HEAD(bio_head, bio, __u32, bi_iter.bi_idx);
-	struct page *page = BPF_CORE_READ(vec, bv_page);
+	struct page *page = DT_GET(vec, bv_page);
 	if (!page)
 		return false;
 	struct page *first;
@@ -423,12 +428,12 @@ static __always_inline bool dt_io_buffer(struct request *rq, struct dt_head *rq_
 		/* A file's page: the page cache's I/O, unless the file lives
 		 * in no block device (tmpfs, or a MAP_SHARED anonymous buffer
 		 * lent to direct I/O). */
-		struct inode *host = BPF_CORE_READ((struct address_space *)mapping, host);
+		struct inode *host = DT_GET((struct address_space *)mapping, host);
 		struct dt_head *h = &heads->obj;
 		DT_READ_HEAD(h, host, struct inode);
 		struct super_block *sb = DT_HEAD(h, host, struct super_block *, i_sb);
 		bool blockdev = (DT_HEAD(h, host, umode_t, i_mode) & DT_S_IFMT) == DT_S_IFBLK;
-		if (blockdev || BPF_CORE_READ(sb, s_bdev)) {
+		if (blockdev || DT_GET(sb, s_bdev)) {
 			b->inode = host;
 			b->sb = sb;
 			b->blockdev = blockdev;
@@ -476,8 +481,8 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		else
 			index = BPF_CORE_READ(first, __folio_index);
 		index += ((unsigned long)page - (unsigned long)first) / bpf_core_type_size(struct page);
-		offset = ((__s64)index << dt_io_page_shift) + BPF_CORE_READ(vec, bv_offset) + b->into_vec;
-		struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
+		offset = ((__s64)index << dt_io_page_shift) + DT_GET(vec, bv_offset) + b->into_vec;
+		struct hlist_node *alias = DT_GET(inode, i_dentry.first);
 		if (alias)
 			dentry = (struct dentry *)((void *)alias - bpf_core_field_offset(struct dentry, d_u.d_alias));
 		mnt = dt_io_sb_mount(sb);
@@ -503,10 +508,13 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		void *private = b->private;
 		for (int level = 0; level < 2; level++) {
 			if (level > 0)
-				private = BPF_CORE_READ(bio, bi_private);
+				private = DT_GET(bio, bi_private);
 			struct iomap_dio *dio = private;
-			iocb = BPF_CORE_READ(dio, iocb);
-			if (bpf_core_field_offset(iocb->ki_filp) == 0 && bpf_core_field_offset(iocb->ki_pos) == 8) {
+			iocb = DT_GET(dio, iocb);
+			if (dt_loads()) {
+				k.ki_filp = DT_GET(iocb, ki_filp);
+				k.ki_pos = DT_GET(iocb, ki_pos);
+			} else if (bpf_core_field_offset(iocb->ki_filp) == 0 && bpf_core_field_offset(iocb->ki_pos) == 8) {
 				bpf_probe_read_kernel(&k, sizeof(k), iocb);
 			} else {
 				k.ki_filp = BPF_CORE_READ(iocb, ki_filp);
@@ -526,7 +534,7 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 					break;
 				/* The file system's device is the request's partition
 				 * (or, before 5.11, one on the request's disk). */
-				struct block_device *sb_dev = BPF_CORE_READ(sb, s_bdev);
+				struct block_device *sb_dev = DT_GET(sb, s_bdev);
 				if (sb_dev && (void *)sb_dev == b->part)
 					break;
 				if (!disk)
@@ -566,7 +574,7 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 static __always_inline struct dt_io_args *dt_io_fill(struct request *rq, __u32 slot)
 {
 	struct dt_head head;
-	bpf_probe_read_kernel(&head, sizeof(head), rq);
+	DT_READ_HEAD(&head, rq, struct request);
 	__u32 flags = DT_HEAD(&head, rq, __u32, cmd_flags);
 	__u32 op = flags & 0xff; /* REQ_OP_MASK */
 	if (op > 1)              /* only REQ_OP_READ (0) and REQ_OP_WRITE (1) */
