@@ -38,3 +38,11 @@ inline int SIGPOLL = 29;
 inline int SIGPWR = 30;
 inline int SIGSYS = 31;
 inline int SIGCLD = 17;
+
+/* si_code of SIGCHLD, and proc:::exit's args[0] (the reason the process exited). */
+inline int CLD_EXITED = 1;
+inline int CLD_KILLED = 2;
+inline int CLD_DUMPED = 3;
+inline int CLD_TRAPPED = 4;
+inline int CLD_STOPPED = 5;
+inline int CLD_CONTINUED = 6;

@@ -290,6 +290,9 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
         ["D", "attributes", ..] => {
             Err(("D_PRAGMA_MALFORM", "malformed #pragma attributes <attributes> <ident>".to_string()))
         }
+        // A #pragma with nothing after it (DTrace's lexer reaches the end
+        // of the line, or of the file, inside the pragma).
+        [] => Err(("D_PRAGMA_MALFORM", "malformed #pragma".to_string())),
         // Other #pragma D forms (depends_on a provider or module, binding)
         // and non-D pragmas are accepted and ignored, as by DTrace.
         _ => Ok(()),

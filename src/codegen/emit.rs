@@ -945,7 +945,7 @@ impl<'a> Emitter<'a> {
         self.jump(ja(0), end);
         self.bind(missing);
         match ty {
-            Type::String => self.string_const(0),
+            Type::String => self.string_const(NULL_STRING),
             Type::Struct(_) => {
                 self.used_scratch = true;
                 self.emit(mov(R0, R8));
@@ -1458,6 +1458,17 @@ impl<'a> Emitter<'a> {
             TKind::LoadStr(addr, len) => self.load_str(addr, *len)?,
             TKind::Offset(base, off) => {
                 self.expr(base)?;
+                if base.ty == Type::String && matches!(base.kind, TKind::Var(_) | TKind::Element { .. }) {
+                    // A NULL string has no bytes: its address is 0, so
+                    // indexing it faults there, as in DTrace.
+                    let bytes = self.new_label();
+                    self.emit(ldx(Size::B, R1, R0, 0));
+                    self.jump(jmp_imm(Cond::Ne, R1, 0, 0), bytes);
+                    self.emit(ldx(Size::B, R1, R0, 1));
+                    self.jump(jmp_imm(Cond::Ne, R1, NULL_STRING_BYTES[1] as i32, 0), bytes);
+                    self.emit(mov_imm(R0, 0));
+                    self.bind(bytes);
+                }
                 self.emit(alu_imm(Alu::Add, R0, *off as i32));
                 // An array in D's memory (a string's bytes, a member of a D
                 // variable) is indexed through a map pointer: make it a
@@ -1475,7 +1486,7 @@ impl<'a> Emitter<'a> {
                 let key = self.build_key(&columns, keys, tid, done)?;
                 self.map_delete(MapRef::Assoc(*array), MapKey::At(key));
                 self.bind(done);
-                self.string_const(0);
+                self.string_const(NULL_STRING);
                 self.stack_top = saved;
             }
             TKind::ClearVar(Place::Memory(_) | Place::Bitfield { .. }) => {
@@ -1631,6 +1642,7 @@ impl<'a> Emitter<'a> {
                 self.task_storage(i, false);
                 self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
                 self.emit(st_imm(Size::B, R0, 0, 0));
+                self.emit(st_imm(Size::B, R0, 1, NULL_STRING_BYTES[1] as i32));
                 self.bind(done);
             }
             Var::ThreadLocal(i) => {
@@ -1640,10 +1652,15 @@ impl<'a> Emitter<'a> {
             Var::Global(i) => {
                 self.emit2(ld_map_value(R1, MapRef::Globals, self.global_offset(i)));
                 self.emit(st_imm(Size::B, R1, 0, 0));
+                self.emit(st_imm(Size::B, R1, 1, NULL_STRING_BYTES[1] as i32));
             }
-            Var::ClauseLocal(i) => self.emit(st_imm(Size::B, R8, self.clause_local_slots[i], 0)),
+            Var::ClauseLocal(i) => {
+                let slot = self.clause_local_slots[i];
+                self.emit(st_imm(Size::B, R8, slot, 0));
+                self.emit(st_imm(Size::B, R8, slot + 1, NULL_STRING_BYTES[1] as i32));
+            }
         }
-        self.string_const(0);
+        self.string_const(NULL_STRING);
         Ok(())
     }
 

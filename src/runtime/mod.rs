@@ -97,6 +97,7 @@ impl CodeMaps {
         let strings = array_map("dt_strings", program.strsize * program.strings.len())?;
         let mut string_bytes = vec![0u8; program.strsize * program.strings.len()];
         for (i, s) in program.strings.iter().enumerate() {
+            let s = &s[..s.len().min(program.strsize)];
             string_bytes[i * program.strsize..i * program.strsize + s.len()].copy_from_slice(s);
         }
         strings.update(&0u32.to_ne_bytes(), &string_bytes, MapFlags::ANY)?;

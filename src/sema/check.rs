@@ -135,7 +135,7 @@ impl<'a> Checker<'a> {
             opts,
             registry,
             // String constant 0 is the empty string, which generated code falls back on.
-            program: Program { strsize, strings: vec![Vec::new()], ..Program::default() },
+            program: Program { strsize, strings: vec![Vec::new(), NULL_STRING_BYTES.to_vec()], ..Program::default() },
             var_index: HashMap::new(),
             actions_in_clause: 0,
             layouts: Vec::new(),
@@ -289,6 +289,13 @@ impl<'a> Checker<'a> {
                     &decl.span,
                     "specified storage class not appropriate in D",
                 ))
+            }
+            Some(ast::StorageClass::Extern) if !decl.declarators.is_empty() => {
+                let base = self.type_spec(&decl.spec, &decl.span)?;
+                for d in &decl.declarators {
+                    self.extern_declarator(base.clone(), &d.ops, &d.span)?;
+                }
+                return Ok(());
             }
             Some(_) if decl.declarators.is_empty() => {
                 return Err(CompileError::new("D_DECL_USELESS", &decl.span, "useless declaration"))

@@ -275,6 +275,15 @@ pub(crate) struct TExpr {
     pub span: Span,
 }
 
+/// `Program::strings[NULL_STRING]` is a NULL string: what a string
+/// variable holds after `s = NULL`, and a missing thread-local or
+/// associative array element. It reads as "" but has no bytes to index
+/// (`s[1]` faults at address 1, as DTrace's NULL pointer does): its first
+/// two bytes are NUL and 0xff, which no text after a NUL holds in
+/// practice (0xff is never in UTF-8).
+pub(crate) const NULL_STRING: usize = 1;
+pub(crate) const NULL_STRING_BYTES: &[u8] = b"\0\xff";
+
 #[derive(Debug, Clone)]
 pub(crate) enum TKind {
     Int(u64),

@@ -841,7 +841,8 @@ impl<'a> Parser<'a> {
         Ok(match token.kind {
             TokenKind::Keyword(SelfKw | This) => self.peek_nth(1)?.kind != TokenKind::Punct(Punct::Arrow),
             TokenKind::Keyword(keyword) => {
-                starts_external_declaration(keyword) && !matches!(keyword, Inline | Translator)
+                // typedef is for the program's outer level only (D_SYNTAX in a clause, as DTrace's grammar).
+                starts_external_declaration(keyword) && !matches!(keyword, Inline | Translator | Typedef)
             }
             TokenKind::Ident(_) | TokenKind::Backquote { .. } => {
                 self.token_names_type(&token)

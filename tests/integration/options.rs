@@ -403,3 +403,17 @@ fn unreferenced_arguments_are_refused_unless_argref() {
     let out = run(&["-qn", "syscall::$1:entry { exit(0); }", "getppid", "-c", "/bin/true"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
 }
+
+#[test]
+fn a_numeric_operand_past_64_bits_is_an_overflow_not_a_string() {
+    let out = run(&["-q", "-n", "BEGIN { trace($1); exit(0); }", "0x12345678123456781"]);
+    assert_eq!(out.code(), 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("macro argument $1 constant 0x12345678123456781 results in integer overflow"),
+        "{}",
+        out.stderr
+    );
+    // A number that fits is a number; other text is a string.
+    let out = run(&["-q", "-n", "BEGIN { printf(\"%d %s\\n\", $1, $2); exit(0); }", "0xffffffffffffffff", "12x"]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "-1 12x\n\n"), "{}", out.stderr);
+}

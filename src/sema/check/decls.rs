@@ -336,6 +336,14 @@ impl Checker<'_> {
                     }
                     Type::Array(Box::new(ty), len as usize)
                 }
+                ast::DeclOp::Function(params) => {
+                    self.function_prototype(params)?;
+                    return Err(CompileError::new(
+                        "D_DECL_ARRNULL",
+                        span,
+                        "declarations of this form are not supported",
+                    ));
+                }
                 _ => {
                     return Err(CompileError::new(
                         "D_DECL_ARRNULL",
@@ -346,6 +354,57 @@ impl Checker<'_> {
             };
         }
         Ok(ty)
+    }
+
+    /// Checks an `extern` declaration of a kernel symbol (`extern int
+    /// a[];`, `extern int *(*f)(void);`): its types must exist and a
+    /// function's prototype be well formed. The symbol itself is typed
+    /// from the kernel's BTF where a script names it.
+    pub(super) fn extern_declarator(&mut self, base: Type, ops: &[ast::DeclOp], span: &Span) -> Result<()> {
+        for op in ops {
+            match op {
+                ast::DeclOp::Pointer | ast::DeclOp::Array(None) => {}
+                ast::DeclOp::Array(Some(len)) => {
+                    if self.constant_value(len)? <= 0 {
+                        return Err(CompileError::new("D_DECL_ARRSUB", span, "array dimension must be positive"));
+                    }
+                }
+                ast::DeclOp::Function(params) => self.function_prototype(params)?,
+                ast::DeclOp::AssocArray(_) => {
+                    return Err(CompileError::new(
+                        "D_DECL_CLASS",
+                        span,
+                        "associative arrays may not be declared as extern",
+                    ))
+                }
+            }
+        }
+        if base == Type::Void && !ops.iter().any(|op| matches!(op, ast::DeclOp::Pointer | ast::DeclOp::Function(_))) {
+            return Err(CompileError::new("D_DECL_VOIDOBJ", span, "cannot declare void object"));
+        }
+        Ok(())
+    }
+
+    /// A function prototype's parameters, as dt_decl_prototype checks
+    /// them: no dynamic (associative array) types, void only alone.
+    fn function_prototype(&mut self, params: &[ast::TypeName]) -> Result<()> {
+        let mut voids = 0;
+        for (i, p) in params.iter().enumerate() {
+            if p.ops.iter().any(|op| matches!(op, ast::DeclOp::AssocArray(_))) {
+                return Err(CompileError::new(
+                    "D_DECL_PROTO_TYPE",
+                    &p.span,
+                    format!("function prototype may not use parameter of type dynamic: (anonymous), parameter #{}", i + 1),
+                ));
+            }
+            let ty = self.type_name(p)?;
+            voids += usize::from(ty == Type::Void);
+        }
+        if voids > 0 && params.len() > 1 {
+            let span = &params[0].span;
+            return Err(CompileError::new("D_DECL_PROTO_VOID", span, "void must be sole parameter"));
+        }
+        Ok(())
     }
 
     /// Whether `name` is an enumerator or an inline.

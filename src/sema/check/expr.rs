@@ -643,6 +643,18 @@ impl Checker<'_> {
         } else {
             text.parse::<u64>().ok()
         };
+        let digits = |t: &str, radix: u32| !t.is_empty() && t.chars().all(|c| c.is_digit(radix));
+        let numeric = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            Some(hex) => digits(hex, 16),
+            None => digits(text.strip_prefix('-').unwrap_or(text), 10),
+        };
+        if parsed.is_none() && numeric {
+            return Err(CompileError::new(
+                "D_MACRO_OFLOW",
+                span,
+                format!("macro argument ${n} constant {text} results in integer overflow"),
+            ));
+        }
         match parsed {
             Some(v) => {
                 let ty = if (v as i64) >= i32::MIN as i64 && (v as i64) <= i32::MAX as i64 {
