@@ -37,6 +37,15 @@ struct {
 	__type(value, __u64);
 } dt_dyndrops SEC(".maps");
 
+/* Faults in ERROR clauses, per CPU: DTrace's double errors, which fire no
+ * ERROR probe again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dt_dblerrors SEC(".maps");
+
 /* Aggregation updates lost because an aggregation's map was full, per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

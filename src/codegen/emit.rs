@@ -606,9 +606,15 @@ impl<'a> Emitter<'a> {
             if state.early_fault_used {
                 self.bind(early_fault);
             }
-            self.fault_record(clause.epid, end);
-            if !self.in_error && !self.error_clauses.is_empty() {
-                self.fire_error(clause.epid)?;
+            if self.in_error {
+                // A fault in an ERROR clause fires no ERROR probe again:
+                // DTrace counts it as a double error.
+                self.count_in(MapRef::DblErrors, 0);
+            } else {
+                self.fault_record(clause.epid, end);
+                if !self.error_clauses.is_empty() {
+                    self.fire_error(clause.epid)?;
+                }
             }
         }
         self.bind(end);

@@ -46,6 +46,8 @@ pub(crate) enum MapRef {
     AggDrops,
     /// Dynamic variable stores lost to a full map, per CPU (shared).
     DynDrops,
+    /// Faults in ERROR clauses, per CPU (shared).
+    DblErrors,
     /// Per-thread on-CPU time for vtimestamp (shared).
     Vtime,
     /// Each CPU's cpu_t and cpuinfo_t (shared).
@@ -64,7 +66,7 @@ pub(crate) enum MapRef {
 const INDEX_BITS: u32 = 16;
 
 impl MapRef {
-    const FIXED: [MapRef; 19] = [
+    const FIXED: [MapRef; 20] = [
         MapRef::Ctx,
         MapRef::Events,
         MapRef::State,
@@ -82,6 +84,7 @@ impl MapRef {
         MapRef::SpecEnding,
         MapRef::SpecStats,
         MapRef::DynDrops,
+        MapRef::DblErrors,
         MapRef::CpuInfo,
         MapRef::Psargs,
     ];

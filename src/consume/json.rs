@@ -190,6 +190,7 @@ pub(crate) enum DropKind {
     Speculation = 5,
     SpeculationBusy = 6,
     SpeculationUnavailable = 7,
+    DoubleError = 9,
 }
 
 /// A pseudo-probe record of dtrace itself (`dtrace:INTERNAL:INTERNAL:NAME`),

@@ -249,12 +249,16 @@ pub(crate) fn run(
     let mut agg_drops_seen: Vec<u64> = Vec::new();
     let mut speculation_troubles_seen = SpeculationTroubles::default();
     let mut dynamic_drops_seen = 0;
+    let mut double_errors_seen = 0;
     let mut report_drops = |session: &Session, state: &mut State| {
         let mut reports = new_drops(&session.drops(), &mut drops_seen, json::DropKind::Principal);
         reports.extend(new_drops(&session.aggregation_drops(), &mut agg_drops_seen, json::DropKind::Aggregation));
         let dynamic = session.dynamic_variable_drops();
         reports.extend(status_drop(dynamic, dynamic_drops_seen, json::DropKind::Dynamic, "dynamic variable drop", ""));
         dynamic_drops_seen = dynamic;
+        let double = session.double_errors();
+        reports.extend(status_drop(double, double_errors_seen, json::DropKind::DoubleError, "error", " in ERROR probe enabling"));
+        double_errors_seen = double;
         reports.extend(speculation_troubles(session.speculation_troubles(), &mut speculation_troubles_seen));
         for report in reports {
             state.report_drop(&report);

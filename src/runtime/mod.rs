@@ -241,6 +241,7 @@ impl CodeMaps {
             (MapRef::Drops, m.dt_drops.as_fd()),
             (MapRef::AggDrops, m.dt_aggdrops.as_fd()),
             (MapRef::DynDrops, m.dt_dyndrops.as_fd()),
+            (MapRef::DblErrors, m.dt_dblerrors.as_fd()),
             (MapRef::Vtime, m.dt_vtime.as_fd()),
             (MapRef::CpuInfo, m.dt_cpuinfo.as_fd()),
             (MapRef::Psargs, m.dt_psargs.as_fd()),
@@ -535,6 +536,11 @@ impl Session {
     /// Dynamic variable stores lost because a variable's map was full, over all CPUs.
     pub(crate) fn dynamic_variable_drops(&self) -> u64 {
         percpu_counter(&self.core.maps.dt_dyndrops).iter().sum()
+    }
+
+    /// Faults in ERROR clauses (double errors), over all CPUs.
+    pub(crate) fn double_errors(&self) -> u64 {
+        percpu_counter(&self.core.maps.dt_dblerrors).iter().sum()
     }
 
     /// Aggregation updates lost because an aggregation's map was full, per CPU.

@@ -218,13 +218,15 @@ impl<'a> Checker<'a> {
                     format!("probe description {} does not match any probes", desc_text(&desc)),
                 ));
             }
+            // DTrace counts each description's matches: `BEGIN, BEGIN { }`
+            // matched 2 probes (one enabling each), though BEGIN fires once.
+            self.matched += ids.len();
             for id in ids {
                 if !probes.contains(&id) {
                     probes.push(id);
                 }
             }
         }
-        self.matched += probes.len();
         self.clause_alloca = 0;
         self.clause_probes = probes.clone();
         // As dtrace_desc2str() shows it: all four fields (`:::BEGIN`).

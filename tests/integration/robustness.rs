@@ -177,6 +177,22 @@ fn dynamic_variable_stores_into_a_full_dynvarsize_are_reported_drops() {
 }
 
 #[test]
+fn a_fault_in_an_error_clause_is_a_double_error_not_another_error_probe() {
+    // ERROR's clause faults too: DTrace fires no ERROR probe for it (that
+    // would loop) and reports it as a drop.
+    let program = "BEGIN { trace(*(int *)NULL); }
+        ERROR { trace(*(int *)NULL); }
+        ERROR { printf(\"error clause ran\\n\"); }
+        BEGIN { exit(0); }";
+    let out = run(&["-q", "-n", program]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "error clause ran\n\n");
+    let errors = out.stderr.lines().filter(|l| l.contains("invalid address (0x0)")).count();
+    assert_eq!(errors, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("dtrace: 1 error in ERROR probe enabling\n"), "{}", out.stderr);
+}
+
+#[test]
 fn begin_fires_before_any_other_probe_and_end_after_every_other() {
     // dtrace's own system calls between attaching and BEGIN (or after END)
     // used to fire the syscall probes: 71 early and 2 late here.

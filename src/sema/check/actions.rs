@@ -328,6 +328,14 @@ impl Checker<'_> {
                 (RecordKind::System(format), ActionKind::Record(values))
             }
             "freopen" => {
+                // "." is DTrace's own sentinel for freopen("") (restore).
+                if matches!(args.first().map(|a| &a.kind), Some(ExprKind::Str(text)) if text.as_slice() == b".") {
+                    return Err(CompileError::new(
+                        "D_FREOPEN_INVALID",
+                        name_span,
+                        "freopen( ) argument #1 cannot be \".\"",
+                    ));
+                }
                 self.destructive(name, name_span)?;
                 let (format, values) = self.formatted_action(name, name_span, args, span)?;
                 (RecordKind::Freopen(format), ActionKind::Record(values))
