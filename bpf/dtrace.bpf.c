@@ -39,10 +39,6 @@ int dt_fire(__u64 *args)
 	pc->errno_val = 0;
 	pc->timestamp = 0;
 	pc->task = 0;
-	/* BEGIN and END fire in dtrace's own bpf() call, which traces no
-	 * kernel code: stack() is empty and stackdepth 0, as in DTrace (the
-	 * skip is past any stack's depth). */
-	pc->stack_skip = 0xff;
 	for (int i = 0; i < DT_NARGS - 2; i++)
 		pc->args[i] = args[i + 2];
 	pc->args[DT_NARGS - 2] = 0;

@@ -147,25 +147,31 @@ struct {
 	__type(value, __u8);
 } dt_proc_exited SEC(".maps");
 
-/* sched_process_exit(task), in the exiting thread, serves both exit (the
- * process's last thread; signal->live already counts it out) and lwp-exit
- * (any other thread): it fires whichever the script enabled, as the tail
- * call to an empty slot does nothing. */
+/* sched_process_exit(task), in the exiting thread: exit for the
+ * process's last thread (signal->live already counts it out). */
 SEC("raw_tp/sched_process_exit")
 int dt_proc_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
-	__u32 slot = DT_PROC_LWP_EXIT;
-	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
-		struct dt_proc_exit_key key = {
-			.signal = (__u64)BPF_CORE_READ(task, signal),
-			.tgid = BPF_CORE_READ(task, tgid),
-		};
-		__u8 claimed = 1;
-		if (bpf_map_update_elem(&dt_proc_exited, &key, &claimed, BPF_NOEXIST) == 0)
-			slot = DT_PROC_EXIT;
-	}
-	return dt_proc_fire(ctx, slot, dt_proc_exit_reason(BPF_CORE_READ(task, exit_code)), 0, 0);
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	struct dt_proc_exit_key key = {
+		.signal = (__u64)BPF_CORE_READ(task, signal),
+		.tgid = BPF_CORE_READ(task, tgid),
+	};
+	__u8 claimed = 1;
+	if (bpf_map_update_elem(&dt_proc_exited, &key, &claimed, BPF_NOEXIST) != 0)
+		return 0;
+	return dt_proc_fire(ctx, DT_PROC_EXIT, dt_proc_exit_reason(BPF_CORE_READ(task, exit_code)), 0, 0);
+}
+
+/* lwp-exit: every thread, the last one too (before exit, as Solaris'
+ * proc_exit fires lwp-exit then exit; src/provider/proc.rs attaches this
+ * program first). */
+SEC("raw_tp/sched_process_exit")
+int dt_proc_lwp_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return dt_proc_fire(ctx, DT_PROC_LWP_EXIT, 0, 0, 0);
 }
 
 /* signal_generate(sig, info, task, group, result), in the sender. */
@@ -253,11 +259,13 @@ int dt_proc_start(struct bpf_raw_tracepoint_args *ctx)
 	return dt_proc_fire(ctx, DT_PROC_START, 0, 0, 0);
 }
 
+/* lwp-start: every new thread, a new process's first too (after start,
+ * as Solaris fires start then lwp-start for a process's first LWP; start
+ * is attached first). */
 SEC("raw_tp/sys_exit")
 int dt_proc_lwp_start(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	if (!dt_proc_started(ctx) || (__u32)id == id >> 32)
+	if (!dt_proc_started(ctx))
 		return 0;
 	return dt_proc_fire(ctx, DT_PROC_LWP_START, 0, 0, 0);
 }

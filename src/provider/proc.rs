@@ -55,8 +55,7 @@ pub(crate) const PROBES: &[ProcProbe] = &[
         tracepoint: "sched_process_fork",
         args: &[LWPSINFO_0, PSINFO_1],
     },
-    // One program serves exit and lwp-exit (bpf/proc.bpf.c says why).
-    ProcProbe { name: "lwp-exit", program: "dt_proc_exit", tracepoint: "sched_process_exit", args: &[] },
+    ProcProbe { name: "lwp-exit", program: "dt_proc_lwp_exit", tracepoint: "sched_process_exit", args: &[] },
     ProcProbe {
         name: "signal-send",
         program: "dt_proc_signal_send",
@@ -137,6 +136,12 @@ impl Provider for Proc {
         }
         let skel = open.load().context("loading the proc entry programs")?;
         cx.fill_slots(&skel.maps.dt_proc_progs, enabled, RAW_TP)?;
+        // Programs on one tracepoint run in the order they were attached:
+        // a last thread fires lwp-exit before exit, a first thread start
+        // before lwp-start (slot order), as Solaris' proc_exit and
+        // lwp_rtt_initial do.
+        let mut slots = slots;
+        slots.sort_by_key(|&s| (PROBES[s].name == "exit", s));
         let mut attached: Vec<&str> = Vec::new();
         for slot in slots {
             let probe = &PROBES[slot];

@@ -92,12 +92,14 @@ fn exit_fires_once_when_threads_exit_together() {
     w.go();
     let out = t.stop();
     assert!(out.stdout.lines().any(|l| l == "exit 1"), "{}", out.stdout);
-    assert!(out.stdout.lines().any(|l| l == "lwp-exit 6"), "{}", out.stdout);
+    // Every thread fires lwp-exit, the last one too (then exit), as on Solaris.
+    assert!(out.stdout.lines().any(|l| l == "lwp-exit 7"), "{}", out.stdout);
 }
 
 /// Solaris' other proc probes, on a python3 program that does each thing
 /// once: forks a child and starts a thread (start, lwp-start, each in the
-/// new one's own context), sends itself a signal it ignores
+/// new one's own context; a child's first thread fires lwp-start after
+/// start), sends itself a signal it ignores
 /// (signal-discard), takes a blocked signal with sigtimedwait
 /// (signal-clear), and forks a child that reads address 0 (fault: no
 /// mapping there, FLTBOUNDS, with SIGSEGV's siginfo). SIGCHLD, which it
@@ -124,6 +126,8 @@ fn start_lwp_start_discard_clear_and_fault_fire_once_each() {
     let script = r#"
 proc:::start /ppid == $target/ { @["start", pid != $target && curpsinfo->pr_ppid == $target] = count(); }
 proc:::lwp-start /pid == $target/ { @["lwp-start", tid != pid && curlwpsinfo->pr_lwpid == tid] = count(); }
+proc:::start /ppid == $target/ { self->started = 1; }
+proc:::lwp-start /ppid == $target/ { @["child lwp-start after start", self->started && tid == pid] = count(); }
 proc:::signal-discard /pid == $target && args[2] != SIGCHLD/ {
 	@["discard", args[2] == SIGUSR1 && args[1]->pr_pid == $target && args[0]->pr_lwpid == $target] = count();
 }
@@ -142,7 +146,7 @@ END { printa("%s %d %@d\n", @); }
     // Two children: the forked one and the faulting one.
     assert_eq!(
         lines,
-        ["clear 1 1", "discard 1 1", "fault 1 1", "lwp-start 1 1", "start 1 2"],
+        ["child lwp-start after start 1 2", "clear 1 1", "discard 1 1", "fault 1 1", "lwp-start 1 1", "start 1 2"],
         "{}{}",
         out.stdout,
         out.stderr
