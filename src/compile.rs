@@ -123,6 +123,7 @@ pub(crate) fn compile(
             ustackframes: options.ustackframes,
             scratchsize: options.scratchsize,
             empty: options.empty,
+            d_version: options.d_version,
         },
         registry,
     );

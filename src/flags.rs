@@ -64,6 +64,9 @@ pub(crate) enum Generate {
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     pub quiet: bool,
+    /// The D version programs are compiled for (`version`), as (major,
+    /// minor): names of later versions' subroutines are free before them.
+    pub d_version: (u32, u32),
     pub strsize: usize,
     /// Bytes of alloca() (and copyin()) memory one clause may use.
     pub scratchsize: usize,
@@ -76,6 +79,8 @@ pub(crate) struct Options {
     pub empty: bool,
     /// Compile errors carry their D_* tag.
     pub errtags: bool,
+    /// Drop reports name their kind first (`[DTRACEDROP_PRINCIPAL]`).
+    pub droptags: bool,
     /// -C: scripts go through the C preprocessor first.
     pub cpp: bool,
     /// -D, -U, -I for the preprocessor.
@@ -186,6 +191,7 @@ impl Default for Options {
             zdefs: false,
             empty: false,
             errtags: false,
+            droptags: false,
             cpp: false,
             cpp_args: Vec::new(),
             aggsize: None,
@@ -201,6 +207,7 @@ impl Default for Options {
             statusrate: Duration::from_secs(1),
             cpu: None,
             defaultargs: false,
+            d_version: (1, 13),
             argref: false,
             rawbytes: false,
             verbose: false,
@@ -315,7 +322,6 @@ const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("cpphdrs", "the preprocessor is given no extra headers"),
     ("ctypes", "there are no CTF types to write"),
     ("debug", "libdtrace's debugging output does not exist here"),
-    ("droptags", "drop messages carry no tags"),
     ("dtypes", "there are no CTF types to write"),
     ("encoding", "no DOF is written (-G writes an ELF object)"),
     ("grabanon", "there is no anonymous tracing on Linux"),
@@ -407,6 +413,7 @@ impl Options {
             "zdefs" => self.zdefs = no_value()?,
             "empty" => self.empty = no_value()?,
             "errtags" => self.errtags = no_value()?,
+            "droptags" => self.droptags = no_value()?,
             "cpp" => self.cpp = no_value()?,
             "defaultargs" => self.defaultargs = no_value()?,
             "argref" => self.argref = no_value()?,
@@ -456,6 +463,8 @@ impl Options {
                 if !known.contains(&v) && !later {
                     return Err("Invalid version specifier".to_string());
                 }
+                let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+                self.d_version = (parts.next().unwrap_or(1), parts.next().unwrap_or(0));
             }
             "setenv" => {
                 let (var, val) = value.and_then(|v| v.split_once('=')).ok_or_else(bad)?;

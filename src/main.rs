@@ -223,6 +223,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         statusrate: flags.options.statusrate,
         stackindent: flags.options.stackindent,
         rawbytes: flags.options.rawbytes,
+        droptags: flags.options.droptags,
         output_fd,
     };
     let outcome = consume::run(&session, &compiled.program, &registry, &opts, out, metrics, &mut targets);

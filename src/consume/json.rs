@@ -193,6 +193,21 @@ pub(crate) enum DropKind {
     DoubleError = 9,
 }
 
+impl DropKind {
+    /// The DTRACEDROP_* name of the kind (the droptags option).
+    pub(crate) fn tag(self) -> &'static str {
+        match self {
+            DropKind::Principal => "DTRACEDROP_PRINCIPAL",
+            DropKind::Aggregation => "DTRACEDROP_AGGREGATION",
+            DropKind::Dynamic => "DTRACEDROP_DYNAMIC",
+            DropKind::Speculation => "DTRACEDROP_SPEC",
+            DropKind::SpeculationBusy => "DTRACEDROP_SPECBUSY",
+            DropKind::SpeculationUnavailable => "DTRACEDROP_SPECUNAVAIL",
+            DropKind::DoubleError => "DTRACEDROP_DBLERROR",
+        }
+    }
+}
+
 /// A pseudo-probe record of dtrace itself (`dtrace:INTERNAL:INTERNAL:NAME`),
 /// stamped with the time of day as FreeBSD's drop records are.
 fn internal(name: &str, cpu: Option<u32>) -> Map<String, Json> {

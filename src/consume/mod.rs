@@ -60,6 +60,8 @@ pub(crate) struct ConsumeOptions {
     pub stackindent: usize,
     /// trace() of a string shows its bytes, as of other data (rawbytes).
     pub rawbytes: bool,
+    /// Drop reports name their kind (droptags).
+    pub droptags: bool,
     /// The descriptor `out` writes to (ftruncate()).
     pub output_fd: std::os::fd::RawFd,
 }
@@ -96,6 +98,7 @@ struct State<'a> {
     switchrate: Duration,
     aggrate: Duration,
     rawbytes: bool,
+    droptags: bool,
 }
 
 /// The output stream. A failed write is kept, not returned: the loop
@@ -236,6 +239,7 @@ pub(crate) fn run(
         switchrate: opts.switchrate,
         aggrate: opts.aggrate,
         rawbytes: opts.rawbytes,
+        droptags: opts.droptags,
     }));
     state.borrow_mut().aggs.symbols.stack_indent = opts.stackindent;
     let mut builder = libbpf_rs::RingBufferBuilder::new();
@@ -477,6 +481,7 @@ impl State<'_> {
 
     fn report_drop(&mut self, report: &DropReport) {
         match self.format {
+            OutputFormat::Text if self.droptags => eprintln!("dtrace: [{}] {}", report.kind.tag(), report.message),
             OutputFormat::Text => eprintln!("dtrace: {}", report.message),
             OutputFormat::Json => {
                 let record = json::drop(report.kind, report.cpu, report.count, report.total, &report.message);

@@ -861,6 +861,7 @@ pub(crate) mod testing {
                 ustackframes: 100,
                 scratchsize: 4096,
                 empty: false,
+                d_version: (1, 13),
             },
             &mut registry,
         );

@@ -51,6 +51,8 @@ pub(crate) struct CheckOptions<'a> {
     pub scratchsize: usize,
     /// The empty option: a program without clauses or declarations compiles.
     pub empty: bool,
+    /// The `version` option's (major, minor).
+    pub d_version: (u32, u32),
 }
 
 /// Where an error was found, for DTrace's "in predicate:" / "in action list:" prefix.
@@ -276,6 +278,17 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
+    /// Whether `name` is a subroutine or action of the D version compiled
+    /// for: a global may not take its name (DTrace's D_DECL_IDRED). The
+    /// string subroutines came with D 1.1.
+    fn reserved_name(&self, name: &str) -> bool {
+        let since_1_1 = matches!(name, "strstr" | "strchr" | "strrchr" | "strtok" | "substr" | "index" | "rindex" | "freopen");
+        if since_1_1 && self.opts.d_version < (1, 1) {
+            return false;
+        }
+        actions::is_action(name) || actions::subroutine_signature(name).is_some()
+    }
+
     fn declaration(&mut self, decl: &ast::Decl) -> Result<()> {
         let scope = match decl.class {
             None | Some(ast::StorageClass::Static) => Scope::Global,
@@ -330,7 +343,7 @@ impl<'a> Checker<'a> {
                     format!("variables of type {} are not supported yet", ty.name()),
                 ));
             }
-            if self.var_index.contains_key(&(scope, name.clone())) {
+            if self.var_index.contains_key(&(scope, name.clone())) || self.reserved_name(name) {
                 return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
             }
             self.new_var(scope, name, ty, true);

@@ -190,6 +190,9 @@ fn a_fault_in_an_error_clause_is_a_double_error_not_another_error_probe() {
     let errors = out.stderr.lines().filter(|l| l.contains("invalid address (0x0)")).count();
     assert_eq!(errors, 1, "{}", out.stderr);
     assert!(out.stderr.contains("dtrace: 1 error in ERROR probe enabling\n"), "{}", out.stderr);
+    // droptags names the kind of each drop report.
+    let out = run(&["-q", "-x", "droptags", "-n", program]);
+    assert!(out.stderr.contains("dtrace: [DTRACEDROP_DBLERROR] 1 error in ERROR probe enabling\n"), "{}", out.stderr);
 }
 
 #[test]
