@@ -1362,10 +1362,16 @@ impl<'a> Emitter<'a> {
                 let other = self.new_label();
                 let end = self.new_label();
                 self.jump_unless(c, other)?;
+                // One branch runs: the other's string temporaries may use
+                // the same scratch slots. Both results stay live after.
+                let scratch = self.scratch_next;
                 self.expr(a)?;
+                let after_a = self.scratch_next;
+                self.scratch_next = scratch;
                 self.jump(ja(0), end);
                 self.bind(other);
                 self.expr(b)?;
+                self.scratch_next = self.scratch_next.max(after_a);
                 self.bind(end);
             }
             // `self->x = 0` in task storage: zeroed where present, with no
