@@ -40,12 +40,6 @@ impl ProbeDesc {
         is_literal(&self.name)
     }
 
-    /// Whether the function field names one function rather than a pattern
-    /// (an empty field matches every function).
-    pub(crate) fn function_is_literal(&self) -> bool {
-        is_literal(&self.function)
-    }
-
     pub(crate) fn could_match_provider(&self, provider: &str) -> bool {
         glob_match(&self.provider, provider)
     }

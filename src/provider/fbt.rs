@@ -20,7 +20,7 @@ use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{KprobeMultiOpts, Link};
 
 use super::copies::{self, Target};
-use super::desc::ProbeDesc;
+use super::desc::{glob_match, ProbeDesc};
 use super::{
     Attributes, ClauseProgType, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable,
     ProvideContext, Provider, KPROBE,
@@ -47,7 +47,7 @@ pub(crate) struct Fbt {
     read: bool,
     /// (module, function), each once: probe key 2i is function i's entry,
     /// 2i+1 its return.
-    functions: Vec<(String, String)>,
+    functions: Functions,
     /// Which functions' probes are in the probe table: a description that
     /// names one function adds only its two, so a script's start-up does
     /// not pay for tens of thousands of probes it cannot use.
@@ -71,20 +71,26 @@ enum Mechanism {
 }
 
 impl Fbt {
-    /// Adds the probes of the functions `only` names (every function when
-    /// None) that are not in the table yet.
-    fn list(&mut self, kernel: &mut dyn KernelFacts, probes: &mut ProbeTable, only: Option<&str>) {
+    /// Adds the probes of the functions whose module and name match the
+    /// patterns of `only` (every function when None) that are not in the
+    /// table yet: a wildcard over a few hundred functions adds theirs, not
+    /// the kernel's tens of thousands.
+    fn list(&mut self, kernel: &mut dyn KernelFacts, probes: &mut ProbeTable, only: Option<(&str, &str)>) {
         if !self.read {
             self.read = true;
-            let mut functions = super::tracefs::traceable_functions().unwrap_or_else(|| functions_from_btf(kernel));
-            // A static function's name may repeat within a module.
-            let mut seen = HashSet::new();
-            functions.retain(|f| seen.insert(f.clone()));
-            self.in_table = vec![false; functions.len()];
+            let mut functions = Functions::default();
+            if !super::tracefs::traceable_functions(&mut |m, f| functions.add(m, f)) {
+                functions_from_btf(kernel, &mut functions);
+            }
+            functions.seen = HashSet::new();
+            functions.entries.shrink_to_fit();
+            functions.names.shrink_to_fit();
+            self.in_table = vec![false; functions.entries.len()];
             self.functions = functions;
         }
         for (i, (module, function)) in self.functions.iter().enumerate() {
-            if self.in_table[i] || only.is_some_and(|name| name != function) {
+            let wanted = only.is_none_or(|(m, f)| glob_match(f, function) && glob_match(m, module));
+            if self.in_table[i] || !wanted {
                 continue;
             }
             self.in_table[i] = true;
@@ -95,18 +101,15 @@ impl Fbt {
     }
 
     fn function(&self, key: u64) -> (&str, &str) {
-        let (module, function) = &self.functions[(key / 2) as usize];
-        (module, function)
+        self.functions.get((key / 2) as usize)
     }
 }
 
 /// The kernel's functions where tracefs' list cannot be read: those BTF
 /// describes that kallsyms has as text (BTF also describes functions that
 /// were inlined everywhere), and modules' text symbols.
-fn functions_from_btf(kernel: &mut dyn KernelFacts) -> Vec<(String, String)> {
-    let described: HashSet<String> = kernel.function_names().into_iter().collect();
+fn functions_from_btf(kernel: &mut dyn KernelFacts, functions: &mut Functions) {
     let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-    let mut functions = Vec::new();
     for line in kallsyms.lines() {
         let mut words = line.split_whitespace();
         let (Some(_), Some(kind), Some(name)) = (words.next(), words.next(), words.next()) else { continue };
@@ -114,14 +117,59 @@ fn functions_from_btf(kernel: &mut dyn KernelFacts) -> Vec<(String, String)> {
             continue;
         }
         match words.next() {
-            None if described.contains(name) => functions.push(("vmlinux".to_string(), name.to_string())),
+            None if kernel.function_btf_id(name).is_some() => functions.add("vmlinux", name),
             Some(module) if !name.contains('.') && !name.starts_with("__pfx_") && !name.starts_with("__cfi_") => {
-                functions.push((module.trim_matches(['[', ']']).to_string(), name.to_string()))
+                functions.add(module.trim_matches(['[', ']']), name)
             }
             _ => {}
         }
     }
-    functions
+}
+
+/// The kernel's traceable functions, each (module, name) once, in the
+/// order the kernel lists them. Tens of thousands: the names share one
+/// buffer and the modules are numbered (a pair of Strings each took
+/// about 100 bytes per function).
+#[derive(Default)]
+struct Functions {
+    modules: Vec<String>,
+    names: String,
+    /// (module, name's start and end in `names`)
+    entries: Vec<(u16, u32, u32)>,
+    /// Hashes of the pairs added so far: a static function's name may
+    /// repeat within a module (a copy of every name would double the
+    /// memory this takes). Emptied once all are read.
+    seen: HashSet<u64>,
+}
+
+impl Functions {
+    fn add(&mut self, module: &str, name: &str) {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&(module, name), &mut h);
+        if !self.seen.insert(std::hash::Hasher::finish(&h)) {
+            return;
+        }
+        // Functions come grouped by module: the last one is the likeliest.
+        let m = match self.modules.iter().rposition(|x| x == module) {
+            Some(m) => m,
+            None => {
+                self.modules.push(module.to_string());
+                self.modules.len() - 1
+            }
+        };
+        let start = self.names.len() as u32;
+        self.names.push_str(name);
+        self.entries.push((m as u16, start, self.names.len() as u32));
+    }
+
+    fn get(&self, i: usize) -> (&str, &str) {
+        let (m, start, end) = self.entries[i];
+        (&self.modules[m as usize], &self.names[start as usize..end as usize])
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        (0..self.entries.len()).map(|i| self.get(i))
+    }
 }
 
 /// Whether a parameter type is passed in registers one per argument (a
@@ -141,8 +189,9 @@ impl Provider for Fbt {
         let could_name = desc.could_match_provider("fbt")
             && (!desc.name_is_literal() || matches!(desc.name.as_str(), "entry" | "return"));
         if could_name && !self.all_in_table {
-            let only = desc.function_is_literal().then(|| desc.function.clone());
-            self.list(cx.kernel, probes, only.as_deref());
+            let every = |field: &str| field.is_empty() || field == "*";
+            let only = (!(every(&desc.module) && every(&desc.function))).then_some((&desc.module[..], &desc.function[..]));
+            self.list(cx.kernel, probes, only);
         }
         None
     }

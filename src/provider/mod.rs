@@ -500,8 +500,6 @@ pub(crate) trait KernelFacts {
     fn function_return(&mut self, name: &str) -> Option<String>;
     /// The BTF type ID of kernel function `name` (a trampoline's attach target).
     fn function_btf_id(&mut self, name: &str) -> Option<u32>;
-    /// The names of every function the kernel's BTF describes.
-    fn function_names(&mut self) -> Vec<String>;
 }
 
 /// A kernel nobody asked about: for registries that never enable a probe.
@@ -527,9 +525,6 @@ impl KernelFacts for UnknownKernel {
     }
     fn function_btf_id(&mut self, _name: &str) -> Option<u32> {
         None
-    }
-    fn function_names(&mut self) -> Vec<String> {
-        Vec::new()
     }
 }
 

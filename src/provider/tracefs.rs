@@ -146,18 +146,16 @@ pub(crate) fn tracepoints() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// The functions ftrace can trace, as (module, function): `vmlinux` for the
-/// kernel's own. None where the list cannot be read (lockdown refuses it).
-pub(crate) fn traceable_functions() -> Option<Vec<(String, String)>> {
-    let text = read("available_filter_functions").ok()?;
-    Some(
-        text.lines()
-            .filter_map(|l| {
-                let mut words = l.split_whitespace();
-                let function = words.next()?;
-                let module = words.next().map_or("vmlinux", |m| m.trim_start_matches('[').trim_end_matches(']'));
-                Some((module.to_string(), function.to_string()))
-            })
-            .collect(),
-    )
+/// The functions ftrace can trace, given to `add` as (module, function):
+/// `vmlinux` for the kernel's own. False where the list cannot be read
+/// (tracefs missing, or lockdown refuses it).
+pub(crate) fn traceable_functions(add: &mut dyn FnMut(&str, &str)) -> bool {
+    let Ok(text) = read("available_filter_functions") else { return false };
+    for l in text.lines() {
+        let mut words = l.split_whitespace();
+        let Some(function) = words.next() else { continue };
+        let module = words.next().map_or("vmlinux", |m| m.trim_start_matches('[').trim_end_matches(']'));
+        add(module, function);
+    }
+    true
 }

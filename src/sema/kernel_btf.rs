@@ -514,9 +514,6 @@ impl crate::provider::KernelFacts for KernelBtf {
         self.prototype(name, false).map(|(id, _)| id)
     }
 
-    fn function_names(&mut self) -> Vec<String> {
-        self.functions().keys().cloned().collect()
-    }
 }
 
 #[cfg(test)]
