@@ -220,14 +220,11 @@ impl<'a> Checker<'a> {
                     format!("probe description {} does not match any probes", desc_text(&desc)),
                 ));
             }
-            // DTrace counts each description's matches: `BEGIN, BEGIN { }`
-            // matched 2 probes (one enabling each), though BEGIN fires once.
+            // Each description is an enabling of its own, as DTrace's: a
+            // probe two descriptions of a clause match runs the clause
+            // twice per firing, and counts twice in "matched N probes".
             self.matched += ids.len();
-            for id in ids {
-                if !probes.contains(&id) {
-                    probes.push(id);
-                }
-            }
+            probes.extend(ids);
         }
         self.clause_alloca = 0;
         self.clause_probes = probes.clone();
