@@ -224,6 +224,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         stackindent: flags.options.stackindent,
         rawbytes: flags.options.rawbytes,
         droptags: flags.options.droptags,
+        // dtrace-utils' test mode: its test suite's expected outputs.
+        testing: std::env::var_os("_DTRACE_TESTING").is_some(),
         output_fd,
     };
     let outcome = consume::run(&session, &compiled.program, &registry, &opts, out, metrics, &mut targets);

@@ -62,6 +62,9 @@ pub(crate) struct ConsumeOptions {
     pub rawbytes: bool,
     /// Drop reports name their kind (droptags).
     pub droptags: bool,
+    /// The default output leaves out the CPU and ID columns, as
+    /// dtrace-utils' test mode does (`_DTRACE_TESTING` set).
+    pub testing: bool,
     /// The descriptor `out` writes to (ftruncate()).
     pub output_fd: std::os::fd::RawFd,
 }
@@ -99,6 +102,7 @@ struct State<'a> {
     aggrate: Duration,
     rawbytes: bool,
     droptags: bool,
+    testing: bool,
 }
 
 /// The output stream. A failed write is kept, not returned: the loop
@@ -240,6 +244,7 @@ pub(crate) fn run(
         aggrate: opts.aggrate,
         rawbytes: opts.rawbytes,
         droptags: opts.droptags,
+        testing: opts.testing,
     }));
     state.borrow_mut().aggs.symbols.stack_indent = opts.stackindent;
     let mut builder = libbpf_rs::RingBufferBuilder::new();
@@ -437,12 +442,20 @@ impl State<'_> {
             let name = self.registry.get(probe_id).map(|p| flow_column(flow, p, epid)).unwrap_or_default();
             line.extend(format!("{cpu:>3} {name:<41} ").as_bytes());
         } else if !self.quiet {
-            if !self.heading_printed {
-                line.extend(format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME").as_bytes());
-                self.heading_printed = true;
-            }
             let name = self.registry.get(probe_id).map(|p| format!("{}:{}", p.function, p.name)).unwrap_or_default();
-            line.extend(format!("{cpu:>3} {probe_id:>6} {name:>32} ").as_bytes());
+            if self.testing {
+                if !self.heading_printed {
+                    line.extend(format!("{:>32}\n", "FUNCTION:NAME").as_bytes());
+                    self.heading_printed = true;
+                }
+                line.extend(format!("{name:>32} ").as_bytes());
+            } else {
+                if !self.heading_printed {
+                    line.extend(format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME").as_bytes());
+                    self.heading_printed = true;
+                }
+                line.extend(format!("{cpu:>3} {probe_id:>6} {name:>32} ").as_bytes());
+            }
         }
         let mut rendered = match self.format {
             OutputFormat::Text => Rendered::Text(line),

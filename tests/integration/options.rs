@@ -417,3 +417,14 @@ fn a_numeric_operand_past_64_bits_is_an_overflow_not_a_string() {
     let out = run(&["-q", "-n", "BEGIN { printf(\"%d %s\\n\", $1, $2); exit(0); }", "0xffffffffffffffff", "12x"]);
     assert_eq!((out.code(), out.stdout.as_str()), (0, "-1 12x\n\n"), "{}", out.stderr);
 }
+
+#[test]
+fn dtrace_utils_test_mode_leaves_out_the_cpu_and_id_columns() {
+    let mut command = std::process::Command::new(util::DTRACE);
+    command.env("_DTRACE_TESTING", "t").args(["-n", "BEGIN { trace(1); exit(0); }"]);
+    let out = util::Tracer::spawn_command(command).finish();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "                   FUNCTION:NAME\n                          :BEGIN         1\n\n");
+    let out = run(&["-n", "BEGIN { trace(1); exit(0); }"]);
+    assert!(out.stdout.starts_with("CPU     ID                    FUNCTION:NAME\n"), "{}", out.stdout);
+}
