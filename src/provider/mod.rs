@@ -777,9 +777,12 @@ pub(crate) fn autoload_only(object: &mut libbpf_rs::OpenObject, wanted: &[&str])
 /// array, named `names` in slot order: probe `names[i]` has key `i`.
 /// Returns the first probe's ID, which the entry programs add their slot to.
 fn populate_slots<'a>(probes: &mut ProbeTable, provider: &'static str, names: impl Iterator<Item = &'a str>) -> u32 {
+    // The kernel's probes are vmlinux's, as dtrace-utils names them
+    // (`sched:vmlinux::on-cpu`); BEGIN, END and ERROR are dtrace's own.
+    let module = if provider == "dtrace" { "" } else { "vmlinux" };
     let base = probes.next_id();
     for (slot, name) in names.enumerate() {
-        probes.add(provider, "", "", name, slot as u64);
+        probes.add(provider, module, "", name, slot as u64);
     }
     base
 }
