@@ -41,3 +41,9 @@ inline int CPU_QUIESCED = 0x004;
 inline int CPU_EXISTS = 0x008;
 inline int CPU_ENABLE = 0x010;
 inline int CPU_OFFLINE = 0x020;
+
+/* The current CPU's chip, locality group and processor set: Solaris'
+ * built-in variables chip, lgrp and pset. */
+inline chipid_t chip = curcpu->cpu_chip;
+inline lgrp_id_t lgrp = curcpu->cpu_lgrp;
+inline psetid_t pset = curcpu->cpu_pset;

@@ -29,3 +29,11 @@ inline int rw_iswriter[struct rw_semaphore *rw] = (rw->count.counter & 0x1) != 0
 /* The file open as descriptor fd in the current process, or NULL. */
 inline struct file *getf[int fd] =
     fd >= 0 && fd < curthread->files->fdt->max_fds ? curthread->files->fdt->fd[fd] : NULL;
+
+/* The current process's working and root directories: DTrace's built-in
+ * variables cwd and root. */
+inline string cwd = d_path(&curthread->fs->pwd);
+inline string root = d_path(&curthread->fs->root);
+
+/* Linux has no zones: every process runs in the global zone. */
+inline string zonename = "global";
