@@ -108,6 +108,15 @@ pub(crate) fn compile(
                 })?;
             }
         }
+        // DTrace's lexer replaces macro arguments as it meets them: one
+        // not given is an error before anything else is checked.
+        if !options.defaultargs {
+            if let Some((n, string, span)) = ast.macro_args.iter().find(|(n, ..)| *n as usize >= macro_args.len()) {
+                let name = format!("{}{n}", if *string { "$$" } else { "$" });
+                let e = CompileError::new("D_MACRO_UNDEF", span, format!("macro argument {name} is not defined"));
+                return Err(format_error(source, &text, &e, "", options.errtags));
+            }
+        }
         parsed.push(Parsed { text, ast, kind: source.clone() });
     }
 

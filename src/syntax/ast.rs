@@ -12,6 +12,9 @@ pub use crate::defs::ops::{BinOp, UnOp};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
     pub items: Vec<Item>,
+    /// The macro argument references (`$1`, `$$2`) in source order:
+    /// (index, as a string, where), as DTrace's lexer meets them.
+    pub macro_args: Vec<(u32, bool, Span)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

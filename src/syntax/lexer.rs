@@ -225,11 +225,14 @@ pub(crate) struct Lexer<'a> {
     /// `#pragma` lines met so far, by offset: the parser may re-lex text
     /// after a rewind, and each line must be reported once.
     pragmas: BTreeMap<usize, PragmaLine>,
+    /// Macro argument references (`$1`, `$$2`) met so far, by offset:
+    /// (index, as a string, end).
+    macro_args: BTreeMap<usize, (u32, bool, usize)>,
 }
 
 impl<'a> Lexer<'a> {
     pub(crate) fn new(src: &'a str) -> Self {
-        Lexer { src, pos: 0, pragmas: BTreeMap::new() }
+        Lexer { src, pos: 0, pragmas: BTreeMap::new(), macro_args: BTreeMap::new() }
     }
 
     pub(crate) fn pos(&self) -> usize {
@@ -303,6 +306,11 @@ impl<'a> Lexer<'a> {
             end += 1;
         }
         &self.src[start..end]
+    }
+
+    /// The macro argument references met so far, in source order.
+    pub(crate) fn take_macro_args(&mut self) -> Vec<(u32, bool, std::ops::Range<usize>)> {
+        std::mem::take(&mut self.macro_args).into_iter().map(|(start, (n, s, end))| (n, s, start..end)).collect()
     }
 
     /// The `#pragma` lines met so far, in source order.
@@ -616,6 +624,7 @@ impl<'a> Lexer<'a> {
             let index: u32 = name.parse().map_err(|_| {
                 ParseError::new(start..end, "D_MACRO_UNDEF", format!("macro argument {text} is not defined"))
             })?;
+            self.macro_args.insert(start, (index, as_string, end));
             return Ok(if as_string { TokenKind::MacroStr(index) } else { TokenKind::MacroArg(index) });
         }
         if !MACRO_VARIABLES.contains(&name) {

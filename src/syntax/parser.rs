@@ -299,7 +299,8 @@ impl<'a> Parser<'a> {
         let pragmas = self.lexer.take_pragmas();
         items.extend(pragmas.into_iter().map(|p| Item::Pragma { words: p.words, span: p.span }));
         items.sort_by_key(item_start);
-        Ok(Program { items })
+        let macro_args = self.lexer.take_macro_args();
+        Ok(Program { items, macro_args })
     }
 
     /// Decides, from the raw text at `pos`, whether a file-scope item is a
