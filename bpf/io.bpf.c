@@ -352,7 +352,6 @@ struct dt_io_buffer {
 	__u32 into_vec;      /* bytes of it already done */
 	struct page *page;
 	struct page *first;   /* the head of page's folio */
-	unsigned long mapping; /* first->mapping */
 	void *private;        /* bio->bi_private: a direct I/O's iomap_dio */
 	struct inode *inode;  /* a page-cache page's file (NULL: user memory) */
 	struct super_block *sb;
@@ -365,7 +364,7 @@ struct dt_io_buffer {
 /* A page's compound_head and mapping: the word after flags, and mapping,
  * read at once where they are close (every kernel so far). */
 struct dt_page_words {
-	unsigned long words[5];
+	unsigned long words[4];
 };
 
 static __always_inline unsigned long dt_page_mapping(struct page *page, struct page **first_out)
@@ -378,7 +377,7 @@ static __always_inline unsigned long dt_page_mapping(struct page *page, struct p
 		mapping = DT_WORD((__u64)page + mapping_at);
 	} else if (head_at == 8 && mapping_at == 24) {
 		struct dt_page_words w;
-		bpf_probe_read_kernel(&w, 32, page);
+		bpf_probe_read_kernel(&w, sizeof(w), page);
 		head = w.words[1];
 		mapping = w.words[3];
 	} else {
@@ -449,7 +448,6 @@ static __always_inline bool dt_io_buffer(struct request *rq, struct dt_head *rq_
 	b->vec = vec;
 	b->page = page;
 	b->first = first;
-	b->mapping = mapping;
 	return true;
 }
 
@@ -490,13 +488,11 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		/* User memory: direct I/O. Both iomap's (file systems) and the
 		 * block device's direct I/O keep the kiocb first in the bio's
 		 * private data; it is taken for one only if its file lives on
-		 * the request's disk. */
+		 * the request's partition (or disk). */
 		struct kiocb *iocb = NULL;
 		struct file *file = NULL;
 		struct vfsmount *vfsmnt = NULL;
 		bool blockdev = false;
-		/* The front part of a bio split to the device's limits is a new
-		 * bio whose private data is the original: look there too. */
 		struct dt_kiocb_head k = {};
 		__u32 zero = 0;
 		struct dt_io_heads *heads = bpf_map_lookup_elem(&dt_io_heads, &zero);
@@ -506,6 +502,8 @@ static __always_inline void dt_io_file(struct dt_io_buffer *b, struct gendisk *d
 		}
 		struct dt_head *h = &heads->obj;
 		void *private = b->private;
+		/* The front part of a bio split to the device's limits is a new
+		 * bio whose private data is the original: look there too. */
 		for (int level = 0; level < 2; level++) {
 			if (level > 0)
 				private = DT_GET(bio, bi_private);

@@ -880,29 +880,26 @@ impl<'a> Emitter<'a> {
                 self.expr(key)?;
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 self.emit(stx(Size::DW, R1, off as i16, R0));
-            } else if let TKind::LoadStr(addr, len) = &key.kind {
-                // A char array in memory is read straight into the key
-                // (not into a scratch string first): one copy, not two.
-                let max = (*len).min(self.program.strsize).min(column.bytes) as i32;
-                self.expr(addr)?;
-                self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-                self.emit(mov(R3, R0));
-                self.emit(ldx(Size::DW, R1, FP, key_ptr));
-                for word in 0..column.bytes / 8 {
-                    self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
-                }
-                self.emit(alu_imm(Alu::Add, R1, off));
-                self.emit(mov_imm(R2, max));
-                self.emit(call(Helper::ProbeReadKernelStr));
-                self.fault_on_read_error()?;
             } else {
                 // Keys compare as bytes: clear the column, then copy the
                 // string. The current comm is copied straight in (its
                 // helper pads with NULs only on kernels since 2025, so it
-                // needs the clearing too).
+                // needs the clearing too), and so is a char array in memory
+                // (not into a scratch string first: one copy, not two).
                 let own_comm = matches!(key.kind, TKind::Builtin(Builtin::Execname)) && !self.env.other_thread_probes;
+                let (helper, max, from_memory) = match &key.kind {
+                    _ if own_comm => (Helper::GetCurrentComm, column.bytes, false),
+                    TKind::LoadStr(addr, len) => {
+                        self.expr(addr)?;
+                        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+                        (Helper::ProbeReadKernelStr, (*len).min(self.program.strsize).min(column.bytes), true)
+                    }
+                    _ => {
+                        self.expr(key)?;
+                        (Helper::ProbeReadKernelStr, column.bytes, false)
+                    }
+                };
                 if !own_comm {
-                    self.expr(key)?;
                     self.emit(mov(R3, R0));
                 }
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
@@ -910,8 +907,11 @@ impl<'a> Emitter<'a> {
                     self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
                 }
                 self.emit(alu_imm(Alu::Add, R1, off));
-                self.emit(mov_imm(R2, column.bytes as i32));
-                self.emit(call(if own_comm { Helper::GetCurrentComm } else { Helper::ProbeReadKernelStr }));
+                self.emit(mov_imm(R2, max as i32));
+                self.emit(call(helper));
+                if from_memory {
+                    self.fault_on_read_error()?;
+                }
             }
         }
         self.key_depth -= 1;

@@ -442,20 +442,19 @@ impl State<'_> {
             let name = self.registry.get(probe_id).map(|p| flow_column(flow, p, epid)).unwrap_or_default();
             line.extend(format!("{cpu:>3} {name:<41} ").as_bytes());
         } else if !self.quiet {
-            let name = self.registry.get(probe_id).map(|p| format!("{}:{}", p.function, p.name)).unwrap_or_default();
-            if self.testing {
-                if !self.heading_printed {
-                    line.extend(format!("{:>32}\n", "FUNCTION:NAME").as_bytes());
-                    self.heading_printed = true;
+            // dtrace-utils' test mode has no CPU and ID columns.
+            if !self.heading_printed {
+                if !self.testing {
+                    line.extend(format!("{:>3} {:>6} ", "CPU", "ID").as_bytes());
                 }
-                line.extend(format!("{name:>32} ").as_bytes());
-            } else {
-                if !self.heading_printed {
-                    line.extend(format!("{:>3} {:>6} {:>32}\n", "CPU", "ID", "FUNCTION:NAME").as_bytes());
-                    self.heading_printed = true;
-                }
-                line.extend(format!("{cpu:>3} {probe_id:>6} {name:>32} ").as_bytes());
+                line.extend(format!("{:>32}\n", "FUNCTION:NAME").as_bytes());
+                self.heading_printed = true;
             }
+            if !self.testing {
+                line.extend(format!("{cpu:>3} {probe_id:>6} ").as_bytes());
+            }
+            let name = self.registry.get(probe_id).map(|p| format!("{}:{}", p.function, p.name)).unwrap_or_default();
+            line.extend(format!("{name:>32} ").as_bytes());
         }
         let mut rendered = match self.format {
             OutputFormat::Text => Rendered::Text(line),

@@ -142,14 +142,8 @@ impl Provider for Proc {
         // lwp_rtt_initial do.
         let mut slots = slots;
         slots.sort_by_key(|&s| (PROBES[s].name == "exit", s));
-        let mut attached: Vec<&str> = Vec::new();
         for slot in slots {
             let probe = &PROBES[slot];
-            // Probes that share an entry program attach it once.
-            if attached.contains(&probe.program) {
-                continue;
-            }
-            attached.push(probe.program);
             cx.attach_raw_tp_or_warn(skel.object(), &format!("proc:::{}", probe.name), probe.program, probe.tracepoint);
         }
         Ok(Box::new(Loaded(skel)))

@@ -136,7 +136,8 @@ impl<'a> Checker<'a> {
         Checker {
             opts,
             registry,
-            // String constant 0 is the empty string, which generated code falls back on.
+            // String constant 0 is the empty string, which generated code
+            // falls back on; NULL_STRING is a NULL string.
             program: Program { strsize, strings: vec![Vec::new(), NULL_STRING_BYTES.to_vec()], ..Program::default() },
             var_index: HashMap::new(),
             actions_in_clause: 0,
@@ -340,7 +341,9 @@ impl<'a> Checker<'a> {
                     format!("variables of type {} are not supported yet", ty.name()),
                 ));
             }
-            if self.var_index.contains_key(&(scope, name.clone())) || self.reserved_name(name) {
+            // self-> and this-> variables have namespaces of their own.
+            let reserved = scope == Scope::Global && self.reserved_name(name);
+            if self.var_index.contains_key(&(scope, name.clone())) || reserved {
                 return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
             }
             self.new_var(scope, name, ty, true);
