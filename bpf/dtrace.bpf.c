@@ -47,6 +47,14 @@ int dt_fire(__u64 *args)
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 		pc->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	}
+	/* The kernel code that fired the probe is the bpf() system call's, as
+	 * DTrace's is its ioctl's: the program and its test run are skipped. */
+	if (dt_need_caller)
+		pc->caller = dt_kernel_caller(args, 0);
+	if (dt_need_ucaller)
+		pc->ucaller = dt_user_caller(args);
+	if (dt_need_stack_skip)
+		pc->stack_skip = dt_kernel_machinery_frames(args);
 	bpf_tail_call(args, &dt_dtrace_progs, slot);
 	return 0;
 }

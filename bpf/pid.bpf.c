@@ -27,6 +27,10 @@ struct {
 /* Set in the cookie of a probe at a function's first instruction. */
 #define DT_PID_AT_ENTRY (1u << 31)
 
+/* arg6..arg9 are read: at a function's first instruction they are on the
+ * stack, past the return address (the x86-64 calling convention). */
+const volatile bool dt_need_stack_args = false;
+
 static __always_inline int dt_pid_fire(struct pt_regs *ctx, int ret)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -44,6 +48,10 @@ static __always_inline int dt_pid_fire(struct pt_regs *ctx, int ret)
 	else if (dt_need_ucaller && (cookie & DT_PID_AT_ENTRY))
 		bpf_probe_read_user(&pc->ucaller, sizeof(pc->ucaller), (void *)PT_REGS_SP(ctx));
 	dt_args_from_regs(pc, ctx, ret);
+#if defined(__TARGET_ARCH_x86)
+	if (dt_need_stack_args && !ret && (cookie & DT_PID_AT_ENTRY))
+		bpf_probe_read_user(&pc->args[6], 4 * sizeof(__u64), (void *)(PT_REGS_SP(ctx) + 8));
+#endif
 	bpf_tail_call(ctx, &dt_pid_progs, slot);
 	return 0;
 }

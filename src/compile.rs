@@ -130,6 +130,7 @@ pub(crate) fn compile(
             defaultargs: options.defaultargs,
             stackframes: options.stackframes,
             ustackframes: options.ustackframes,
+            maxframes: options.maxframes,
             scratchsize: options.scratchsize,
             empty: options.empty,
             d_version: options.d_version,

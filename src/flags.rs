@@ -100,6 +100,13 @@ pub(crate) struct Options {
     pub ustackframes: u32,
     /// Frames stack() keeps when not given a count (stackframes).
     pub stackframes: u32,
+    /// RLIMIT_MEMLOCK for BPF maps and programs (lockmem; None: libbpf's
+    /// unlimited). Kernels before 5.11 charge BPF memory to it; later ones
+    /// charge the memory cgroup and ignore it, as dtrace-utils notes.
+    pub lockmem: Option<u64>,
+    /// Most frames any stack()/ustack() keeps, whatever it asks for
+    /// (maxframes, dtrace-utils' cap).
+    pub maxframes: u32,
     /// Spaces before each frame of a printed stack (stackindent).
     pub stackindent: usize,
     /// How often drops and other losses are reported (statusrate).
@@ -203,6 +210,8 @@ impl Default for Options {
             flowindent: false,
             ustackframes: 100,
             stackframes: 20,
+            lockmem: None,
+            maxframes: u32::from(crate::sema::ir::ustack_value::MAX_FRAMES),
             stackindent: 14,
             statusrate: Duration::from_secs(1),
             cpu: None,
@@ -332,8 +341,6 @@ const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("ldpath", "-G writes its object without a linker"),
     ("libdir", "only the built-in D library is loaded"),
     ("linkmode", "-G writes its object without a linker"),
-    ("lockmem", "BPF memory is charged to the memory cgroup, not locked"),
-    ("maxframes", "stack depth is set with stackframes and ustackframes"),
     ("modpath", "kernel types come from BTF, not module files"),
     ("pgmax", "grabbed processes are not limited"),
     ("preallocate", "dynamic variables are preallocated by the kernel"),
@@ -517,6 +524,10 @@ impl Options {
                 self.nspec = u32::try_from(v).ok().filter(|_| v < limit).ok_or_else(bad)?;
             }
             "stackframes" => self.stackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
+            "lockmem" => {
+                self.lockmem = Some(if value == Some("unlimited") { u64::MAX } else { size()? });
+            }
+            "maxframes" => self.maxframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
             "ustackframes" => self.ustackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
             "stackindent" => {
                 self.stackindent = usize::try_from(number()?).ok().filter(|v| *v <= 1024).ok_or_else(bad)?

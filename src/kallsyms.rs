@@ -11,6 +11,9 @@ pub(crate) struct KernelSymbols {
     modules: Vec<(String, u64, u64)>,
     /// The end of vmlinux's text (_etext).
     vmlinux_end: u64,
+    /// The end of vmlinux's image (_end, or a page past its last symbol
+    /// where kallsyms lists no data): BPF programs lie beyond it.
+    image_end: u64,
 }
 
 struct Symbol {
@@ -27,6 +30,7 @@ impl KernelSymbols {
     pub(crate) fn load() -> KernelSymbols {
         let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
         let mut vmlinux_end = 0;
+        let mut image_end = 0;
         let mut symbols: Vec<Symbol> = text
             .lines()
             .filter_map(|line| {
@@ -34,8 +38,10 @@ impl KernelSymbols {
                 let addr = u64::from_str_radix(words.next()?, 16).ok()?;
                 let kind = words.next()?;
                 let name = words.next()?;
-                if name == "_etext" {
-                    vmlinux_end = addr;
+                match name {
+                    "_etext" => vmlinux_end = addr,
+                    "_end" => image_end = addr,
+                    _ => {}
                 }
                 let text = matches!(kind, "t" | "T" | "w" | "W");
                 if addr == 0 || !(text || matches!(kind, "d" | "D" | "b" | "B" | "r" | "R" | "v" | "V")) {
@@ -46,6 +52,9 @@ impl KernelSymbols {
             })
             .collect();
         symbols.sort_by_key(|s| s.addr);
+        if image_end == 0 {
+            image_end = symbols.iter().rev().find(|s| s.module == "vmlinux").map_or(0, |s| s.addr + 4096);
+        }
         let modules = std::fs::read_to_string("/proc/modules")
             .unwrap_or_default()
             .lines()
@@ -56,7 +65,7 @@ impl KernelSymbols {
                 Some((words[0].to_string(), base, base + size))
             })
             .collect();
-        KernelSymbols { symbols, modules, vmlinux_end }
+        KernelSymbols { symbols, modules, vmlinux_end, image_end }
     }
 
     /// (`module`name, offset) of the function `addr` is in.
@@ -65,9 +74,17 @@ impl KernelSymbols {
         Some((format!("{}`{}", s.module, s.name), addr - s.addr))
     }
 
+    /// The symbol `addr` is in: none past the end of vmlinux's image or of
+    /// its module (a BPF program's code, which kallsyms may not list).
     fn containing(&self, addr: u64) -> Option<&Symbol> {
         let i = self.symbols.partition_point(|s| s.addr <= addr).checked_sub(1)?;
-        Some(&self.symbols[i])
+        let s = &self.symbols[i];
+        let end = if s.module == "vmlinux" {
+            self.image_end
+        } else {
+            self.modules.iter().find(|(name, ..)| *name == s.module).map_or(u64::MAX, |(_, _, end)| *end)
+        };
+        (addr < end).then_some(s)
     }
 
     /// The address ranges a probe's caller can be in, sorted and merged:
@@ -165,7 +182,12 @@ mod tests {
         ]
         .map(|(addr, module, name)| Symbol { addr, module: module.into(), name: name.into(), text: addr & 0x2000 == 0 })
         .into();
-        KernelSymbols { symbols, modules: vec![("ext4".into(), 0x9000, 0x9400)], vmlinux_end: 0x1400 }
+        KernelSymbols {
+            symbols,
+            modules: vec![("ext4".into(), 0x9000, 0x9400)],
+            vmlinux_end: 0x1400,
+            image_end: 0x3000,
+        }
     }
 
     #[test]
@@ -179,6 +201,9 @@ mod tests {
     fn frames_resolve_to_module_and_function() {
         let t = table();
         assert_eq!(t.resolve(0x1150), Some(("vmlinux`do_execveat_common".into(), 0x10)));
+        // A BPF program's code, past vmlinux and every module, is no one's.
+        assert_eq!(t.resolve(0x3100), None);
+        assert_eq!(t.resolve(0x9500), None);
     }
 
     /// A lock in a static variable is named by its data symbol (lockstat's

@@ -197,6 +197,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         aggsize: flags.options.aggsize,
         nspec: flags.options.nspec,
         cpu: flags.options.cpu,
+        lockmem: flags.options.lockmem,
     };
     let session = runtime::start(&compiled.program, &compiled.generated, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
@@ -362,7 +363,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         .map_err(|m| format!("invalid probe specifier {given}: {m}"))?;
         let desc =
             provider::desc::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {given}: {m}"))?;
-        let found = registry.matching(&desc);
+        let found = registry.matching(&desc).map_err(|r| format!("invalid probe specifier {given}: {}", r.message))?;
         if found.is_empty() && !flags.zero_matches_ok {
             return Err(format!(
                 "invalid probe specifier {given}: probe description {expanded} does not match any probes"
@@ -375,12 +376,12 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         // The providers that list their probes only when a description
         // could name one (fbt, sdt, rawtp): all of them.
         if let Ok(desc) = provider::desc::ProbeDesc::parse(":::") {
-            registry.matching(&desc);
+            let _ = registry.matching(&desc);
         }
         // As dtrace -l -p lists the process's USDT probes with the rest.
         for pid in targets.pids() {
             if let Ok(desc) = provider::desc::ProbeDesc::parse(&format!("*{pid}:::")) {
-                registry.matching(&desc);
+                let _ = registry.matching(&desc);
             }
         }
     }

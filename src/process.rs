@@ -30,6 +30,8 @@ pub(crate) struct Function {
     pub probeable: bool,
     /// A weak symbol (STB_WEAK).
     pub weak: bool,
+    /// A file-local symbol (STB_LOCAL: static functions).
+    pub local: bool,
 }
 
 /// The functions and load segments of one ELF file.
@@ -93,6 +95,7 @@ impl ElfSymbols {
                 size: sym.size(),
                 probeable: true,
                 weak: st_info >> 4 == 2,
+                local: st_info >> 4 == 0,
             });
         }
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
@@ -110,14 +113,15 @@ impl ElfSymbols {
             let start = elf.file_offset(elf.functions[i].vaddr).and_then(|o| data.get(o as usize..));
             elf.functions[i].probeable = start.is_some_and(probeable);
         }
-        // Of aliases (strchr, index; malloc, __libc_malloc), a frame is
-        // named by the global one with the fewest leading underscores:
-        // sorted last among equals, as symbolize() takes the last.
+        // Of aliases (strchr, index; malloc, __libc_malloc), a frame and a
+        // pid probe are named by a global one before a weak one before a
+        // static one, then by the fewest leading underscores: sorted last
+        // among equals, as symbolize() and canonical() take the last.
         let mut by_addr: Vec<usize> = (0..elf.functions.len()).collect();
         by_addr.sort_by_key(|&i| {
             let f = &elf.functions[i];
             let underscores = f.name.len() - f.name.trim_start_matches('_').len();
-            (f.vaddr, !f.weak, std::cmp::Reverse(underscores))
+            (f.vaddr, !f.local, !f.weak, std::cmp::Reverse(underscores))
         });
         // An IFUNC's implementation has no size of its own here (stripped
         // files name only the IFUNC): it ends where the next function begins.
@@ -149,6 +153,13 @@ impl ElfSymbols {
             .iter()
             .find(|(_, off, size)| offset >= *off && offset < off + size)
             .map(|(va, off, _)| offset - off + va)
+    }
+
+    /// The name the functions at `vaddr` go by (of aliases, the one a
+    /// frame there is named by).
+    pub(crate) fn canonical(&self, vaddr: u64) -> Option<&Function> {
+        let i = self.by_addr.partition_point(|&i| self.functions[i].vaddr <= vaddr).checked_sub(1)?;
+        Some(&self.functions[self.by_addr[i]]).filter(|f| f.vaddr == vaddr)
     }
 
     /// The function `vaddr` is in and the distance into it: the function
@@ -237,6 +248,56 @@ fn probeable(code: &[u8]) -> bool {
         }
     }
     true
+}
+
+impl ElfSymbols {
+    /// The offsets in function `f` of its instructions a uprobe can take
+    /// (none if its size is unknown or its code unreadable).
+    pub(crate) fn instruction_offsets(&self, f: &Function) -> Vec<u64> {
+        use std::os::unix::fs::FileExt;
+        let Some(start) = self.file_offset(f.vaddr) else { return Vec::new() };
+        let mut code = vec![0u8; f.size as usize];
+        let read = std::fs::File::open(&self.path).and_then(|file| file.read_exact_at(&mut code, start));
+        if f.size == 0 || read.is_err() {
+            return Vec::new();
+        }
+        instruction_starts(&code).into_iter().filter(|&off| probeable(&code[off as usize..])).collect()
+    }
+}
+
+/// Where each instruction of `code` starts.
+#[cfg(target_arch = "x86_64")]
+fn instruction_starts(code: &[u8]) -> Vec<u64> {
+    let mut decoder = iced_x86::Decoder::new(64, code, iced_x86::DecoderOptions::NONE);
+    let mut starts = Vec::new();
+    while decoder.can_decode() {
+        let at = decoder.position() as u64;
+        // Bytes that decode as nothing (padding, data) end the function's
+        // code: no probe is placed inside what is not an instruction.
+        if decoder.decode().is_invalid() {
+            break;
+        }
+        starts.push(at);
+    }
+    starts
+}
+
+/// Where each instruction of `code` starts: fixed 4-byte instructions.
+#[cfg(not(target_arch = "x86_64"))]
+fn instruction_starts(code: &[u8]) -> Vec<u64> {
+    (0..code.len() as u64).step_by(4).collect()
+}
+
+/// Whether the kernel places a uprobe on the instruction at file offset
+/// `offset` of `path` (see probeable).
+pub(crate) fn site_probeable(path: &Path, offset: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut code = [0u8; 15];
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    match file.read_at(&mut code, offset) {
+        Ok(n) if n > 0 => probeable(&code[..n]),
+        _ => false,
+    }
 }
 
 /// The address an IFUNC symbol resolves to, when this process maps the same
@@ -428,10 +489,46 @@ mod tests {
         assert_eq!(elf.vaddr_of_offset(off), Some(main.vaddr));
     }
 
+    /// Instruction boundaries of real x86-64 code: push rbp; mov rbp,rsp;
+    /// lock inc dword [rax] (refused: a lock prefix); pop rbp; ret.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn instruction_probes_skip_what_uprobes_refuse() {
+        let code = [0x55, 0x48, 0x89, 0xe5, 0xf0, 0xff, 0x00, 0x5d, 0xc3];
+        let dir = std::env::temp_dir().join(format!("dtrace-insns-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.bin");
+        std::fs::write(&path, code).unwrap();
+        let f = Function {
+            name: "f".into(),
+            vaddr: 0,
+            size: code.len() as u64,
+            probeable: true,
+            weak: false,
+            local: false,
+        };
+        let elf = ElfSymbols {
+            path: path.clone(),
+            functions: vec![f.clone()],
+            by_addr: vec![0],
+            segments: vec![(0, 0, code.len() as u64)],
+            build_id: None,
+            usdt: Vec::new(),
+        };
+        assert_eq!(elf.instruction_offsets(&f), [0, 1, 7, 8]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn a_symbol_of_size_zero_names_only_its_own_address() {
-        let function =
-            |name: &str, vaddr, size| Function { name: name.into(), vaddr, size, probeable: true, weak: false };
+        let function = |name: &str, vaddr, size| Function {
+            name: name.into(),
+            vaddr,
+            size,
+            probeable: true,
+            weak: false,
+            local: false,
+        };
         let elf = ElfSymbols {
             path: "/lib/x".into(),
             functions: vec![function("_fini", 0x1000, 0), function("f", 0x2000, 0x10)],

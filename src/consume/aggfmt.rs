@@ -755,7 +755,7 @@ mod tests {
     #[test]
     fn weights_order_as_compare_values_does() {
         // The sort of 10^6 rows compares weights; they must agree.
-        let mut quantized = |counts: &[(usize, u64)]| {
+        let quantized = |counts: &[(usize, u64)]| {
             let mut c = vec![0u64; 127];
             for &(i, n) in counts {
                 c[i] = n;

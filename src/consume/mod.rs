@@ -266,7 +266,13 @@ pub(crate) fn run(
         reports.extend(status_drop(dynamic, dynamic_drops_seen, json::DropKind::Dynamic, "dynamic variable drop", ""));
         dynamic_drops_seen = dynamic;
         let double = session.double_errors();
-        reports.extend(status_drop(double, double_errors_seen, json::DropKind::DoubleError, "error", " in ERROR probe enabling"));
+        reports.extend(status_drop(
+            double,
+            double_errors_seen,
+            json::DropKind::DoubleError,
+            "error",
+            " in ERROR probe enabling",
+        ));
         double_errors_seen = double;
         reports.extend(speculation_troubles(session.speculation_troubles(), &mut speculation_troubles_seen));
         for report in reports {
@@ -293,8 +299,11 @@ pub(crate) fn run(
         }
         ring.consume()?;
         state.borrow_mut().out.flush().ok();
-        for notice in exit_notices {
-            eprintln!("dtrace: {notice}");
+        // dtrace.c's notice() is silent under -q or the quiet pragma.
+        if !opts.quiet {
+            for notice in exit_notices {
+                eprintln!("dtrace: {notice}");
+            }
         }
         // Drop counters are read at DTrace's statusrate, not at every drain.
         if last_status.elapsed() >= opts.statusrate {

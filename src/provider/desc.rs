@@ -40,6 +40,18 @@ impl ProbeDesc {
         is_literal(&self.name)
     }
 
+    pub(crate) fn function_is_literal(&self) -> bool {
+        is_literal(&self.function)
+    }
+
+    pub(crate) fn module_is_literal(&self) -> bool {
+        is_literal(&self.module)
+    }
+
+    pub(crate) fn provider_is_literal(&self) -> bool {
+        is_literal(&self.provider)
+    }
+
     pub(crate) fn could_match_provider(&self, provider: &str) -> bool {
         glob_match(&self.provider, provider)
     }

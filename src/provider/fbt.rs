@@ -190,7 +190,8 @@ impl Provider for Fbt {
             && (!desc.name_is_literal() || matches!(desc.name.as_str(), "entry" | "return"));
         if could_name && !self.all_in_table {
             let every = |field: &str| field.is_empty() || field == "*";
-            let only = (!(every(&desc.module) && every(&desc.function))).then_some((&desc.module[..], &desc.function[..]));
+            let only =
+                (!(every(&desc.module) && every(&desc.function))).then_some((&desc.module[..], &desc.function[..]));
             self.list(cx.kernel, probes, only);
         }
         None

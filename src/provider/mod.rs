@@ -286,6 +286,16 @@ pub(crate) struct ProvideContext<'a> {
     pub processes: &'a mut Processes,
     /// The running kernel's types (fbt and rawtp probes' arguments).
     pub kernel: &'a mut dyn KernelFacts,
+    /// Why the description names no probe, where DTrace says more than
+    /// that it matches none (a pid probe's function not in its module).
+    pub refusal: Option<Refusal>,
+}
+
+/// A description a provider refuses: DTrace's error tag and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub tag: &'static str,
+    pub message: String,
 }
 
 /// The providers and all probes.
@@ -391,15 +401,20 @@ impl Registry {
 
     /// IDs of the probes matching `desc`, first letting each provider make
     /// the probes it makes on demand.
-    pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Vec<u32> {
-        let mut cx = ProvideContext { processes: &mut self.processes, kernel: self.kernel.get_mut().as_mut() };
+    pub(crate) fn matching(&mut self, desc: &ProbeDesc) -> Result<Vec<u32>, Refusal> {
+        let mut cx =
+            ProvideContext { processes: &mut self.processes, kernel: self.kernel.get_mut().as_mut(), refusal: None };
         for (owner, provider) in self.providers.iter_mut().enumerate() {
             self.table.owner = owner;
-            if let Some(ids) = provider.provide(desc, &mut self.table, &mut cx) {
-                return ids;
+            let ids = provider.provide(desc, &mut self.table, &mut cx);
+            if let Some(refusal) = cx.refusal.take() {
+                return Err(refusal);
+            }
+            if let Some(ids) = ids {
+                return Ok(ids);
             }
         }
-        self.table.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect()
+        Ok(self.table.probes.iter().filter(|p| desc.matches(p)).map(|p| p.id).collect())
     }
 
     /// The enabled probes grouped by the provider that serves them, in
@@ -857,6 +872,7 @@ pub(crate) mod testing {
                 defaultargs: false,
                 stackframes: 20,
                 ustackframes: 100,
+                maxframes: 127,
                 scratchsize: 4096,
                 empty: false,
                 d_version: (1, 13),

@@ -15,7 +15,7 @@ use libbpf_rs::skel::OpenSkel;
 
 use super::desc::{glob_match, ProbeDesc};
 use super::uprobe::{self, ClauseSlots, MAX_SINGLE_UPROBES};
-use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, ProbeTable, ProvideContext, Provider};
+use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, ProbeTable, ProvideContext, Provider, Refusal};
 
 super::entry_programs!("pid");
 
@@ -50,8 +50,40 @@ impl Provider for Pid {
     fn populate(&mut self, _probes: &mut ProbeTable) {}
 
     fn provide(&mut self, desc: &ProbeDesc, probes: &mut ProbeTable, cx: &mut ProvideContext) -> Option<Vec<u32>> {
-        let pid = provider_pid(&desc.provider)?;
-        Some(self.matching(desc, pid, probes, cx))
+        if let Some(pid) = provider_pid(&desc.provider) {
+            if pid == 0 {
+                cx.refusal =
+                    Some(refusal("D_PROC_BADPID", format!("'{}' does not contain a valid pid", desc.provider)));
+                return Some(Vec::new());
+            }
+            return match self.matching(desc, pid, probes, cx, true) {
+                Ok(ids) => Some(ids),
+                Err(r) => {
+                    cx.refusal = Some(r);
+                    Some(Vec::new())
+                }
+            };
+        }
+        // A glob that names pid<N> (`p*d$target`) makes that process's
+        // probes of a function named exactly; the names are then matched
+        // like any probe's. (A glob over every function of every process
+        // would instrument all of them: those need the pid named.)
+        if !desc.provider_is_literal() && desc.function_is_literal() && desc.function != "-" {
+            let mut pids = cx.processes.targets.clone();
+            let digits = desc.provider.len() - desc.provider.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            pids.extend(desc.provider[desc.provider.len() - digits..].parse::<u32>().ok().filter(|&p| p != 0));
+            pids.sort_unstable();
+            pids.dedup();
+            for pid in pids {
+                let provider = format!("pid{pid}");
+                if glob_match(&desc.provider, &provider) {
+                    let named = ProbeDesc { provider, ..desc.clone() };
+                    // Not finding it in this process is not an error here.
+                    let _ = self.matching(&named, pid, probes, cx, false);
+                }
+            }
+        }
+        None
     }
 
     /// As the Solaris Dynamic Tracing Guide gives the pid provider's.
@@ -67,6 +99,7 @@ impl Provider for Pid {
             super::autoload_only(open.open_object_mut(), wanted);
             if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
                 super::script_needs!(ro, cx.needs);
+                ro.dt_need_stack_args = cx.needs.args || cx.needs.typed_args_used.iter().any(|&(_, n)| n >= 6);
             }
             Ok(open.load()?)
         };
@@ -96,6 +129,9 @@ impl Provider for Pid {
         Ok(Box::new(Loaded(skel)))
     }
 }
+
+/// The most pid probes one run makes (Solaris' fasttrap-max-probes).
+const MAX_PID_PROBES: usize = 250_000;
 
 /// DT_PID_AT_ENTRY in bpf/pid.bpf.c.
 const PID_AT_ENTRY: u64 = 1 << 31;
@@ -227,44 +263,112 @@ enum Site {
     Offset(u64),
 }
 
-fn sites(name_pattern: &str, literal: bool) -> Vec<Site> {
+fn refusal(tag: &'static str, message: String) -> Refusal {
+    Refusal { tag, message }
+}
+
+/// The sites a probe name names; a literal name that is none is an error
+/// (D_PROC_NAME, as dt_pid.c's).
+fn sites(name_pattern: &str, literal: bool) -> Result<Vec<Site>, Refusal> {
     if literal {
         return match name_pattern {
-            "entry" => vec![Site::Entry],
-            "return" => vec![Site::Return],
-            text => u64::from_str_radix(text.trim_start_matches("0x"), 16).map(Site::Offset).into_iter().collect(),
+            "entry" => Ok(vec![Site::Entry]),
+            "return" => Ok(vec![Site::Return]),
+            text => hex_number(text)
+                .map(|off| vec![Site::Offset(off)])
+                .ok_or_else(|| refusal("D_PROC_NAME", format!("'{text}' is an invalid probe name"))),
         };
     }
     // A pattern matches entry and return; offsets are named one by one.
-    [("entry", Site::Entry), ("return", Site::Return)]
+    Ok([("entry", Site::Entry), ("return", Site::Return)]
         .into_iter()
         .filter(|(n, _)| glob_match(name_pattern, n))
         .map(|(_, s)| s)
-        .collect()
+        .collect())
+}
+
+/// A site named exactly whose instruction a uprobe cannot take (a lock or
+/// segment prefix, hlt, int3).
+fn unprobeable(site: &str) -> Refusal {
+    refusal("D_PROC_CREATEFAIL", format!("failed to create probe at {site}: its instruction cannot be traced"))
+}
+
+/// A probe name or address in hex, with or without `0x`.
+fn hex_number(text: &str) -> Option<u64> {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    if digits.is_empty() {
+        return None;
+    }
+    u64::from_str_radix(digits, 16).ok()
 }
 
 impl Pid {
     /// The probes of `desc` (provider `pid<pid>`), created as needed.
-    fn matching(&mut self, desc: &ProbeDesc, pid: u32, probes: &mut ProbeTable, cx: &mut ProvideContext) -> Vec<u32> {
-        let sites = sites(&desc.name, desc.name_is_literal());
-        if sites.is_empty() {
-            return Vec::new();
-        }
+    /// `strict`: the description names this process's pid provider, and
+    /// names that cannot be probes are errors, as DTrace's dt_pid.c says.
+    fn matching(
+        &mut self,
+        desc: &ProbeDesc,
+        pid: u32,
+        probes: &mut ProbeTable,
+        cx: &mut ProvideContext,
+        strict: bool,
+    ) -> Result<Vec<u32>, Refusal> {
         // Probe::provider is static: each process's name is made once.
         let provider: &'static str =
             self.providers.entry(pid).or_insert_with(|| Box::leak(format!("pid{pid}").into_boxed_str()));
         let modules = cx.processes.modules(pid);
+        if desc.function == "-" {
+            return self.absolute(desc, provider, pid, &modules, probes);
+        }
+        let sites = match sites(&desc.name, desc.name_is_literal()) {
+            Ok(sites) => sites,
+            Err(r) if strict => return Err(r),
+            Err(_) => return Ok(Vec::new()),
+        };
+        // A glob name also names every instruction by its offset (`pid$target:a.out:main:`).
+        let instructions = !desc.name_is_literal();
         let mut ids = Vec::new();
         for module in modules.iter() {
             let path = module.elf.path.to_string_lossy();
             if !module_matches(&desc.module, &path, module.is_exe) {
                 continue;
             }
-            // Aliases (malloc, __libc_malloc) share an address: one probe each.
+            // A function named exactly must be in a module named exactly.
+            if strict
+                && desc.function_is_literal()
+                && desc.module_is_literal()
+                && !module.elf.functions.iter().any(|f| f.probeable && f.name == desc.function)
+            {
+                return Err(refusal(
+                    "D_PROC_FUNC",
+                    format!("failed to lookup '{}' in module '{}'", desc.function, desc.module),
+                ));
+            }
+            // Aliases (go, _go) share an address and one probe, named as
+            // a frame there is: a description may name any of them.
             let mut addresses = std::collections::HashSet::new();
-            for f in &module.elf.functions {
-                if !f.probeable || !glob_match(&desc.function, &f.name) || !addresses.insert(f.vaddr) {
+            for alias in &module.elf.functions {
+                if !alias.probeable || !glob_match(&desc.function, &alias.name) || !addresses.insert(alias.vaddr) {
                     continue;
+                }
+                let f = module.elf.canonical(alias.vaddr).unwrap_or(alias);
+                let mut sites = sites.clone();
+                if instructions {
+                    sites.extend(
+                        module
+                            .elf
+                            .instruction_offsets(f)
+                            .into_iter()
+                            .filter(|off| glob_match(&desc.name, &format!("{off:x}")))
+                            .map(Site::Offset),
+                    );
+                }
+                if self.uprobes.len() + sites.len() > MAX_PID_PROBES {
+                    return Err(refusal(
+                        "D_PROC_CREATEFAIL",
+                        format!("failed to create probes in process {pid}: more than {MAX_PID_PROBES} probes"),
+                    ));
                 }
                 for &site in &sites {
                     let (name, vaddr, ret) = match site {
@@ -272,27 +376,97 @@ impl Pid {
                         Site::Return => ("return".to_string(), f.vaddr, true),
                         Site::Offset(off) => {
                             if f.size != 0 && off >= f.size {
+                                if strict && desc.function_is_literal() {
+                                    return Err(refusal(
+                                        "D_PROC_OFF",
+                                        format!("offset 0x{off:x} outside of function '{}'", f.name),
+                                    ));
+                                }
                                 continue;
                             }
                             (format!("{off:x}"), f.vaddr + off, false)
                         }
                     };
                     let Some(offset) = module.elf.file_offset(vaddr) else { continue };
-                    let full = format!("{provider}:{}:{}:{name}", module.name, f.name);
-                    if let Some(&id) = self.ids.get(&full) {
-                        ids.push(id);
-                        continue;
+                    // (Offsets a glob named are instructions found probeable.)
+                    if let (Site::Offset(off), false) = (site, instructions) {
+                        if !crate::process::site_probeable(&module.elf.path, offset) {
+                            if strict && desc.function_is_literal() {
+                                return Err(unprobeable(&format!("{}+0x{off:x}", f.name)));
+                            }
+                            continue;
+                        }
                     }
-                    let key = self.uprobes.len() as u64;
                     let at_entry = vaddr == f.vaddr && !ret;
-                    self.uprobes.push(Uprobe { pid, path: module.elf.path.clone(), offset, ret, at_entry });
-                    let id = probes.add(provider, &module.name, &f.name, &name, key);
-                    self.ids.insert(full, id);
-                    ids.push(id);
+                    let site = Uprobe { pid, path: module.elf.path.clone(), offset, ret, at_entry };
+                    ids.push(self.probe(probes, provider, &module.name, &f.name, &name, site));
                 }
             }
         }
-        ids
+        Ok(ids)
+    }
+
+    /// The probe named so, made once.
+    fn probe(
+        &mut self,
+        probes: &mut ProbeTable,
+        provider: &'static str,
+        module: &str,
+        function: &str,
+        name: &str,
+        site: Uprobe,
+    ) -> u32 {
+        let full = format!("{provider}:{module}:{function}:{name}");
+        if let Some(&id) = self.ids.get(&full) {
+            return id;
+        }
+        let key = self.uprobes.len() as u64;
+        self.uprobes.push(site);
+        let id = probes.add(provider, module, function, name, key);
+        self.ids.insert(full, id);
+        id
+    }
+
+    /// `pid<N>:a.out:-:<address>`: a probe at an address of the executable,
+    /// as its file places it (for a position-independent executable, the
+    /// address objdump shows, not where this run loaded it).
+    fn absolute(
+        &mut self,
+        desc: &ProbeDesc,
+        provider: &'static str,
+        pid: u32,
+        modules: &[crate::process::Module],
+        probes: &mut ProbeTable,
+    ) -> Result<Vec<u32>, Refusal> {
+        let exe = modules.iter().find(|m| m.is_exe);
+        let names_exe = desc.module.is_empty()
+            || (desc.module_is_literal()
+                && exe.is_some_and(|m| module_matches(&desc.module, &m.elf.path.to_string_lossy(), true)));
+        if !names_exe {
+            return Err(refusal("D_PROC_LIB", "only the a.out module is valid with the '-' function".to_string()));
+        }
+        if !desc.name_is_literal() {
+            return Err(refusal(
+                "D_PROC_NAME",
+                "only individual addresses may be specified with the '-' function".to_string(),
+            ));
+        }
+        let Some(addr) = hex_number(&desc.name) else {
+            return Err(refusal("D_PROC_NAME", format!("'{}' is an invalid probe name", desc.name)));
+        };
+        let Some(exe) = exe else { return Ok(Vec::new()) };
+        let Some(offset) = exe.elf.file_offset(addr) else {
+            return Err(refusal(
+                "D_PROC_CREATEFAIL",
+                format!("failed to create probe at address 0x{addr:x}: not in {}", exe.name),
+            ));
+        };
+        if !crate::process::site_probeable(&exe.elf.path, offset) {
+            return Err(unprobeable(&format!("0x{addr:x}")));
+        }
+        let at_entry = exe.elf.canonical(addr).is_some();
+        let site = Uprobe { pid, path: exe.elf.path.clone(), offset, ret: false, at_entry };
+        Ok(vec![self.probe(probes, provider, &exe.name, "-", &desc.name, site)])
     }
 }
 
@@ -328,12 +502,15 @@ mod tests {
 
     #[test]
     fn probe_names() {
-        assert_eq!(sites("entry", true), vec![Site::Entry]);
-        assert_eq!(sites("return", true), vec![Site::Return]);
-        assert_eq!(sites("1f", true), vec![Site::Offset(0x1f)]);
-        assert_eq!(sites("0x10", true), vec![Site::Offset(0x10)]);
-        assert_eq!(sites("", false), vec![Site::Entry, Site::Return]);
-        assert_eq!(sites("e*", false), vec![Site::Entry]);
-        assert!(sites("nosuch", true).is_empty());
+        assert_eq!(sites("entry", true), Ok(vec![Site::Entry]));
+        assert_eq!(sites("return", true), Ok(vec![Site::Return]));
+        assert_eq!(sites("1f", true), Ok(vec![Site::Offset(0x1f)]));
+        assert_eq!(sites("0x10", true), Ok(vec![Site::Offset(0x10)]));
+        // A glob also names instructions, by offset (added per function).
+        assert_eq!(sites("", false), Ok(vec![Site::Entry, Site::Return]));
+        assert_eq!(sites("e*", false), Ok(vec![Site::Entry]));
+        let refused = sites("beginning", true).unwrap_err();
+        assert_eq!((refused.tag, refused.message.as_str()), ("D_PROC_NAME", "'beginning' is an invalid probe name"));
+        assert_eq!(sites("0x", true).unwrap_err().tag, "D_PROC_NAME");
     }
 }

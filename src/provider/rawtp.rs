@@ -58,9 +58,10 @@ impl Provider for Rawtp {
         args
     }
 
-    /// As dtrace-utils gives its rawtp probes.
+    /// As dtrace-utils gives its rawtp probes: the arguments are the
+    /// kernel's own, typed by its BTF.
     fn argument_attributes(&self) -> Attributes {
-        ("Private", "Private", "Unknown")
+        ("Private", "Private", "ISA")
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {

@@ -44,6 +44,8 @@ pub(crate) struct RuntimeOptions {
     pub nspec: u32,
     /// The only CPU probes fire on (the cpu option).
     pub cpu: Option<u32>,
+    /// RLIMIT_MEMLOCK (the lockmem option); None: unlimited.
+    pub lockmem: Option<u64>,
 }
 
 /// Everything loaded and attached for one run.
@@ -267,7 +269,7 @@ pub(crate) fn start(
     registry: &Registry,
     opts: &RuntimeOptions,
 ) -> Result<Session> {
-    bump_memlock();
+    set_limits(opts.lockmem);
     // libbpf's own messages would interleave with DTrace's; our errors say
     // what failed instead.
     if std::env::var_os("DTRACE_DEBUG_LIBBPF").is_none() {
@@ -821,11 +823,18 @@ fn wall_offset_ns() -> u64 {
     read(libc::CLOCK_REALTIME).wrapping_sub(read(libc::CLOCK_MONOTONIC))
 }
 
-fn bump_memlock() {
-    let limit = libc::rlimit { rlim_cur: libc::RLIM_INFINITY, rlim_max: libc::RLIM_INFINITY };
+/// Locked memory as lockmem says (unlimited by default), which kernels
+/// before 5.11 charge BPF maps and programs to; open files for the probes.
+fn set_limits(lockmem: Option<u64>) {
+    let bytes = lockmem.unwrap_or(libc::RLIM_INFINITY);
+    let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
     // SAFETY: setrlimit reads the struct we pass; failure is harmless on
-    // kernels that account BPF memory with cgroups.
-    unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) };
+    // kernels that account BPF memory with cgroups. libbpf is told the
+    // same limit, so it does not raise it again on such kernels.
+    unsafe {
+        libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit);
+        libbpf_sys::libbpf_set_memlock_rlim(bytes);
+    }
     // Providers that load a program per probe (fbt, sdt, rawtp) hold two
     // or three descriptors per probe: hundreds of probes pass the usual
     // soft limit of 1024.

@@ -47,6 +47,8 @@ pub(crate) struct CheckOptions<'a> {
     pub stackframes: u32,
     /// Frames of a ustack() given no count (ustackframes).
     pub ustackframes: u32,
+    /// Most frames of any stack()/ustack() (maxframes).
+    pub maxframes: u32,
     /// Bytes of alloca() and copyin() memory per clause (scratchsize).
     pub scratchsize: usize,
     /// The empty option: a program without clauses or declarations compiles.
@@ -213,7 +215,7 @@ impl<'a> Checker<'a> {
                 expand_macros(&spec.text, self.opts.macro_args, &|w| macro_variable(w, target).map(|v| v.to_string()))
                     .map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
             let desc = ProbeDesc::parse(&text).map_err(|m| CompileError::new("D_PDESC_INVAL", &spec.span, m))?;
-            let ids = self.registry.matching(&desc);
+            let ids = self.registry.matching(&desc).map_err(|r| CompileError::new(r.tag, &spec.span, r.message))?;
             if ids.is_empty() && !self.opts.zero_matches_ok {
                 return Err(CompileError::new(
                     "D_PDESC_ZERO",
@@ -280,7 +282,8 @@ impl<'a> Checker<'a> {
     /// for: a global may not take its name (DTrace's D_DECL_IDRED). The
     /// string subroutines came with D 1.1.
     fn reserved_name(&self, name: &str) -> bool {
-        let since_1_1 = matches!(name, "strstr" | "strchr" | "strrchr" | "strtok" | "substr" | "index" | "rindex" | "freopen");
+        let since_1_1 =
+            matches!(name, "strstr" | "strchr" | "strrchr" | "strtok" | "substr" | "index" | "rindex" | "freopen");
         if since_1_1 && self.opts.d_version < (1, 1) {
             return false;
         }

@@ -513,7 +513,6 @@ impl crate::provider::KernelFacts for KernelBtf {
     fn function_btf_id(&mut self, name: &str) -> Option<u32> {
         self.prototype(name, false).map(|(id, _)| id)
     }
-
 }
 
 #[cfg(test)]

@@ -209,8 +209,7 @@ fn fi_pathname_follows_renames_and_unlinks() {
     let lines: Vec<String> = out.stdout.lines().map(|l| l.replace(&format!("{d}/"), "")).collect();
     // A write of the first 64 KiB may be split into several requests;
     // every other line is one request.
-    let mut rest =
-        lines.iter().filter(|l| !l.is_empty() && !(l.starts_with("W a/x.dat ") && *l != "W a/x.dat 0"));
+    let mut rest = lines.iter().filter(|l| !l.is_empty() && !(l.starts_with("W a/x.dat ") && *l != "W a/x.dat 0"));
     for want in expected {
         assert_eq!(rest.next().map(String::as_str), Some(want), "{}", out.stdout);
     }

@@ -28,15 +28,19 @@ fn c_runs_the_command_as_target_and_counts_only_its_system_calls() {
            END { printa("count %@d\n", @); }"#,
     ]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.contains("count 4321\n"), "{}", out.stdout);
+    // dtrace.c's notice() is silent under -q.
+    assert_eq!(exited_pid(&out.stderr), None, "{}", out.stderr);
+    let out = run(&["-c", &command, "-n", r#"BEGIN { printf("target %d\n", $target); }"#]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
     let pid = exited_pid(&out.stderr).unwrap_or_else(|| panic!("no exit notice: {}", out.stderr));
     assert!(out.stderr.contains(&format!("dtrace: pid {pid} has exited\n")), "{}", out.stderr);
     assert!(out.stdout.contains(&format!("target {pid}\n")), "{}", out.stdout);
-    assert!(out.stdout.contains("count 4321\n"), "{}", out.stdout);
 }
 
 #[test]
 fn c_reports_how_the_command_ended() {
-    let out = run(&["-q", "-c", "false", "-n", "BEGIN {}"]);
+    let out = run(&["-c", "false", "-n", "BEGIN {}"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let pid = exited_pid(&out.stderr).expect("notice");
     assert!(out.stderr.contains(&format!("dtrace: pid {pid} exited with status 1\n")), "{}", out.stderr);
@@ -50,7 +54,6 @@ fn p_watches_a_running_process_until_it_exits() {
     let w = util::Workload::spawn(&["getppid", "2500"]);
     let pid = w.pid().to_string();
     let mut t = Tracer::spawn(&[
-        "-q",
         "-p",
         &pid,
         "-n",
@@ -207,7 +210,7 @@ fn raise_signals_the_current_process_only_with_w() {
         (1, "dtrace: could not enable tracing: Destructive actions not allowed\n")
     );
     let started = std::time::Instant::now();
-    let out = run(&["-w", "-q", "-c", "sleep 5", "-n", program]);
+    let out = run(&["-w", "-c", "sleep 5", "-n", program]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let pid = exited_pid(&out.stderr).expect("notice");
     assert!(out.stderr.contains(&format!("dtrace: pid {pid} terminated by SIGKILL\n")), "{}", out.stderr);
@@ -427,4 +430,20 @@ fn dtrace_utils_test_mode_leaves_out_the_cpu_and_id_columns() {
     assert_eq!(out.stdout, "                   FUNCTION:NAME\n                          :BEGIN         1\n\n");
     let out = run(&["-n", "BEGIN { trace(1); exit(0); }"]);
     assert!(out.stdout.starts_with("CPU     ID                    FUNCTION:NAME\n"), "{}", out.stdout);
+}
+
+/// maxframes caps every stack(), whatever it asks for; BEGIN's kernel
+/// stack is the bpf() system call's (as DTrace's is its ioctl's), with no
+/// frame of the tracer's own program.
+#[test]
+fn maxframes_caps_stacks_and_begin_shows_no_bpf_program() {
+    let frames = |out: &util::Output| out.stdout.lines().filter(|l| !l.trim().is_empty()).count();
+    let out = run(&["-qn", "BEGIN { stack(10); exit(0); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.trim_start().starts_with("vmlinux`__sys_bpf+"), "{}", out.stdout);
+    assert!(frames(&out) > 2, "{}", out.stdout);
+    let out = run(&["-qn", "BEGIN { stack(10); exit(0); }", "-x", "maxframes=2"]);
+    assert_eq!((out.code(), frames(&out)), (0, 2), "{}", out.stdout);
+    let out = run(&["-qn", "BEGIN { exit(0); }", "-x", "maxframes=0"]);
+    assert_eq!(out.code(), 1, "{}", out.stderr);
 }

@@ -540,7 +540,7 @@ impl Checker<'_> {
     }
 
     /// The frames a stack()/ustack() takes: its constant first argument, or
-    /// the option's default, at most a stack map's depth.
+    /// the option's default, at most maxframes and a stack map's depth.
     fn stack_depth(&mut self, arg: Option<&ast::Expr>, default: u32, tag: &'static str, name: &str) -> Result<u8> {
         let frames = match arg {
             None => default,
@@ -555,7 +555,7 @@ impl Checker<'_> {
                 }
             },
         };
-        Ok(frames.min(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES)) as u8)
+        Ok(frames.min(self.opts.maxframes).min(u32::from(crate::sema::ir::ustack_value::MAX_FRAMES)) as u8)
     }
 
     pub(super) fn arity(&self, name: &str, span: &Span, args: &[ast::Expr], min: usize, max: usize) -> Result<()> {

@@ -394,7 +394,10 @@ impl Checker<'_> {
                 return Err(CompileError::new(
                     "D_DECL_PROTO_TYPE",
                     &p.span,
-                    format!("function prototype may not use parameter of type dynamic: (anonymous), parameter #{}", i + 1),
+                    format!(
+                        "function prototype may not use parameter of type dynamic: (anonymous), parameter #{}",
+                        i + 1
+                    ),
                 ));
             }
             let ty = self.type_name(p)?;
