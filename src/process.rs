@@ -46,6 +46,22 @@ pub(crate) struct ElfSymbols {
     pub build_id: Option<Vec<u8>>,
     /// The USDT probe sites its `.note.stapsdt` notes declare.
     pub usdt: Vec<UsdtNote>,
+    /// The translated arguments of its USDT probes whose provider
+    /// definition translates them (the notes `dtrace -G` writes).
+    pub usdt_argmaps: Vec<UsdtArgMap>,
+}
+
+/// What D scripts see of a USDT probe's arguments, where its provider
+/// definition translates them (`crate::usdt_build::ARGMAP_SECTION`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UsdtArgMap {
+    pub provider: String,
+    /// As the stapsdt note names the probe (`function__entry`).
+    pub name: String,
+    /// For each translated argument, the native argument it is.
+    pub map: Vec<usize>,
+    /// The translated arguments' D types.
+    pub types: Vec<String>,
 }
 
 /// A USDT probe site: one `.note.stapsdt` note (the stapsdt note format
@@ -100,7 +116,16 @@ impl ElfSymbols {
         }
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
         let usdt = usdt_notes(&file);
-        let mut elf = ElfSymbols { path: path.to_path_buf(), functions, by_addr: Vec::new(), segments, build_id, usdt };
+        let usdt_argmaps = usdt_argmaps(&file);
+        let mut elf = ElfSymbols {
+            path: path.to_path_buf(),
+            functions,
+            by_addr: Vec::new(),
+            segments,
+            build_id,
+            usdt,
+            usdt_argmaps,
+        };
         let mut resolved_ifuncs = std::collections::HashSet::new();
         for i in ifuncs {
             if let Some(vaddr) = resolve_ifunc(path, &elf.functions[i].name) {
@@ -172,6 +197,49 @@ impl ElfSymbols {
         let off = vaddr - f.vaddr;
         (off == 0 || off < f.size).then_some((f.name.as_str(), off))
     }
+}
+
+/// The argument maps of the notes `dtrace -G` writes (see
+/// `crate::usdt_build::ARGMAP_SECTION` for their layout).
+pub(crate) fn usdt_argmaps(file: &object::File) -> Vec<UsdtArgMap> {
+    use object::ObjectSection;
+    let section = crate::usdt_build::ARGMAP_SECTION;
+    let Some(data) = file.section_by_name_bytes(section).and_then(|s| s.data().ok()) else { return Vec::new() };
+    let little = file.is_little_endian();
+    let word = |at: usize| -> Option<usize> {
+        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+        Some(if little { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) } as usize)
+    };
+    let mut maps = Vec::new();
+    let mut at = 0;
+    while let (Some(namesz), Some(descsz), Some(kind)) = (word(at), word(at + 4), word(at + 8)) {
+        let name_at = at + 12;
+        let desc_at = name_at + namesz.next_multiple_of(4);
+        at = desc_at + descsz.next_multiple_of(4);
+        let Some(desc) = data.get(desc_at..desc_at + descsz) else { break };
+        if data.get(name_at..name_at + namesz) != Some(b"dtrace\0")
+            || kind != crate::usdt_build::ARGMAP_NOTE_TYPE as usize
+        {
+            continue;
+        }
+        let mut strings = desc.split(|&b| b == 0);
+        let (Some(provider), Some(name)) = (strings.next(), strings.next()) else { continue };
+        let counted = provider.len() + name.len() + 2;
+        let Some(&count) = desc.get(counted) else { continue };
+        let Some(map) = desc.get(counted + 1..counted + 1 + count as usize) else { continue };
+        let types = desc[counted + 1 + count as usize..]
+            .split(|&b| b == 0)
+            .take(count as usize)
+            .map(|t| String::from_utf8_lossy(t).into_owned())
+            .collect();
+        maps.push(UsdtArgMap {
+            provider: String::from_utf8_lossy(provider).into_owned(),
+            name: String::from_utf8_lossy(name).into_owned(),
+            map: map.iter().map(|&i| usize::from(i)).collect(),
+            types,
+        });
+    }
+    maps
 }
 
 const NT_STAPSDT: u32 = 3;
@@ -514,6 +582,7 @@ mod tests {
             segments: vec![(0, 0, code.len() as u64)],
             build_id: None,
             usdt: Vec::new(),
+            usdt_argmaps: Vec::new(),
         };
         assert_eq!(elf.instruction_offsets(&f), [0, 1, 7, 8]);
         std::fs::remove_dir_all(&dir).ok();
@@ -536,6 +605,7 @@ mod tests {
             segments: vec![(0, 0, 0x3000)],
             build_id: None,
             usdt: Vec::new(),
+            usdt_argmaps: Vec::new(),
         };
         assert_eq!(elf.symbolize(0x1000), Some(("_fini", 0)));
         assert_eq!(elf.symbolize(0x1800), None);

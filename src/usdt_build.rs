@@ -114,6 +114,14 @@ pub(crate) fn semaphore_object(providers: &[(ProviderDef, String)], objects: &[S
     let stack =
         obj.add_section(Vec::new(), b".note.GNU-stack".to_vec(), object::SectionKind::Elf(object::elf::SHT_PROGBITS));
     obj.section_mut(stack).flags = object::SectionFlags::Elf { sh_flags: 0 };
+    // What scripts see of probes whose definition translates arguments,
+    // which stapsdt notes cannot say (see ARGMAP_SECTION).
+    let argmaps = argmap_notes(providers, endian);
+    if !argmaps.is_empty() {
+        let notes = obj.add_section(Vec::new(), ARGMAP_SECTION.to_vec(), object::SectionKind::Note);
+        obj.section_mut(notes).flags = object::SectionFlags::Elf { sh_flags: u64::from(object::elf::SHF_ALLOC) };
+        obj.append_section_data(notes, &argmaps, 4);
+    }
     let mut seen = std::collections::HashSet::new();
     for (def, _) in providers {
         for probe in &def.probes {
@@ -135,6 +143,47 @@ pub(crate) fn semaphore_object(providers: &[(ProviderDef, String)], objects: &[S
         }
     }
     obj.write().map_err(|e| format!("failed to write the object: {e}"))
+}
+
+/// The section of the notes `dtrace -G` writes for probes whose arguments
+/// a provider definition translates (`probe place(int i, int j) : (int j,
+/// int i)`): one ELF note per probe, owner "dtrace", type
+/// ARGMAP_NOTE_TYPE, whose descriptor is the provider and probe name as
+/// the stapsdt note has them, NUL-terminated, the count of translated
+/// arguments (a byte), the native argument each is (a byte each), and
+/// their D types, NUL-terminated each. The usdt provider reads it
+/// (`crate::process`), as DTrace reads its DOF's translated arguments.
+pub(crate) const ARGMAP_SECTION: &[u8] = b".note.dtrace.argmap";
+pub(crate) const ARGMAP_NOTE_TYPE: u32 = 1;
+
+fn argmap_notes(providers: &[(ProviderDef, String)], endian: Endianness) -> Vec<u8> {
+    let word = |v: u32| if endian == Endianness::Little { v.to_le_bytes() } else { v.to_be_bytes() };
+    let mut notes = Vec::new();
+    for (def, text) in providers {
+        for probe in def.probes.iter().filter(|p| p.translated.is_some()) {
+            let map = probe.argument_map();
+            let mut desc = Vec::new();
+            for s in [&def.name, &probe.name] {
+                desc.extend_from_slice(s.as_bytes());
+                desc.push(0);
+            }
+            desc.push(map.len() as u8);
+            desc.extend(map.iter().map(|&i| i as u8));
+            for (k, ty) in probe.translated.iter().flatten().enumerate() {
+                let written = text.get(ty.span.clone()).unwrap_or("").trim();
+                let name = probe.translated_names.get(k).cloned().flatten().unwrap_or_default();
+                desc.extend_from_slice(written.strip_suffix(name.as_str()).unwrap_or(written).trim().as_bytes());
+                desc.push(0);
+            }
+            notes.extend_from_slice(&word(7));
+            notes.extend_from_slice(&word(desc.len() as u32));
+            notes.extend_from_slice(&word(ARGMAP_NOTE_TYPE));
+            notes.extend_from_slice(b"dtrace\0\0");
+            notes.extend_from_slice(&desc);
+            notes.resize(notes.len().next_multiple_of(4), 0);
+        }
+    }
+    notes
 }
 
 #[cfg(test)]
@@ -184,5 +233,29 @@ mod tests {
             "h"
         )
         .is_err());
+    }
+
+    /// Translated arguments map by name to the native ones (unnamed ones
+    /// by position), and the map -G records reads back as written.
+    #[test]
+    fn object_records_translated_arguments() {
+        use object::read::Object as _;
+        let p = providers(
+            "provider t { probe place(int i, char *j) : (char *j, int i, int i); probe plain(int a); \
+             probe pos(int, int) : (long, long); };",
+        );
+        assert_eq!(p[0].0.probes[0].argument_map(), [1, 0, 0]);
+        assert_eq!(p[0].0.probes[2].argument_map(), [0, 1]);
+        let bytes = semaphore_object(&p, &[]).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let maps = crate::process::usdt_argmaps(&file);
+        let read: Vec<(&str, &str, &[usize], Vec<&str>)> = maps
+            .iter()
+            .map(|m| (m.provider.as_str(), m.name.as_str(), m.map.as_slice(), m.types.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            read,
+            [("t", "place", &[1, 0, 0][..], vec!["char *", "int", "int"]), ("t", "pos", &[0, 1][..], vec!["long", "long"])]
+        );
     }
 }

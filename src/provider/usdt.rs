@@ -373,13 +373,25 @@ impl Usdt {
                 }
             }
             for ((provider, function, name), notes) in by_probe {
+                // A definition that translates the arguments: argN is the
+                // native argument its map names, args[N] has its type.
+                let argmap = elf.usdt_argmaps.iter().find(|m| m.provider == provider && probe_name(&m.name) == name);
+                if let Some(m) = argmap {
+                    let types = super::cast_args(m.types.iter().take(NARGS).cloned());
+                    self.declared.entry((provider.clone(), name.clone())).or_insert(types);
+                }
                 let sites: Vec<Site> = notes
                     .iter()
                     .filter_map(|n| {
+                        let native: Vec<Option<ArgSpec>> = n.args.split_whitespace().map(|a| parse_arg(a).ok()).collect();
+                        let args = match argmap {
+                            Some(m) => m.map.iter().map(|&i| native.get(i).copied().flatten()).collect(),
+                            None => native,
+                        };
                         Some(Site {
                             offset: elf.file_offset(n.vaddr)?,
                             semaphore: if n.semaphore == 0 { 0 } else { elf.file_offset(n.semaphore)? },
-                            args: n.args.split_whitespace().map(|a| parse_arg(a).ok()).collect(),
+                            args,
                         })
                     })
                     .collect();

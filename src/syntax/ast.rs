@@ -52,7 +52,26 @@ pub struct ProbeDecl {
     pub args: Vec<TypeName>,
     /// The types D scripts see, when the definition translates them.
     pub translated: Option<Vec<TypeName>>,
+    /// The parameter names of `args` and of `translated`, where written.
+    pub arg_names: Vec<Option<String>>,
+    pub translated_names: Vec<Option<String>>,
     pub span: Span,
+}
+
+impl ProbeDecl {
+    /// For each argument D scripts see, the native argument it is: a
+    /// translated argument named as a native one is that one (`probe
+    /// place(int i, int j) : (int j, int i, int i, int j)` sees j, i, i,
+    /// j), an unnamed one the native one at its position.
+    pub fn argument_map(&self) -> Vec<usize> {
+        let Some(translated) = &self.translated else { return (0..self.args.len()).collect() };
+        (0..translated.len())
+            .map(|k| {
+                let name = self.translated_names.get(k).cloned().flatten();
+                name.and_then(|n| self.arg_names.iter().position(|a| a.as_deref() == Some(n.as_str()))).unwrap_or(k)
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

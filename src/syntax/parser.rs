@@ -472,15 +472,17 @@ impl<'a> Parser<'a> {
             self.bump()?;
             let (name, _) = self.expect_ident()?;
             self.expect(Punct::LParen)?;
-            let args = without_void(self.parse_parameters()?);
-            let translated = if self.eat(Punct::Colon)? {
+            let (args, arg_names) = without_void(self.parse_named_parameters()?).into_iter().unzip();
+            let (translated, translated_names) = if self.eat(Punct::Colon)? {
                 self.expect(Punct::LParen)?;
-                Some(without_void(self.parse_parameters()?))
+                let (types, names) = without_void(self.parse_named_parameters()?).into_iter().unzip();
+                (Some(types), names)
             } else {
-                None
+                (None, Vec::new())
             };
             self.expect(Punct::Semi)?;
-            probes.push(ProbeDecl { name, args, translated, span: self.span_from(probe_start) });
+            let span = self.span_from(probe_start);
+            probes.push(ProbeDecl { name, args, translated, arg_names, translated_names, span });
         }
         self.expect(Punct::Semi)?;
         Ok(ProviderDef { name, probes, span: self.span_from(start) })
@@ -755,6 +757,12 @@ impl<'a> Parser<'a> {
     /// After `(`: parameter declarations up to and including `)`. Parameter
     /// names are dropped; `(void)` is kept as written.
     fn parse_parameters(&mut self) -> Result<Vec<TypeName>, ParseError> {
+        Ok(self.parse_named_parameters()?.into_iter().map(|(ty, _)| ty).collect())
+    }
+
+    /// Parameters with their names, where written (a type's span covers
+    /// its name too).
+    fn parse_named_parameters(&mut self) -> Result<Vec<(TypeName, Option<String>)>, ParseError> {
         let mut params = Vec::new();
         if self.eat(Punct::RParen)? {
             return Ok(params);
@@ -763,7 +771,8 @@ impl<'a> Parser<'a> {
             let start = self.peek_start()?;
             let (_, spec) = self.parse_decl_specifiers(true)?;
             let declarator = self.parse_declarator(DeclaratorKind::Either)?;
-            params.push(TypeName { spec, ops: declarator.ops, span: self.span_from(start) });
+            let span = self.span_from(start);
+            params.push((TypeName { spec, ops: declarator.ops, span }, declarator.name));
             if !self.eat(Punct::Comma)? {
                 break;
             }
@@ -1249,9 +1258,9 @@ fn storage_class(keyword: Keyword) -> Option<StorageClass> {
 /// `counter`, `import` and `provider` are among them although this parser
 /// does not support what follows, so that they fail as syntax errors.
 /// `(void)` declares no parameters.
-fn without_void(params: Vec<TypeName>) -> Vec<TypeName> {
+fn without_void(params: Vec<(TypeName, Option<String>)>) -> Vec<(TypeName, Option<String>)> {
     match params.as_slice() {
-        [only]
+        [(only, _)]
             if only.ops.is_empty() && matches!(&only.spec, TypeSpec::Builtin { words, .. } if words == &["void"]) =>
         {
             Vec::new()

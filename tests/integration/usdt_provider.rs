@@ -293,3 +293,51 @@ fn a_provider_definition_types_args_and_lv_shows_them() {
     assert_eq!(out.code(), 1);
     assert!(out.stderr.contains("out of range"), "{}", out.stderr);
 }
+
+/// A definition that translates its arguments (`: (int j, int i, int i,
+/// int j)`, dtrace-utils' tst.argmap): -G records the map in the program,
+/// and argN and args[N] are the translated arguments, typed as the
+/// translation says, with no definition in the tracing script.
+#[test]
+fn translated_arguments_are_mapped_from_the_program_g_built() {
+    let dir = build_dir("argmap");
+    std::fs::write(
+        dir.join("prov.d"),
+        "provider mapped {\n\tprobe place(int i, long j) : (long j, int i, int i, long j);\n};\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("main.c"),
+        "#include <stdio.h>\n#include \"prov.h\"\nint main(void) {\n\tchar line[64];\n\t\
+         while (fgets(line, sizeof line, stdin)) { MAPPED_PLACE(10, 4); puts(\"placed\"); fflush(stdout); }\n\treturn 0;\n}\n",
+    )
+    .expect("write");
+    let dtrace = util::DTRACE;
+    sh(&dir, &format!("{dtrace} -h -s prov.d"));
+    sh(&dir, "gcc -O2 -c main.c -o main.o");
+    sh(&dir, &format!("{dtrace} -G -s prov.d -o prov.o main.o"));
+    sh(&dir, "gcc -o main main.o prov.o");
+    let mut child = Command::new(dir.join("main")).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("main");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let pid = child.id().to_string();
+    let mut t = Tracer::spawn(&[
+        "-q",
+        "-n",
+        READY,
+        "-n",
+        r#"mapped$target:::place { printf("%d %d %d %d / %d %d %d\n", arg0, arg1, arg2, arg3, args[0], args[1], sizeof(args[0])); exit(0); }"#,
+        "-p",
+        &pid,
+    ]);
+    t.wait_for("ready");
+    writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("write");
+    assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("placed"));
+    let out = t.finish();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.contains("4 10 10 4 / 4 10 8\n"), "{}", out.stdout);
+    let listed = run(&["-lv", "-n", &format!("mapped{pid}:::place")]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let types: Vec<&str> = listed.stdout.lines().filter(|l| l.trim_start().starts_with("args[")).map(str::trim).collect();
+    assert_eq!(types, ["args[0]: long", "args[1]: int", "args[2]: int", "args[3]: long"], "{}", listed.stdout);
+}
