@@ -125,6 +125,8 @@ pub(crate) struct Options {
     pub cpppath: Option<String>,
     /// setenv/unsetenv: changes to the environment of -c commands, in order.
     pub child_env: Vec<(String, Option<String>)>,
+    /// evaltime: where -c commands stop for tracing to begin.
+    pub evaltime: EvalTime,
     /// oformat: DTrace's text, or FreeBSD's structured records as JSON.
     pub oformat: OutputFormat,
     /// -O: with oformat=json, the aggregations are printed at exit too.
@@ -134,6 +136,21 @@ pub(crate) struct Options {
     /// metricslabels=agg:label,...: the label names of an aggregation's
     /// keys in the metrics file (`key0`, `key1`, ... otherwise).
     pub metrics_labels: Vec<(String, Vec<String>)>,
+}
+
+/// Where a -c command is stopped for tracing to begin (the evaltime
+/// option, DTrace's dt_prcmode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum EvalTime {
+    /// Before its first instruction (held before exec).
+    Exec,
+    /// Its libraries loaded, their initializers not yet run (its entry point).
+    Preinit,
+    /// After its initializers, before main: DTrace's default.
+    #[default]
+    Postinit,
+    /// At main.
+    Main,
 }
 
 /// How records and aggregations are written (the oformat option).
@@ -222,6 +239,7 @@ impl Default for Options {
             verbose: false,
             cpppath: None,
             child_env: Vec::new(),
+            evaltime: EvalTime::default(),
             oformat: OutputFormat::Text,
             print_aggregations_at_exit: false,
             metricsfile: None,
@@ -450,12 +468,13 @@ impl Options {
             "late" => {
                 one_of(&["dynamic", "static"])?;
             }
-            // -c commands are held before exec and probes are enabled
-            // before they run a single instruction (what "exec" asks for);
-            // the pid provider reads their libraries from the program's
-            // file, so probes in them need no later evaluation point.
             "evaltime" => {
-                one_of(&["exec", "preinit", "postinit", "main"])?;
+                self.evaltime = match one_of(&["exec", "preinit", "postinit", "main"])? {
+                    "exec" => EvalTime::Exec,
+                    "preinit" => EvalTime::Preinit,
+                    "postinit" => EvalTime::Postinit,
+                    _ => EvalTime::Main,
+                }
             }
             // -G writes an ELF object.
             "linktype" => {

@@ -120,7 +120,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     }
     // As dtrace(1) does, processes are created (held before exec) or
     // grabbed before compiling: $target is the pid.
-    let mut targets = target::Targets::start(&flags.targets, &flags.options.child_env)?;
+    let mut targets = target::Targets::start(&flags.targets, &flags.options.child_env, flags.options.evaltime)?;
     for (pid, program) in targets.held_programs() {
         registry.processes.set_exec_hint(pid, program);
     }
@@ -183,8 +183,18 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if compiled.program.destructive && !flags.options.destructive {
         return Err("could not enable tracing: Destructive actions not allowed".to_string());
     }
-    // As DTrace, a buffer smaller than some clause's record cannot hold it.
-    let largest_record = compiled.program.clauses.iter().map(|c| c.record_size).max().unwrap_or(0);
+    // As DTrace, a buffer smaller than some clause's record, as DTrace
+    // sizes records, cannot hold it; END's records are not counted (one
+    // that does not fit is a drop when END fires).
+    let end = registry.id_of("dtrace", "END");
+    let largest_record = compiled
+        .program
+        .clauses
+        .iter()
+        .filter(|c| c.probes.iter().any(|&p| p != end))
+        .map(|c| c.dtrace_record_size(flags.options.strsize))
+        .max()
+        .unwrap_or(0);
     if (flags.options.bufsize as usize) < largest_record {
         return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
     }
@@ -294,7 +304,7 @@ fn references_macro(text: &str, n: usize) -> bool {
 fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     // -c/-p give $target (pid provider probes); a created command never
     // runs: it exits when `targets` is dropped.
-    let targets = target::Targets::start(&flags.targets, &flags.options.child_env)?;
+    let targets = target::Targets::start(&flags.targets, &flags.options.child_env, flags.options.evaltime)?;
     for (pid, program) in targets.held_programs() {
         registry.processes.set_exec_hint(pid, program);
     }

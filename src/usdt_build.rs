@@ -251,11 +251,16 @@ mod tests {
         let maps = crate::process::usdt_argmaps(&file);
         let read: Vec<(&str, &str, &[usize], Vec<&str>)> = maps
             .iter()
-            .map(|m| (m.provider.as_str(), m.name.as_str(), m.map.as_slice(), m.types.iter().map(String::as_str).collect()))
+            .map(|m| {
+                (m.provider.as_str(), m.name.as_str(), m.map.as_slice(), m.types.iter().map(String::as_str).collect())
+            })
             .collect();
         assert_eq!(
             read,
-            [("t", "place", &[1, 0, 0][..], vec!["char *", "int", "int"]), ("t", "pos", &[0, 1][..], vec!["long", "long"])]
+            [
+                ("t", "place", &[1, 0, 0][..], vec!["char *", "int", "int"]),
+                ("t", "pos", &[0, 1][..], vec!["long", "long"])
+            ]
         );
     }
 }

@@ -383,7 +383,8 @@ impl Usdt {
                 let sites: Vec<Site> = notes
                     .iter()
                     .filter_map(|n| {
-                        let native: Vec<Option<ArgSpec>> = n.args.split_whitespace().map(|a| parse_arg(a).ok()).collect();
+                        let native: Vec<Option<ArgSpec>> =
+                            n.args.split_whitespace().map(|a| parse_arg(a).ok()).collect();
                         let args = match argmap {
                             Some(m) => m.map.iter().map(|&i| native.get(i).copied().flatten()).collect(),
                             None => native,

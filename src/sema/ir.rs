@@ -595,6 +595,18 @@ pub(crate) enum ValueLayout {
 }
 
 impl ValueLayout {
+    /// The bytes DTrace's record holds for the value: integers and floats
+    /// at their size, strings at strsize, a stack or symbol as addresses.
+    pub(crate) fn dtrace_bytes(&self, strsize: usize) -> usize {
+        match self {
+            ValueLayout::Int { size, .. } | ValueLayout::Float { size } => usize::from(*size),
+            ValueLayout::Stack => 8,
+            ValueLayout::Symbol(kind) => kind.recorded_bytes(),
+            ValueLayout::Str => strsize,
+            ValueLayout::Memory(n) => *n,
+        }
+    }
+
     pub(crate) fn bytes(&self, strsize: usize) -> usize {
         match self {
             ValueLayout::Int { .. } | ValueLayout::Float { .. } | ValueLayout::Stack => 8,
@@ -602,6 +614,30 @@ impl ValueLayout {
             ValueLayout::Str => (strsize + 7) & !7,
             ValueLayout::Memory(n) => (n + 7) & !7,
         }
+    }
+}
+
+impl Clause {
+    /// The size DTrace gives the clause's record, which its buffer size is
+    /// checked against (Solaris' dte_needed): the record header (EPID and
+    /// timestamp, 12 bytes), then each value at its size and alignment;
+    /// exit() records its 4-byte status.
+    pub(crate) fn dtrace_record_size(&self, strsize: usize) -> usize {
+        if !self.records {
+            return 0;
+        }
+        let mut size: usize = 12;
+        for action in &self.actions {
+            let values: Vec<usize> = match action.kind {
+                RecordKind::Exit => vec![4],
+                _ => action.values.iter().map(|v| v.dtrace_bytes(strsize)).collect(),
+            };
+            for bytes in values {
+                let align = bytes.clamp(1, 8).next_power_of_two().min(8);
+                size = size.next_multiple_of(align) + bytes;
+            }
+        }
+        size
     }
 }
 

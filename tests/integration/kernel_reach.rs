@@ -112,9 +112,12 @@ fn fbt_enables_or_names_the_missing_kernel_facility() {
 fn caller_and_kernel_symbol_functions_name_where_the_probe_fired() {
     // caller, func(), mod() and %a agree, and none of them is the BPF
     // program or the tracepoint's dispatch code. Other tests exec programs
-    // at the same time, so only the -c command's exec counts.
+    // at the same time, so only the -c command's exec counts (traced from
+    // before it: evaltime=exec).
     let out = run(&[
         "-q",
+        "-x",
+        "evaltime=exec",
         "-n",
         r#"rawtp:sched::sched_process_exec, sdt:sched::sched_process_exec
            /pid == $target/ { printf("%a\n", caller); func(caller); printf("\n"); mod(caller); printf("\n"); }"#,

@@ -418,3 +418,49 @@ fn aliases_stack_arguments_instructions_and_addresses() {
     let row = |cells: [&str; 3]| out.stdout.lines().any(|l| l.split_whitespace().eq(cells));
     assert!(row(["-", &format!("{go:x}"), "3"]) && row(["go", "return", "3"]), "{}", out.stdout);
 }
+
+/// evaltime: a -c command is stopped where tracing begins. By default
+/// (postinit, as DTrace) its initializers have run: a constructor's probe
+/// does not fire, main's does; exec holds it before its first instruction.
+/// A stripped program is stopped at main too (found through glibc's
+/// __libc_start_main): the loader's opening of libc is not seen.
+#[test]
+fn evaltime_stops_commands_after_their_initializers() {
+    let dir = std::env::temp_dir().join(format!("dtrace-evaltime-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let source = dir.join("init.c");
+    std::fs::write(
+        &source,
+        "#include <fcntl.h>\n#include <unistd.h>\n__attribute__((constructor)) static void early(void) { close(open(\"/dev/null\", O_WRONLY)); }\n\
+         int main(void) { close(open(\"/dev/zero\", O_RDONLY)); return 0; }\n",
+    )
+    .expect("write");
+    let exe = dir.join("init");
+    let out = std::process::Command::new("gcc").args(["-O0", "-o"]).arg(&exe).arg(&source).output().expect("gcc");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stripped = dir.join("init-stripped");
+    let out = std::process::Command::new("strip").arg("-o").arg(&stripped).arg(&exe).output().expect("strip");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let program = r#"pid$target:a.out:early:entry, pid$target:a.out:main:entry { printf("%s\n", probefunc); }"#;
+    let command = exe.to_string_lossy().into_owned();
+    let fired =
+        |out: &util::Output| out.stdout.lines().filter(|l| !l.is_empty()).map(str::to_string).collect::<Vec<_>>();
+    let out = run(&["-qn", program, "-c", &command]);
+    assert_eq!((out.code(), fired(&out)), (0, vec!["main".to_string()]), "{}", out.stderr);
+    let out = run(&["-qn", program, "-c", &command, "-x", "evaltime=exec"]);
+    assert_eq!((out.code(), fired(&out)), (0, vec!["early".to_string(), "main".to_string()]), "{}", out.stderr);
+    let out = run(&["-qn", program, "-c", &command, "-x", "evaltime=preinit"]);
+    assert_eq!((out.code(), fired(&out)), (0, vec!["early".to_string(), "main".to_string()]), "{}", out.stderr);
+    // The stripped copy: the files it opens after the loader's, by their
+    // flags (the constructor's write-only, main's read-only; the loader's
+    // have O_CLOEXEC). Its strings may not be paged in yet at preinit.
+    let opens = r#"syscall::openat:entry /pid == $target/ { printf("%x\n", arg2); }"#;
+    let command = stripped.to_string_lossy().into_owned();
+    let out = run(&["-qn", opens, "-c", &command]);
+    assert_eq!((out.code(), fired(&out)), (0, vec!["0".to_string()]), "{}", out.stderr);
+    let out = run(&["-qn", opens, "-c", &command, "-x", "evaltime=preinit"]);
+    assert_eq!((out.code(), fired(&out)), (0, vec!["1".to_string(), "0".to_string()]), "{}", out.stderr);
+    let out = run(&["-qn", opens, "-c", &command, "-x", "evaltime=exec"]);
+    assert!(fired(&out).len() > 2, "the loader's opens too: {}", out.stdout);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -338,6 +338,7 @@ fn translated_arguments_are_mapped_from_the_program_g_built() {
     let listed = run(&["-lv", "-n", &format!("mapped{pid}:::place")]);
     let _ = child.kill();
     let _ = child.wait();
-    let types: Vec<&str> = listed.stdout.lines().filter(|l| l.trim_start().starts_with("args[")).map(str::trim).collect();
+    let types: Vec<&str> =
+        listed.stdout.lines().filter(|l| l.trim_start().starts_with("args[")).map(str::trim).collect();
     assert_eq!(types, ["args[0]: long", "args[1]: int", "args[2]: int", "args[3]: long"], "{}", listed.stdout);
 }

@@ -1,8 +1,9 @@
 //! Target processes (-c and -p): the processes whose pid is `$target`.
-//! A -c command is forked at once and held before exec until tracing is
-//! enabled (it reads one byte from a pipe), so none of its system calls are
-//! missed; a -p process is watched through a pidfd. When every target has
-//! exited, tracing ends as dtrace(1) ends it.
+//! A -c command is forked at once and held before exec (it reads one byte
+//! from a pipe); unless evaltime is exec, it is then run to where tracing
+//! begins and stopped there (`evaltime`), until tracing is enabled. A -p
+//! process is watched through a pidfd. When every target has exited,
+//! tracing ends as dtrace(1) ends it.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -10,7 +11,9 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
-use crate::flags::TargetSpec;
+use crate::flags::{EvalTime, TargetSpec};
+
+mod evaltime;
 
 struct Target {
     pid: i32,
@@ -22,6 +25,10 @@ struct Target {
     exited: bool,
     /// For a -c command: the program it will exec.
     program: Option<std::path::PathBuf>,
+    /// A -c command stopped where tracing begins (evaltime), until release.
+    stopped: bool,
+    /// The wait status of a -c command reaped while it was run to there.
+    reaped: Option<i32>,
 }
 
 #[derive(Default)]
@@ -34,7 +41,12 @@ impl Targets {
     /// command-line order; errors read like dtrace(1)'s.
     /// `env` holds the setenv/unsetenv options: the -c commands' environment
     /// is dtrace's with those changes, in order.
-    pub(crate) fn start(specs: &[TargetSpec], env: &[(String, Option<String>)]) -> Result<Targets, String> {
+    /// A -c command runs to `evaltime` and stays stopped there.
+    pub(crate) fn start(
+        specs: &[TargetSpec],
+        env: &[(String, Option<String>)],
+        evaltime: EvalTime,
+    ) -> Result<Targets, String> {
         let mut targets = Targets::default();
         let environment = command_environment(env);
         for spec in specs {
@@ -43,6 +55,16 @@ impl Targets {
                 TargetSpec::Pid(text) => grab(text)?,
             };
             targets.targets.push(target);
+            let target = targets.targets.last_mut().expect("just pushed");
+            if evaltime == EvalTime::Exec {
+                continue;
+            }
+            if let Some(release) = target.release.take() {
+                match evaltime::advance(target.pid, release, evaltime)? {
+                    evaltime::Advanced::Stopped => target.stopped = true,
+                    evaltime::Advanced::Ended(status) => target.reaped = Some(status),
+                }
+            }
         }
         Ok(targets)
     }
@@ -72,6 +94,10 @@ impl Targets {
         for target in &mut self.targets {
             if let Some(mut pipe) = target.release.take() {
                 let _ = pipe.write_all(b"g");
+            }
+            if std::mem::take(&mut target.stopped) {
+                // SAFETY: continues our own stopped child.
+                unsafe { libc::kill(target.pid, libc::SIGCONT) };
             }
         }
     }
@@ -106,8 +132,10 @@ impl Drop for Targets {
                 // SAFETY: our own child, not yet reaped.
                 unsafe { libc::kill(target.pid, libc::SIGKILL) };
             }
-            // SAFETY: reaps our own child; a null status pointer is allowed.
-            unsafe { libc::waitpid(target.pid, std::ptr::null_mut(), 0) };
+            if target.reaped.is_none() {
+                // SAFETY: reaps our own child; a null status pointer is allowed.
+                unsafe { libc::waitpid(target.pid, std::ptr::null_mut(), 0) };
+            }
         }
     }
 }
@@ -119,8 +147,10 @@ fn exit_notice(target: &Target) -> String {
         return format!("pid {pid} has exited");
     }
     let mut status = 0;
+    if let Some(reaped) = target.reaped {
+        status = reaped;
     // SAFETY: our own child, which has exited; WNOHANG cannot block.
-    if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } != pid {
+    } else if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } != pid {
         return format!("pid {pid} has exited");
     }
     if libc::WIFSIGNALED(status) {
@@ -230,7 +260,16 @@ fn create(line: &str, environment: &[CString]) -> Result<Target, String> {
     }
     drop(wait_end);
     let pidfd = pidfd_open(pid).map_err(|e| format!("failed to execute {line}: {e}"))?;
-    Ok(Target { pid, pidfd, release: Some(release_end), created: true, exited: false, program: Some(program_path) })
+    Ok(Target {
+        pid,
+        pidfd,
+        release: Some(release_end),
+        created: true,
+        exited: false,
+        program: Some(program_path),
+        stopped: false,
+        reaped: None,
+    })
 }
 
 /// dtrace's environment with the setenv/unsetenv changes applied, as
@@ -349,5 +388,5 @@ fn grab(text: &str) -> Result<Target, String> {
         let why = if e.raw_os_error() == Some(libc::ESRCH) { "No such process".to_string() } else { e.to_string() };
         format!("failed to grab pid {pid}: {why}")
     })?;
-    Ok(Target { pid, pidfd, release: None, created: false, exited: false, program: None })
+    Ok(Target { pid, pidfd, release: None, created: false, exited: false, program: None, stopped: false, reaped: None })
 }
