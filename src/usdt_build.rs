@@ -114,8 +114,9 @@ pub(crate) fn semaphore_object(providers: &[(ProviderDef, String)], objects: &[S
     let stack =
         obj.add_section(Vec::new(), b".note.GNU-stack".to_vec(), object::SectionKind::Elf(object::elf::SHT_PROGBITS));
     obj.section_mut(stack).flags = object::SectionFlags::Elf { sh_flags: 0 };
-    // What scripts see of probes whose definition translates arguments,
-    // which stapsdt notes cannot say (see ARGMAP_SECTION).
+    // What scripts see of the probes' arguments (their types, and the
+    // map of translated ones), which stapsdt notes cannot say (see
+    // ARGMAP_SECTION).
     let argmaps = argmap_notes(providers, endian);
     if !argmaps.is_empty() {
         let notes = obj.add_section(Vec::new(), ARGMAP_SECTION.to_vec(), object::SectionKind::Note);
@@ -145,9 +146,11 @@ pub(crate) fn semaphore_object(providers: &[(ProviderDef, String)], objects: &[S
     obj.write().map_err(|e| format!("failed to write the object: {e}"))
 }
 
-/// The section of the notes `dtrace -G` writes for probes whose arguments
-/// a provider definition translates (`probe place(int i, int j) : (int j,
-/// int i)`): one ELF note per probe, owner "dtrace", type
+/// The section of the notes `dtrace -G` writes for the probes of its
+/// provider definitions, with the arguments scripts see: their D types and,
+/// where the definition translates them (`probe place(int i, int j) :
+/// (int j, int i)`), the native argument each is. One ELF note per probe,
+/// owner "dtrace", type
 /// ARGMAP_NOTE_TYPE, whose descriptor is the provider and probe name as
 /// the stapsdt note has them, NUL-terminated, the count of translated
 /// arguments (a byte), the native argument each is (a byte each), and
@@ -160,7 +163,7 @@ fn argmap_notes(providers: &[(ProviderDef, String)], endian: Endianness) -> Vec<
     let word = |v: u32| if endian == Endianness::Little { v.to_le_bytes() } else { v.to_be_bytes() };
     let mut notes = Vec::new();
     for (def, text) in providers {
-        for probe in def.probes.iter().filter(|p| p.translated.is_some()) {
+        for probe in &def.probes {
             let map = probe.argument_map();
             let mut desc = Vec::new();
             for s in [&def.name, &probe.name] {
@@ -169,9 +172,13 @@ fn argmap_notes(providers: &[(ProviderDef, String)], endian: Endianness) -> Vec<
             }
             desc.push(map.len() as u8);
             desc.extend(map.iter().map(|&i| i as u8));
-            for (k, ty) in probe.translated.iter().flatten().enumerate() {
+            let (types, names) = match &probe.translated {
+                Some(types) => (types, &probe.translated_names),
+                None => (&probe.args, &probe.arg_names),
+            };
+            for (k, ty) in types.iter().enumerate() {
                 let written = text.get(ty.span.clone()).unwrap_or("").trim();
-                let name = probe.translated_names.get(k).cloned().flatten().unwrap_or_default();
+                let name = names.get(k).cloned().flatten().unwrap_or_default();
                 desc.extend_from_slice(written.strip_suffix(name.as_str()).unwrap_or(written).trim().as_bytes());
                 desc.push(0);
             }
@@ -259,6 +266,7 @@ mod tests {
             read,
             [
                 ("t", "place", &[1, 0, 0][..], vec!["char *", "int", "int"]),
+                ("t", "plain", &[0][..], vec!["int"]),
                 ("t", "pos", &[0, 1][..], vec!["long", "long"])
             ]
         );

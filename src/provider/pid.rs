@@ -29,6 +29,9 @@ struct Uprobe {
     ret: bool,
     /// At the function's first instruction: its return address is at the stack pointer.
     at_entry: bool,
+    /// The file offset of the semaphore of a USDT site at the same place
+    /// (0: none): the kernel wants every uprobe there to count it.
+    ref_ctr: u64,
 }
 
 /// The pid provider's probes, made on demand.
@@ -68,7 +71,7 @@ impl Provider for Pid {
         // probes of a function named exactly; the names are then matched
         // like any probe's. (A glob over every function of every process
         // would instrument all of them: those need the pid named.)
-        if !desc.provider_is_literal() && desc.function_is_literal() && desc.function != "-" {
+        if !desc.provider_is_literal() && desc.function_is_literal() {
             let mut pids = cx.processes.targets.clone();
             let digits = desc.provider.len() - desc.provider.trim_end_matches(|c: char| c.is_ascii_digit()).len();
             pids.extend(desc.provider[desc.provider.len() - digits..].parse::<u32>().ok().filter(|&p| p != 0));
@@ -166,6 +169,7 @@ fn attach_multi(skel: &skel::PidSkel<'static>, probes: &[Placed], cx: &mut Enabl
         let attach = |part: &[&Placed]| {
             let opts = libbpf_rs::UprobeMultiOpts {
                 offsets: part.iter().map(|p| p.uprobe.offset as usize).collect(),
+                ref_ctr_offsets: part.iter().map(|p| p.uprobe.ref_ctr as usize).collect(),
                 cookies: part.iter().map(|p| p.cookie()).collect(),
                 retprobe: ret,
                 ..Default::default()
@@ -211,7 +215,12 @@ fn attach_single(skel: &skel::PidSkel<'static>, probes: &[Placed], cx: &mut Enab
     for p in probes {
         let u = p.uprobe;
         let prog = if u.ret { &skel.progs.dt_pid_return1 } else { &skel.progs.dt_pid_entry1 };
-        let opts = libbpf_rs::UprobeOpts { cookie: p.cookie(), retprobe: u.ret, ..Default::default() };
+        let opts = libbpf_rs::UprobeOpts {
+            cookie: p.cookie(),
+            retprobe: u.ret,
+            ref_ctr_offset: u.ref_ctr as usize,
+            ..Default::default()
+        };
         let link = prog.attach_uprobe_with_opts(u.pid as i32, &u.path, u.offset as usize, opts).with_context(|| {
             format!("attaching a uprobe to {}+0x{:x} for pid {}", u.path.display(), u.offset, u.pid)
         })?;
@@ -291,6 +300,15 @@ fn sites(name_pattern: &str, literal: bool) -> Result<Vec<Site>, Refusal> {
 /// segment prefix, hlt, int3).
 fn unprobeable(site: &str) -> Refusal {
     refusal("D_PROC_CREATEFAIL", format!("failed to create probe at {site}: its instruction cannot be traced"))
+}
+
+/// The file offset of the semaphore of a USDT site at `vaddr`, or 0.
+fn usdt_semaphore(elf: &crate::process::ElfSymbols, vaddr: u64) -> u64 {
+    elf.usdt
+        .iter()
+        .find(|n| n.vaddr == vaddr && n.semaphore != 0)
+        .and_then(|n| elf.file_offset(n.semaphore))
+        .unwrap_or(0)
 }
 
 /// A probe name or address in hex, with or without `0x`.
@@ -398,7 +416,8 @@ impl Pid {
                         }
                     }
                     let at_entry = vaddr == f.vaddr && !ret;
-                    let site = Uprobe { pid, path: module.elf.path.clone(), offset, ret, at_entry };
+                    let ref_ctr = usdt_semaphore(&module.elf, vaddr);
+                    let site = Uprobe { pid, path: module.elf.path.clone(), offset, ret, at_entry, ref_ctr };
                     ids.push(self.probe(probes, provider, &module.name, &f.name, &name, site));
                 }
             }
@@ -465,7 +484,8 @@ impl Pid {
             return Err(unprobeable(&format!("0x{addr:x}")));
         }
         let at_entry = exe.elf.canonical(addr).is_some();
-        let site = Uprobe { pid, path: exe.elf.path.clone(), offset, ret: false, at_entry };
+        let ref_ctr = usdt_semaphore(&exe.elf, addr);
+        let site = Uprobe { pid, path: exe.elf.path.clone(), offset, ret: false, at_entry, ref_ctr };
         Ok(vec![self.probe(probes, provider, &exe.name, "-", &desc.name, site)])
     }
 }
