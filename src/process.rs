@@ -43,6 +43,8 @@ pub(crate) struct ElfSymbols {
     by_addr: Vec<usize>,
     /// PT_LOAD segments: (vaddr, file offset, file size).
     segments: Vec<(u64, u64, u64)>,
+    /// Each segment's size in memory (past its file size: .bss).
+    memory_sizes: Vec<u64>,
     pub build_id: Option<Vec<u8>>,
     /// The USDT probe sites its `.note.stapsdt` notes declare.
     pub usdt: Vec<UsdtNote>,
@@ -89,6 +91,7 @@ impl ElfSymbols {
         let file = object::File::parse(&*data).ok()?;
         let segments: Vec<(u64, u64, u64)> =
             file.segments().map(|s| (s.address(), s.file_range().0, s.file_range().1)).collect();
+        let memory_sizes = file.segments().map(|s| s.size()).collect();
         let mut functions = Vec::new();
         let mut seen: HashMap<String, ()> = HashMap::new();
         let mut ifuncs = Vec::new();
@@ -122,6 +125,7 @@ impl ElfSymbols {
             functions,
             by_addr: Vec::new(),
             segments,
+            memory_sizes,
             build_id,
             usdt,
             usdt_argmaps,
@@ -170,6 +174,18 @@ impl ElfSymbols {
             .iter()
             .find(|(va, _, size)| vaddr >= *va && vaddr < va + size)
             .map(|(va, off, _)| vaddr - va + off)
+    }
+
+    /// The offset in the file that `vaddr` is at as the kernel counts it
+    /// for a uprobe's reference counter (a USDT semaphore): its segment's
+    /// file offset plus the distance, also for a zero-initialized variable
+    /// (.bss) past the segment's file data.
+    pub(crate) fn counter_offset(&self, vaddr: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .zip(&self.memory_sizes)
+            .find(|((va, _, _), memsz)| vaddr >= *va && vaddr < va + **memsz)
+            .map(|((va, off, _), _)| vaddr - va + off)
     }
 
     /// The virtual address of file offset `offset`.
@@ -580,6 +596,7 @@ mod tests {
             functions: vec![f.clone()],
             by_addr: vec![0],
             segments: vec![(0, 0, code.len() as u64)],
+            memory_sizes: vec![code.len() as u64],
             build_id: None,
             usdt: Vec::new(),
             usdt_argmaps: Vec::new(),
@@ -603,6 +620,7 @@ mod tests {
             functions: vec![function("_fini", 0x1000, 0), function("f", 0x2000, 0x10)],
             by_addr: vec![0, 1],
             segments: vec![(0, 0, 0x3000)],
+            memory_sizes: vec![0x3000],
             build_id: None,
             usdt: Vec::new(),
             usdt_argmaps: Vec::new(),

@@ -307,7 +307,7 @@ fn usdt_semaphore(elf: &crate::process::ElfSymbols, vaddr: u64) -> u64 {
     elf.usdt
         .iter()
         .find(|n| n.vaddr == vaddr && n.semaphore != 0)
-        .and_then(|n| elf.file_offset(n.semaphore))
+        .and_then(|n| elf.counter_offset(n.semaphore))
         .unwrap_or(0)
 }
 

@@ -391,7 +391,7 @@ impl Usdt {
                         };
                         Some(Site {
                             offset: elf.file_offset(n.vaddr)?,
-                            semaphore: if n.semaphore == 0 { 0 } else { elf.file_offset(n.semaphore)? },
+                            semaphore: if n.semaphore == 0 { 0 } else { elf.counter_offset(n.semaphore)? },
                             args,
                         })
                     })
@@ -399,6 +399,9 @@ impl Usdt {
                 if sites.is_empty() {
                     continue;
                 }
+                // `__` in a provider's name is `-` too (`test__prov` is
+                // test-prov), as dtrace-utils shows it.
+                let provider = probe_name(&provider);
                 let full = format!("{provider}{pid}");
                 let provider_name: &'static str =
                     self.names.entry(full.clone()).or_insert_with(|| Box::leak(full.into_boxed_str()));

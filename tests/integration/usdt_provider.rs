@@ -342,3 +342,45 @@ fn translated_arguments_are_mapped_from_the_program_g_built() {
         listed.stdout.lines().filter(|l| l.trim_start().starts_with("args[")).map(str::trim).collect();
     assert_eq!(types, ["args[0]: long", "args[1]: int", "args[2]: int", "args[3]: long"], "{}", listed.stdout);
 }
+
+/// A semaphore that is an ordinary zero-initialized variable (in .bss,
+/// past its segment's file data: the kernel counts it all the same), and a
+/// provider whose name has `__`, shown as `-` as in probe names.
+#[test]
+fn bss_semaphores_and_double_underscore_providers() {
+    let dir = build_dir("bss");
+    std::fs::write(
+        dir.join("main.c"),
+        "#define _SDT_HAS_SEMAPHORES 1\n#include <sys/sdt.h>\n#include <stdio.h>\n\
+         unsigned short my__prov_ping_semaphore = 0;\n\
+         int main(void) {\n\tchar line[16];\n\twhile (fgets(line, sizeof line, stdin)) {\n\t\t\
+         if (my__prov_ping_semaphore) STAP_PROBE1(my__prov, ping, 7);\n\t\t\
+         printf(\"%d\\n\", my__prov_ping_semaphore != 0); fflush(stdout);\n\t}\n\treturn 0;\n}\n",
+    )
+    .expect("write");
+    sh(&dir, "gcc -O0 -o main main.c");
+    let mut child = Command::new(dir.join("main")).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("main");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let pid = child.id().to_string();
+    let mut ask = |child: &mut std::process::Child| {
+        writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("write");
+        lines.next().and_then(Result::ok)
+    };
+    assert_eq!(ask(&mut child).as_deref(), Some("0"), "not traced: the semaphore is 0");
+    let mut t = Tracer::spawn(&[
+        "-q",
+        "-n",
+        READY,
+        "-n",
+        r#"my-prov$target:::ping { printf("%s %d\n", probeprov, arg0); exit(0); }"#,
+        "-p",
+        &pid,
+    ]);
+    t.wait_for("ready");
+    assert_eq!(ask(&mut child).as_deref(), Some("1"), "traced: the kernel counts the semaphore");
+    let out = t.finish();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.contains(&format!("my-prov{pid} 7\n")), "{}", out.stdout);
+}
