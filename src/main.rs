@@ -287,7 +287,7 @@ fn generate(what: flags::Generate, flags: &Flags, compiled: &compile::Compiled) 
     };
     let bytes = match what {
         flags::Generate::Header => usdt_build::header(&compiled.providers, &path)?.into_bytes(),
-        flags::Generate::Object => usdt_build::semaphore_object(&compiled.providers, &flags.args)?,
+        flags::Generate::Object => usdt_build::semaphore_object(&compiled.providers, &flags.args, &path)?,
     };
     std::fs::write(syntax::raw::os_of(&path), bytes)
         .map_err(|e| format!("failed to write {path}: {}", compile::io_reason(&e)))?;

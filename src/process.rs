@@ -263,7 +263,7 @@ const NT_STAPSDT: u32 = 3;
 /// The USDT notes of an ELF file. A site's address is adjusted by how far
 /// `.stapsdt.base` moved since the note was written (prelink), as
 /// <sys/sdt.h> asks of its readers.
-fn usdt_notes(file: &object::File) -> Vec<UsdtNote> {
+pub(crate) fn usdt_notes(file: &object::File) -> Vec<UsdtNote> {
     use object::ObjectSection;
     let Some(section) = file.section_by_name(".note.stapsdt") else { return Vec::new() };
     let Ok(data) = section.data() else { return Vec::new() };

@@ -29,12 +29,29 @@ fn semaphore(provider: &str, probe: &str) -> String {
     format!("{provider}_{probe}_semaphore")
 }
 
+/// A provider's longest name: with a pid's 10 digits it fits DTrace's
+/// 64-byte provider names (DTRACE_PROVNAMELEN, NUL included).
+const MAX_PROVIDER_NAME: usize = 53;
+
+/// "failed to link script <name>", as DTrace reports -h and -G errors:
+/// `file` is the output's name.
+fn link_error(file: &str, why: String) -> String {
+    let stem = Path::new(file).file_stem().map_or_else(|| file.to_string(), |s| s.to_string_lossy().into_owned());
+    format!("failed to link script {stem}: {why}")
+}
+
 /// Refuses definitions no header can express.
-fn check(providers: &[(ProviderDef, String)]) -> Result<(), String> {
+fn check(providers: &[(ProviderDef, String)], file: &str) -> Result<(), String> {
     if providers.is_empty() {
         return Err("no providers defined".to_string());
     }
     for (def, _) in providers {
+        if def.name.len() > MAX_PROVIDER_NAME {
+            return Err(link_error(
+                file,
+                format!("USDT provider name may not exceed {MAX_PROVIDER_NAME} characters: {}", def.name),
+            ));
+        }
         for probe in &def.probes {
             if probe.args.len() > MAX_ARGS {
                 return Err(format!(
@@ -51,7 +68,7 @@ fn check(providers: &[(ProviderDef, String)]) -> Result<(), String> {
 
 /// The C header for `providers`; `file` (the output's name) makes its guard.
 pub(crate) fn header(providers: &[(ProviderDef, String)], file: &str) -> Result<String, String> {
-    check(providers)?;
+    check(providers, file)?;
     let stem = Path::new(file).file_name().map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
     let guard: String =
         format!("_{}", stem.to_uppercase()).chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
@@ -92,10 +109,16 @@ pub(crate) fn header(providers: &[(ProviderDef, String)], file: &str) -> Result<
 /// `unsigned short` in section `.probes`, hidden (each shared object keeps
 /// its own, as the header's sites refer to theirs), for the architecture
 /// and byte order of `objects` (the program's, which must be ELF
-/// relocatables) or else this machine's.
-pub(crate) fn semaphore_object(providers: &[(ProviderDef, String)], objects: &[String]) -> Result<Vec<u8>, String> {
+/// relocatables) or else this machine's. Every probe site the objects hold
+/// must be a probe the definitions declare, as DTrace's -G requires.
+pub(crate) fn semaphore_object(
+    providers: &[(ProviderDef, String)],
+    objects: &[String],
+    file: &str,
+) -> Result<Vec<u8>, String> {
     use object::read::Object as _;
-    check(providers)?;
+    check(providers, file)?;
+    let out = file;
     let mut arch = if cfg!(target_arch = "aarch64") { Architecture::Aarch64 } else { Architecture::X86_64 };
     let mut endian = Endianness::Little;
     for path in objects {
@@ -103,6 +126,17 @@ pub(crate) fn semaphore_object(providers: &[(ProviderDef, String)], objects: &[S
         let file = object::File::parse(&*data).map_err(|_| format!("failed to process {path}: not an ELF file"))?;
         if file.format() != BinaryFormat::Elf || file.kind() != object::ObjectKind::Relocatable {
             return Err(format!("failed to process {path}: not an ELF relocatable object"));
+        }
+        for note in crate::process::usdt_notes(&file) {
+            let Some((def, _)) = providers.iter().find(|(def, _)| def.name == note.provider) else {
+                return Err(link_error(out, format!("no such provider {} (a probe site in {path})", note.provider)));
+            };
+            if !def.probes.iter().any(|p| p.name == note.name) {
+                return Err(link_error(
+                    out,
+                    format!("no such probe {}:{} (a probe site in {path})", def.name, note.name),
+                ));
+            }
         }
         arch = file.architecture();
         endian = if file.is_little_endian() { Endianness::Little } else { Endianness::Big };
@@ -227,7 +261,7 @@ mod tests {
     fn object_defines_each_semaphore_once() {
         use object::read::{Object as _, ObjectSection as _, ObjectSymbol as _};
         let p = providers("provider a { probe x(int); probe y(); }; provider b { probe x(); };");
-        let bytes = semaphore_object(&p, &[]).unwrap();
+        let bytes = semaphore_object(&p, &[], "t.o").unwrap();
         let file = object::File::parse(&*bytes).unwrap();
         let probes = file.section_by_name(".probes").expect(".probes");
         assert_eq!(probes.size(), 6);
@@ -253,7 +287,7 @@ mod tests {
         );
         assert_eq!(p[0].0.probes[0].argument_map(), [1, 0, 0]);
         assert_eq!(p[0].0.probes[2].argument_map(), [0, 1]);
-        let bytes = semaphore_object(&p, &[]).unwrap();
+        let bytes = semaphore_object(&p, &[], "t.o").unwrap();
         let file = object::File::parse(&*bytes).unwrap();
         let maps = crate::process::usdt_argmaps(&file);
         let read: Vec<(&str, &str, &[usize], Vec<&str>)> = maps

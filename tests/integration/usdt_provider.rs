@@ -263,6 +263,26 @@ fn h_and_g_refuse_what_they_cannot_build() {
     let bad = util::script("badtype.d", "provider p { probe x(nosuchtype_t); };");
     let out = run(&["-h", "-s", &bad, "-o", "/dev/null"]);
     assert_eq!(out.code(), 1, "{}", out.stderr);
+    // A provider name a pid could not follow within DTrace's 64 bytes.
+    let long = format!("provider p{} {{ probe x(); }};", "1".repeat(53));
+    let out = run(&["-G", "-s", &util::script("long.d", &long), "-o", "/dev/null"]);
+    assert_eq!(out.code(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("USDT provider name may not exceed 53 characters"), "{}", out.stderr);
+    // A probe site in the objects that the definitions do not declare.
+    for (site, why) in
+        [("myprov, nosuch", "no such probe myprov:nosuch"), ("otherprov, tick", "no such provider otherprov")]
+    {
+        std::fs::write(dir.join("site.c"), format!("#include <sys/sdt.h>\nvoid f(void) {{ DTRACE_PROBE({site}); }}\n"))
+            .expect("write");
+        sh(&dir, "gcc -c site.c -o site.o");
+        let out = run(&["-G", "-s", &prov, "-o", "/dev/null", &dir.join("site.o").to_string_lossy()]);
+        assert_eq!(out.code(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr.starts_with("dtrace: failed to link script null: ") && out.stderr.contains(why),
+            "{}",
+            out.stderr
+        );
+    }
 }
 
 #[test]
