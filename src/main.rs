@@ -312,6 +312,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     let target_pid = targets.last_pid();
     let mut ids: Vec<u32> = Vec::new();
     let mut descs = Vec::new();
+    let mut unmatched = Vec::new();
     // An operand no description references is extraneous (unless -x
     // argref), reported against the first, as when enabling.
     let texts: Vec<&String> = flags
@@ -374,9 +375,20 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         let desc =
             provider::desc::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {given}: {m}"))?;
         let found = registry.matching(&desc).map_err(|r| format!("invalid probe specifier {given}: {}", r.message))?;
-        if found.is_empty() && !flags.zero_matches_ok {
-            return Err(format!(
-                "invalid probe specifier {given}: probe description {expanded} does not match any probes"
+        // A description that matches nothing is an error; one naming a
+        // process's provider (`test_prov1234`, whose probes may come and
+        // go with its libraries) is reported and the listing goes on, as
+        // dtrace.c's list_stmt reports it.
+        if found.is_empty() {
+            let digits = desc.provider.len() - desc.provider.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if !flags.zero_matches_ok && (digits == 0 || digits == desc.provider.len()) {
+                return Err(format!(
+                    "invalid probe specifier {given}: probe description {expanded} does not match any probes"
+                ));
+            }
+            unmatched.push(format!(
+                "dtrace: failed to match {}:{}:{}:{}: No probe matches description",
+                desc.provider, desc.module, desc.function, desc.name
             ));
         }
         ids.extend(found);
@@ -397,6 +409,10 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let _ = writeln!(out, "{:>5} {:>10} {:>17} {:>33} NAME", "ID", "PROVIDER", "MODULE", "FUNCTION");
+    let _ = out.flush();
+    for line in unmatched {
+        eprintln!("{line}");
+    }
     ids.sort_unstable();
     ids.dedup();
     for p in registry.all() {

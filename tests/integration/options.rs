@@ -168,6 +168,14 @@ fn probe_options_are_named_as_given_in_errors() {
     );
     let out = run(&["-i", "1", "-c", "true"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
+    // A process's provider that has no such probes is reported, and the
+    // listing goes on (dtrace-utils' usdt/tst.dlclose1).
+    let listed = run(&["-lP", "nosuchprov1", "-n", "BEGIN"]);
+    assert_eq!(
+        (listed.code(), listed.stderr.as_str()),
+        (0, "dtrace: failed to match nosuchprov1:::: No probe matches description\n")
+    );
+    assert!(listed.stdout.lines().any(|l| l.trim_end().ends_with("BEGIN")), "{}", listed.stdout);
     assert!(out.stdout.lines().any(|l| l.trim_end().ends_with(":BEGIN")), "{}", out.stdout);
     // A module given with its function fills both fields.
     let out = run(&["-lf", "vmlinux:nosuchfunction"]);
