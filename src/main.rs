@@ -214,6 +214,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     for warning in &session.warnings {
         eprintln!("dtrace: {warning}");
     }
+    // dtrace.c's notice once tracing is enabled (silent when quiet).
+    if flags.options.destructive && !quiet {
+        eprintln!("dtrace: allowing destructive actions");
+    }
     let output_fd = {
         use std::os::fd::AsRawFd;
         output.as_ref().map_or(libc::STDOUT_FILENO, |file| file.as_raw_fd())

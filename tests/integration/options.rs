@@ -219,6 +219,8 @@ fn raise_signals_the_current_process_only_with_w() {
     );
     let started = std::time::Instant::now();
     let out = run(&["-w", "-c", "sleep 5", "-n", program]);
+    // dtrace.c's notice, once tracing is enabled, when not quiet.
+    assert!(out.stderr.contains("dtrace: allowing destructive actions\n"), "{}", out.stderr);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let pid = exited_pid(&out.stderr).expect("notice");
     assert!(out.stderr.contains(&format!("dtrace: pid {pid} terminated by SIGKILL\n")), "{}", out.stderr);
