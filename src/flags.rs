@@ -127,6 +127,7 @@ pub(crate) struct Options {
     pub child_env: Vec<(String, Option<String>)>,
     /// evaltime: where -c commands stop for tracing to begin.
     pub evaltime: EvalTime,
+    pub bufpolicy: BufPolicy,
     /// oformat: DTrace's text, or FreeBSD's structured records as JSON.
     pub oformat: OutputFormat,
     /// -O: with oformat=json, the aggregations are printed at exit too.
@@ -136,6 +137,14 @@ pub(crate) struct Options {
     /// metricslabels=agg:label,...: the label names of an aggregation's
     /// keys in the metrics file (`key0`, `key1`, ... otherwise).
     pub metrics_labels: Vec<(String, Vec<String>)>,
+}
+
+/// The principal buffer policy (bufpolicy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum BufPolicy {
+    #[default]
+    Switch,
+    Fill,
 }
 
 /// Where a -c command is stopped for tracing to begin (the evaltime
@@ -240,6 +249,7 @@ impl Default for Options {
             cpppath: None,
             child_env: Vec::new(),
             evaltime: EvalTime::default(),
+            bufpolicy: BufPolicy::default(),
             oformat: OutputFormat::Text,
             print_aggregations_at_exit: false,
             metricsfile: None,
@@ -527,10 +537,12 @@ impl Options {
                 rate()?;
             }
             // The ring buffer is drained as it fills (DTrace's "switch");
-            // it is allocated at its size or tracing fails (as "manual").
+            // "fill" is kept by the consumer (consume::Fill).
             "bufpolicy" => {
-                if one_of(&["fill", "switch", "ring"])? != "switch" {
-                    return Err(format!("{}: only bufpolicy=switch is supported", bad()));
+                self.bufpolicy = match one_of(&["fill", "switch", "ring"])? {
+                    "switch" => BufPolicy::Switch,
+                    "fill" => BufPolicy::Fill,
+                    _ => return Err(format!("{}: bufpolicy=ring is not supported", bad())),
                 }
             }
             "bufresize" => {

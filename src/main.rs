@@ -195,6 +195,20 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         .map(|c| c.dtrace_record_size(flags.options.strsize))
         .max()
         .unwrap_or(0);
+    // A fill buffer keeps room for END's records (the Guide's "fill Policy
+    // and END Probes").
+    if flags.options.bufpolicy == flags::BufPolicy::Fill {
+        let end_reserve: usize = compiled
+            .program
+            .clauses
+            .iter()
+            .filter(|c| c.probes.contains(&end))
+            .map(|c| c.dtrace_record_size(flags.options.strsize))
+            .sum();
+        if end_reserve > flags.options.bufsize as usize {
+            return Err("could not enable tracing: END enablings exceed size of principal buffer".to_string());
+        }
+    }
     if (flags.options.bufsize as usize) < largest_record {
         return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
     }
@@ -229,6 +243,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     consume::install_signal_handlers();
     let opts = consume::ConsumeOptions {
         quiet,
+        fill: (flags.options.bufpolicy == flags::BufPolicy::Fill).then_some(flags.options.bufsize as usize),
         switchrate: flags.options.switchrate,
         aggsort: flags.options.aggsort.clone(),
         flowindent: flags.options.flowindent,

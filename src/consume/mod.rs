@@ -45,6 +45,8 @@ pub(crate) fn install_signal_handlers() {
 
 pub(crate) struct ConsumeOptions {
     pub quiet: bool,
+    /// bufpolicy=fill: the principal buffer's size (bufsize), per CPU.
+    pub fill: Option<usize>,
     pub switchrate: Duration,
     pub aggsort: crate::flags::AggSortOptions,
     /// -F: indent entry/return records by call depth.
@@ -86,6 +88,8 @@ struct State<'a> {
     out: Output<'a>,
     /// exit(N) seen: the status to exit with.
     exit_status: Option<i32>,
+    /// bufpolicy=fill: what each CPU's buffer holds.
+    fill: Option<Fill>,
     /// Set once END fires: its records are wanted even after exit().
     ending: bool,
     /// DTrace prints the column heading before the first record, not at start.
@@ -229,6 +233,7 @@ pub(crate) fn run(
         flows: opts.flowindent.then(HashMap::new),
         out: Output { inner: out, inner_fd: Some(opts.output_fd), reopened: None, failure: None },
         exit_status: None,
+        fill: opts.fill.map(|bufsize| Fill::new(bufsize, program, registry)),
         heading_printed: false,
         ending: false,
         aggs: aggregate::Aggregations::new(
@@ -406,6 +411,45 @@ fn status_drop(total: u64, before: u64, kind: json::DropKind, what: &str, why: &
     (count > 0).then_some(DropReport { kind, cpu: None, count, total, message })
 }
 
+/// The fill buffer policy, as DTrace's: each CPU's records, sized as
+/// DTrace sizes them, fill its buffer (less the room END's records need);
+/// the first that does not fit marks it full, and tracing stops as on
+/// exit(0): END fires and dtrace exits. Nothing more of that CPU is kept.
+struct Fill {
+    /// Bytes each CPU's records may take before END's.
+    room: usize,
+    used: HashMap<u32, usize>,
+    full: std::collections::HashSet<u32>,
+}
+
+impl Fill {
+    fn new(bufsize: usize, program: &Program, registry: &Registry) -> Fill {
+        let end = registry.id_of("dtrace", "END");
+        let reserve = program
+            .clauses
+            .iter()
+            .filter(|c| c.probes.contains(&end))
+            .map(|c| c.dtrace_record_size(program.strsize))
+            .sum::<usize>();
+        Fill { room: bufsize.saturating_sub(reserve), used: HashMap::new(), full: Default::default() }
+    }
+
+    /// Whether a record of `size` bytes from `cpu` is kept; false marks
+    /// the CPU's buffer full.
+    fn keeps(&mut self, cpu: u32, size: usize) -> bool {
+        if self.full.contains(&cpu) {
+            return false;
+        }
+        let used = self.used.entry(cpu).or_default();
+        if *used + size > self.room {
+            self.full.insert(cpu);
+            return false;
+        }
+        *used += size;
+        true
+    }
+}
+
 impl State<'_> {
     fn record(&mut self, data: &[u8]) {
         if data.len() < layout::HDR_SIZE {
@@ -437,6 +481,13 @@ impl State<'_> {
             return;
         }
         let Some(clause) = self.program.clauses.get(epid as usize - 1) else { return };
+        if let (Some(fill), false) = (self.fill.as_mut(), self.ending) {
+            if !fill.keeps(cpu, clause.dtrace_record_size(self.program.strsize)) {
+                // A full buffer stops tracing (DTrace's "filled" status).
+                self.exit_status.get_or_insert(0);
+                return;
+            }
+        }
         self.aggs.begin_record();
         let mut line = Vec::new();
         if self.format == OutputFormat::Json {

@@ -1,0 +1,11 @@
+/*
+ * A fill buffer must hold END's records: DTrace refuses to start when
+ * they exceed it ("END enablings exceed size of principal buffer").
+ */
+#pragma D option bufpolicy=fill
+#pragma D option bufsize=16
+
+END
+{
+	printf("%d %d\n", 1, 2);
+}
