@@ -145,6 +145,7 @@ pub(crate) enum BufPolicy {
     #[default]
     Switch,
     Fill,
+    Ring,
 }
 
 /// Where a -c command is stopped for tracing to begin (the evaltime
@@ -537,12 +538,13 @@ impl Options {
                 rate()?;
             }
             // The ring buffer is drained as it fills (DTrace's "switch");
-            // "fill" is kept by the consumer (consume::Fill).
+            // "fill" and "ring" are kept by the consumer (consume::Fill,
+            // consume::RingPolicy).
             "bufpolicy" => {
                 self.bufpolicy = match one_of(&["fill", "switch", "ring"])? {
                     "switch" => BufPolicy::Switch,
                     "fill" => BufPolicy::Fill,
-                    _ => return Err(format!("{}: bufpolicy=ring is not supported", bad())),
+                    _ => BufPolicy::Ring,
                 }
             }
             "bufresize" => {

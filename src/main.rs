@@ -215,8 +215,14 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if let Some(reason) = &compiled.program.unavailable {
         return Err(format!("could not enable tracing: {reason}"));
     }
+    // Under fill and ring the consumer keeps bufsize's worth per CPU; the
+    // kernel's buffer only carries records to it, and must not drop them.
+    let kernel_bufsize = match flags.options.bufpolicy {
+        flags::BufPolicy::Switch => flags.options.bufsize,
+        flags::BufPolicy::Fill | flags::BufPolicy::Ring => flags.options.bufsize.max(4 << 20),
+    };
     let runtime_opts = runtime::RuntimeOptions {
-        bufsize: flags.options.bufsize,
+        bufsize: kernel_bufsize,
         dynvarsize: flags.options.dynvarsize,
         aggsize: flags.options.aggsize,
         nspec: flags.options.nspec,
@@ -244,6 +250,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     let opts = consume::ConsumeOptions {
         quiet,
         fill: (flags.options.bufpolicy == flags::BufPolicy::Fill).then_some(flags.options.bufsize as usize),
+        ring: (flags.options.bufpolicy == flags::BufPolicy::Ring).then_some(flags.options.bufsize as usize),
         switchrate: flags.options.switchrate,
         aggsort: flags.options.aggsort.clone(),
         flowindent: flags.options.flowindent,

@@ -47,6 +47,8 @@ pub(crate) struct ConsumeOptions {
     pub quiet: bool,
     /// bufpolicy=fill: the principal buffer's size (bufsize), per CPU.
     pub fill: Option<usize>,
+    /// bufpolicy=ring: the principal buffer's size (bufsize), per CPU.
+    pub ring: Option<usize>,
     pub switchrate: Duration,
     pub aggsort: crate::flags::AggSortOptions,
     /// -F: indent entry/return records by call depth.
@@ -90,6 +92,8 @@ struct State<'a> {
     exit_status: Option<i32>,
     /// bufpolicy=fill: what each CPU's buffer holds.
     fill: Option<Fill>,
+    /// bufpolicy=ring: the records each CPU's buffer still holds.
+    ring: Option<RingPolicy>,
     /// Set once END fires: its records are wanted even after exit().
     ending: bool,
     /// DTrace prints the column heading before the first record, not at start.
@@ -119,6 +123,8 @@ struct Output<'a> {
     /// freopen()'s file, written instead of `inner` while open.
     reopened: Option<std::fs::File>,
     failure: Option<std::io::Error>,
+    /// A record's output kept instead of written (bufpolicy=ring).
+    capture: Option<Vec<u8>>,
 }
 
 impl Output<'_> {
@@ -163,6 +169,10 @@ impl Output<'_> {
 
 impl Write for Output<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Some(kept) = &mut self.capture {
+            kept.extend_from_slice(buf);
+            return Ok(buf.len());
+        }
         if self.failure.is_some() {
             return Ok(buf.len());
         }
@@ -231,9 +241,10 @@ pub(crate) fn run(
         registry,
         quiet: opts.quiet,
         flows: opts.flowindent.then(HashMap::new),
-        out: Output { inner: out, inner_fd: Some(opts.output_fd), reopened: None, failure: None },
+        out: Output { inner: out, inner_fd: Some(opts.output_fd), reopened: None, failure: None, capture: None },
         exit_status: None,
         fill: opts.fill.map(|bufsize| Fill::new(bufsize, program, registry)),
+        ring: opts.ring.map(RingPolicy::new),
         heading_printed: false,
         ending: false,
         aggs: aggregate::Aggregations::new(
@@ -333,6 +344,7 @@ pub(crate) fn run(
     ring.consume()?;
     report_drops(session, &mut state.borrow_mut());
     let mut st = state.borrow_mut();
+    st.print_ring();
     match opts.format {
         OutputFormat::Text => {
             // dtrace(1) ends with a newline, even when quiet, then the aggregations.
@@ -450,7 +462,73 @@ impl Fill {
     }
 }
 
+/// The ring buffer policy, as DTrace's: each CPU's buffer keeps its most
+/// recent records, sized as DTrace sizes them, up to bufsize, and they are
+/// printed when tracing ends. Each record is rendered when it arrives
+/// (exit() and the like act then) and its output kept.
+struct RingPolicy {
+    bufsize: usize,
+    /// (CPU, DTrace's size, output) in arrival order.
+    kept: std::collections::VecDeque<(u32, usize, Vec<u8>)>,
+    used: HashMap<u32, usize>,
+    /// The column heading, printed before what is kept.
+    heading: Vec<u8>,
+}
+
+impl RingPolicy {
+    fn new(bufsize: usize) -> RingPolicy {
+        RingPolicy { bufsize, kept: Default::default(), used: HashMap::new(), heading: Vec::new() }
+    }
+
+    /// Keeps a record's output, dropping its CPU's oldest until they fit.
+    fn keep(&mut self, cpu: u32, size: usize, output: Vec<u8>) {
+        if size > self.bufsize {
+            return;
+        }
+        let used = self.used.entry(cpu).or_default();
+        *used += size;
+        while *used > self.bufsize {
+            let Some(oldest) = self.kept.iter().position(|(c, ..)| *c == cpu) else { break };
+            let (_, size, _) = self.kept.remove(oldest).expect("found");
+            *used -= size;
+        }
+        self.kept.push_back((cpu, size, output));
+    }
+}
+
 impl State<'_> {
+    /// A record to print: at once, or kept by the ring policy.
+    fn emit_record(&mut self, data: &[u8]) {
+        if self.ring.is_none() {
+            return self.print_record(data);
+        }
+        let epid = read_u32(data, layout::HDR_EPID);
+        let Some(clause) = self.program.clauses.get((epid as usize).wrapping_sub(1)) else { return };
+        let size = clause.dtrace_record_size(self.program.strsize);
+        let headed = self.heading_printed;
+        self.out.capture = Some(Vec::new());
+        self.print_record(data);
+        let mut output = self.out.capture.take().unwrap_or_default();
+        if let Some(ring) = &mut self.ring {
+            // The heading the first record printed stays, whatever is dropped.
+            if !headed && self.heading_printed {
+                let end = output.iter().position(|&b| b == b'\n').map_or(output.len(), |i| i + 1);
+                ring.heading = output.drain(..end).collect();
+            }
+            ring.keep(read_u32(data, layout::HDR_CPU), size, output);
+        }
+    }
+
+    /// Prints what the ring policy kept (when tracing has ended).
+    fn print_ring(&mut self) {
+        if let Some(ring) = self.ring.take() {
+            self.out.write_all(&ring.heading).ok();
+            for (_, _, output) in ring.kept {
+                self.out.write_all(&output).ok();
+            }
+        }
+    }
+
     fn record(&mut self, data: &[u8]) {
         if data.len() < layout::HDR_SIZE {
             return;
@@ -460,14 +538,14 @@ impl State<'_> {
             layout::EPID_FAULT => self.fault(&data[layout::HDR_SIZE..], read_u32(data, layout::HDR_PROBE_ID)),
             layout::EPID_COMMIT => {
                 for record in self.speculations.remove(&spec).unwrap_or_default() {
-                    self.print_record(&record);
+                    self.emit_record(&record);
                 }
             }
             layout::EPID_DISCARD => {
                 self.speculations.remove(&spec);
             }
             _ if spec != 0 => self.speculations.entry(spec).or_default().push(data.to_vec()),
-            _ => self.print_record(data),
+            _ => self.emit_record(data),
         }
     }
 

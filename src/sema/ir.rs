@@ -619,14 +619,14 @@ impl ValueLayout {
 
 impl Clause {
     /// The size DTrace gives the clause's record, which its buffer size is
-    /// checked against (Solaris' dte_needed): the record header (EPID and
-    /// timestamp, 12 bytes), then each value at its size and alignment;
-    /// exit() records its 4-byte status.
+    /// checked against and the fill and ring policies count (Solaris'
+    /// dte_needed): the record's 4-byte EPID, then each value at its size
+    /// and alignment; exit() records its 4-byte status.
     pub(crate) fn dtrace_record_size(&self, strsize: usize) -> usize {
         if !self.records {
             return 0;
         }
-        let mut size: usize = 12;
+        let mut size: usize = 4;
         for action in &self.actions {
             let values: Vec<usize> = match action.kind {
                 RecordKind::Exit => vec![4],

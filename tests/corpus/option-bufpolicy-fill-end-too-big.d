@@ -3,7 +3,7 @@
  * they exceed it ("END enablings exceed size of principal buffer").
  */
 #pragma D option bufpolicy=fill
-#pragma D option bufsize=16
+#pragma D option bufsize=8
 
 END
 {

@@ -1,6 +1,6 @@
 /*
- * A buffer is checked against records as DTrace sizes them (12 bytes of
- * header, an int as 4): a printf of an int and exit() fit in 32 bytes
+ * A buffer is checked against records as DTrace sizes them (a 4-byte
+ * EPID, an int as 4): a printf of an int and exit() fit in 32 bytes
  * (dtrace-utils' buffering/tst.switch1.d uses that size).
  */
 #pragma D option bufsize=32

@@ -1,5 +1,5 @@
 /*
- * A record larger than the buffer (12 bytes of header and a string of
+ * A record larger than the buffer (a 4-byte EPID and a string of
  * strsize 64) cannot be enabled: DTrace's E2BIG.
  */
 #pragma D option bufsize=32

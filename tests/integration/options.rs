@@ -312,7 +312,7 @@ fn b_sets_the_buffer_size() {
     assert_eq!(out.stdout, "ok\n\n");
     let out = run(&["-q", "-xbufsize=64", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
-    let out = run(&["-q", "-b8", "-n", "BEGIN { exit(0); }"]);
+    let out = run(&["-q", "-b4", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 1);
     assert_eq!(out.stderr, "dtrace: could not enable tracing: Enabling exceeds size of buffer\n");
 }
