@@ -106,7 +106,7 @@ fn unknown_and_unsupported_options_say_so() {
         ("quiet=garbage", "Invalid value for specified option"),
         ("zdefs=1", "Invalid value for specified option"),
         ("cleanrate=fast", "Invalid value for specified option"),
-        ("bufpolicy=ring", "Invalid value for specified option: only bufpolicy=switch is supported"),
+        ("bufpolicy=circular", "Invalid value for specified option"),
         ("ldpath=/bin/ld", "Option not supported: -G writes its object without a linker"),
         ("grabanon", "Option not supported: there is no anonymous tracing on Linux"),
         ("agghist", "Option not supported: aggregations are not printed as histograms"),
