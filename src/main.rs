@@ -406,8 +406,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         // go with its libraries) is reported and the listing goes on, as
         // dtrace.c's list_stmt reports it.
         if found.is_empty() {
-            let digits = desc.provider.len() - desc.provider.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-            if !flags.zero_matches_ok && (digits == 0 || digits == desc.provider.len()) {
+            if !flags.zero_matches_ok && provider::desc::split_pid(&desc.provider).1.is_none() {
                 return Err(format!(
                     "invalid probe specifier {given}: probe description {expanded} does not match any probes"
                 ));

@@ -57,6 +57,20 @@ impl ProbeDesc {
     }
 }
 
+/// A process's provider name: `python1234` → ("python", Some(1234));
+/// `python` → ("python", None).
+pub(crate) fn split_pid(provider: &str) -> (&str, Option<u32>) {
+    let digits = provider.len() - provider.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits == provider.len() {
+        return (provider, None);
+    }
+    let (prefix, number) = provider.split_at(provider.len() - digits);
+    match number.parse() {
+        Ok(pid) => (prefix, Some(pid)),
+        Err(_) => (provider, None),
+    }
+}
+
 fn is_literal(field: &str) -> bool {
     !field.is_empty() && !field.contains(['*', '?', '[', '\\'])
 }
@@ -225,6 +239,14 @@ mod tests {
         assert_eq!(d.provider, "syscall");
         assert_eq!(d.module, "");
         assert!(ProbeDesc::parse("a:b:c:d:e").is_err());
+    }
+
+    #[test]
+    fn providers_name_a_pid() {
+        assert_eq!(split_pid("python1234"), ("python", Some(1234)));
+        assert_eq!(split_pid("python"), ("python", None));
+        assert_eq!(split_pid("1234"), ("1234", None));
+        assert_eq!(split_pid("py*42"), ("py*", Some(42)));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Context, Result};
 use libbpf_rs::skel::OpenSkel;
 
-use super::desc::{glob_match, ProbeDesc};
+use super::desc::{glob_match, split_pid, ProbeDesc};
 use super::uprobe::{self, ClauseSlots, MAX_SINGLE_UPROBES};
 use super::{Attributes, EnableContext, Enabled, Enabling, Loaded, ProbeTable, ProvideContext, Provider, Refusal};
 
@@ -73,8 +73,7 @@ impl Provider for Pid {
         // would instrument all of them: those need the pid named.)
         if !desc.provider_is_literal() && desc.function_is_literal() {
             let mut pids = cx.processes.targets.clone();
-            let digits = desc.provider.len() - desc.provider.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-            pids.extend(desc.provider[desc.provider.len() - digits..].parse::<u32>().ok().filter(|&p| p != 0));
+            pids.extend(split_pid(&desc.provider).1.filter(|&p| p != 0));
             pids.sort_unstable();
             pids.dedup();
             for pid in pids {

@@ -25,7 +25,7 @@ use anyhow::{bail, Context, Result};
 use libbpf_rs::skel::OpenSkel;
 use libbpf_rs::{MapCore, MapFlags};
 
-use super::desc::{glob_match, ProbeDesc};
+use super::desc::{glob_match, split_pid, ProbeDesc};
 use super::uprobe::{self, ClauseSlots, MAX_SINGLE_UPROBES};
 use super::{
     Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, ProvideContext,
@@ -155,7 +155,7 @@ impl Provider for Usdt {
     fn declare_provider(&mut self, name: &str, probes: &[(String, Vec<String>)]) {
         for (probe, types) in probes {
             let args = super::cast_args(types.iter().take(NARGS).cloned());
-            self.declared.insert((name.to_string(), probe.clone()), args);
+            self.declared.insert((probe_name(name), probe.clone()), args);
         }
     }
 
@@ -332,19 +332,6 @@ fn attach_single(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut Ena
     Ok(())
 }
 
-/// `python1234` → ("python", Some(1234)); `python` → ("python", None).
-fn split_pid(provider: &str) -> (&str, Option<u32>) {
-    let digits = provider.len() - provider.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-    if digits == 0 || digits == provider.len() {
-        return (provider, None);
-    }
-    let (prefix, number) = provider.split_at(provider.len() - digits);
-    match number.parse() {
-        Ok(pid) => (prefix, Some(pid)),
-        Err(_) => (provider, None),
-    }
-}
-
 /// A probe name as DTrace shows it: `__` is `-`.
 pub(crate) fn probe_name(note_name: &str) -> String {
     note_name.replace("__", "-")
@@ -372,10 +359,14 @@ impl Usdt {
                     None => by_probe.push((key, vec![note])),
                 }
             }
-            for ((provider, function, name), notes) in by_probe {
-                // A definition that translates the arguments: argN is the
-                // native argument its map names, args[N] has its type.
-                let argmap = elf.usdt_argmaps.iter().find(|m| m.provider == provider && probe_name(&m.name) == name);
+            for ((note_provider, function, name), notes) in by_probe {
+                // `__` in a provider's name is `-` too (`test__prov` is
+                // test-prov), as dtrace-utils shows it.
+                let provider = probe_name(&note_provider);
+                // What -G recorded of the definition: args[N] has its type,
+                // argN is the native argument its map names.
+                let argmap =
+                    elf.usdt_argmaps.iter().find(|m| m.provider == note_provider && probe_name(&m.name) == name);
                 if let Some(m) = argmap {
                     let types = super::cast_args(m.types.iter().take(NARGS).cloned());
                     self.declared.entry((provider.clone(), name.clone())).or_insert(types);
@@ -399,9 +390,6 @@ impl Usdt {
                 if sites.is_empty() {
                     continue;
                 }
-                // `__` in a provider's name is `-` too (`test__prov` is
-                // test-prov), as dtrace-utils shows it.
-                let provider = probe_name(&provider);
                 let full = format!("{provider}{pid}");
                 let provider_name: &'static str =
                     self.names.entry(full.clone()).or_insert_with(|| Box::leak(full.into_boxed_str()));
@@ -521,11 +509,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn providers_name_a_pid() {
-        assert_eq!(split_pid("python1234"), ("python", Some(1234)));
-        assert_eq!(split_pid("python"), ("python", None));
-        assert_eq!(split_pid("1234"), ("1234", None));
-        assert_eq!(split_pid("py*42"), ("py*", Some(42)));
+    fn probe_names_have_dashes() {
         assert_eq!(probe_name("function__entry"), "function-entry");
         assert_eq!(probe_name("gc__start"), "gc-start");
     }

@@ -317,19 +317,20 @@ fn a_provider_definition_types_args_and_lv_shows_them() {
 /// A definition that translates its arguments (`: (int j, int i, int i,
 /// int j)`, dtrace-utils' tst.argmap): -G records the map in the program,
 /// and argN and args[N] are the translated arguments, typed as the
-/// translation says, with no definition in the tracing script.
+/// translation says, with no definition in the tracing script. The
+/// provider's `__` is `-` in scripts (`my-map`).
 #[test]
 fn translated_arguments_are_mapped_from_the_program_g_built() {
     let dir = build_dir("argmap");
     std::fs::write(
         dir.join("prov.d"),
-        "provider mapped {\n\tprobe place(int i, long j) : (long j, int i, int i, long j);\n};\n",
+        "provider my__map {\n\tprobe place(int i, long j) : (long j, int i, int i, long j);\n};\n",
     )
     .expect("write");
     std::fs::write(
         dir.join("main.c"),
         "#include <stdio.h>\n#include \"prov.h\"\nint main(void) {\n\tchar line[64];\n\t\
-         while (fgets(line, sizeof line, stdin)) { MAPPED_PLACE(10, 4); puts(\"placed\"); fflush(stdout); }\n\treturn 0;\n}\n",
+         while (fgets(line, sizeof line, stdin)) { MY__MAP_PLACE(10, 4); puts(\"placed\"); fflush(stdout); }\n\treturn 0;\n}\n",
     )
     .expect("write");
     let dtrace = util::DTRACE;
@@ -345,7 +346,7 @@ fn translated_arguments_are_mapped_from_the_program_g_built() {
         "-n",
         READY,
         "-n",
-        r#"mapped$target:::place { printf("%d %d %d %d / %d %d %d\n", arg0, arg1, arg2, arg3, args[0], args[1], sizeof(args[0])); exit(0); }"#,
+        r#"my-map$target:::place { printf("%d %d %d %d / %d %d %d\n", arg0, arg1, arg2, arg3, args[0], args[1], sizeof(args[0])); exit(0); }"#,
         "-p",
         &pid,
     ]);
@@ -355,7 +356,7 @@ fn translated_arguments_are_mapped_from_the_program_g_built() {
     let out = t.finish();
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert!(out.stdout.contains("4 10 10 4 / 4 10 8\n"), "{}", out.stdout);
-    let listed = run(&["-lv", "-n", &format!("mapped{pid}:::place")]);
+    let listed = run(&["-lv", "-n", &format!("my-map{pid}:::place")]);
     let _ = child.kill();
     let _ = child.wait();
     let types: Vec<&str> =
