@@ -120,7 +120,12 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     }
     // As dtrace(1) does, processes are created (held before exec) or
     // grabbed before compiling: $target is the pid.
-    let mut targets = target::Targets::start(&flags.targets, &flags.options.child_env, flags.options.evaltime)?;
+    let mut targets = target::Targets::start(
+        &flags.targets,
+        &flags.options.child_env,
+        flags.options.evaltime,
+        &mut registry.processes,
+    )?;
     for (pid, program) in targets.held_programs() {
         registry.processes.set_exec_hint(pid, program);
     }
@@ -192,22 +197,14 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         .clauses
         .iter()
         .filter(|c| c.probes.iter().any(|&p| p != end))
-        .map(|c| c.dtrace_record_size(flags.options.strsize))
+        .map(|c| c.dtrace_record_size(compiled.program.strsize))
         .max()
         .unwrap_or(0);
-    // A fill buffer keeps room for END's records (the Guide's "fill Policy
-    // and END Probes").
-    if flags.options.bufpolicy == flags::BufPolicy::Fill {
-        let end_reserve: usize = compiled
-            .program
-            .clauses
-            .iter()
-            .filter(|c| c.probes.contains(&end))
-            .map(|c| c.dtrace_record_size(flags.options.strsize))
-            .sum();
-        if end_reserve > flags.options.bufsize as usize {
-            return Err("could not enable tracing: END enablings exceed size of principal buffer".to_string());
-        }
+    // A fill buffer keeps room for END's records.
+    if flags.options.bufpolicy == flags::BufPolicy::Fill
+        && compiled.program.end_reserve(end) > flags.options.bufsize as usize
+    {
+        return Err("could not enable tracing: END enablings exceed size of principal buffer".to_string());
     }
     if (flags.options.bufsize as usize) < largest_record {
         return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
@@ -330,7 +327,12 @@ fn references_macro(text: &str, n: usize) -> bool {
 fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     // -c/-p give $target (pid provider probes); a created command never
     // runs: it exits when `targets` is dropped.
-    let targets = target::Targets::start(&flags.targets, &flags.options.child_env, flags.options.evaltime)?;
+    let targets = target::Targets::start(
+        &flags.targets,
+        &flags.options.child_env,
+        flags.options.evaltime,
+        &mut registry.processes,
+    )?;
     for (pid, program) in targets.held_programs() {
         registry.processes.set_exec_hint(pid, program);
     }

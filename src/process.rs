@@ -46,6 +46,8 @@ pub(crate) struct ElfSymbols {
     /// Each segment's size in memory (past its file size: .bss).
     memory_sizes: Vec<u64>,
     pub build_id: Option<Vec<u8>>,
+    /// The entry point's virtual address (e_entry).
+    pub entry: u64,
     /// The USDT probe sites its `.note.stapsdt` notes declare.
     pub usdt: Vec<UsdtNote>,
     /// The translated arguments of its USDT probes whose provider
@@ -127,6 +129,7 @@ impl ElfSymbols {
             segments,
             memory_sizes,
             build_id,
+            entry: file.entry(),
             usdt,
             usdt_argmaps,
         };
@@ -335,17 +338,12 @@ fn probeable(code: &[u8]) -> bool {
 }
 
 impl ElfSymbols {
-    /// The offsets in function `f` of its instructions a uprobe can take
-    /// (none if its size is unknown or its code unreadable).
-    pub(crate) fn instruction_offsets(&self, f: &Function) -> Vec<u64> {
-        use std::os::unix::fs::FileExt;
+    /// The offsets in function `f` of its instructions a uprobe can take,
+    /// `file` being this file's bytes (none if its size is unknown).
+    pub(crate) fn instruction_offsets(&self, f: &Function, file: &[u8]) -> Vec<u64> {
         let Some(start) = self.file_offset(f.vaddr) else { return Vec::new() };
-        let mut code = vec![0u8; f.size as usize];
-        let read = std::fs::File::open(&self.path).and_then(|file| file.read_exact_at(&mut code, start));
-        if f.size == 0 || read.is_err() {
-            return Vec::new();
-        }
-        instruction_starts(&code).into_iter().filter(|&off| probeable(&code[off as usize..])).collect()
+        let Some(code) = file.get(start as usize..(start + f.size) as usize) else { return Vec::new() };
+        instruction_starts(code).into_iter().filter(|&off| probeable(&code[off as usize..])).collect()
     }
 }
 
@@ -448,6 +446,16 @@ impl Processes {
         self.files.values().cloned().collect()
     }
 
+    /// The symbols of the ELF file at `path`, read once.
+    pub(crate) fn file(&mut self, path: &Path) -> Option<Rc<ElfSymbols>> {
+        if let Some(e) = self.files.get(path) {
+            return Some(e.clone());
+        }
+        let e = Rc::new(ElfSymbols::load(path)?);
+        self.files.insert(path.to_path_buf(), e.clone());
+        Some(e)
+    }
+
     /// The modules of process `pid`, read once.
     pub(crate) fn modules(&mut self, pid: u32) -> Rc<Vec<Module>> {
         if let Some(m) = self.modules.get(&pid) {
@@ -459,17 +467,7 @@ impl Processes {
         };
         let mut modules = Vec::new();
         for path in paths {
-            let elf = match self.files.get(&path) {
-                Some(e) => e.clone(),
-                None => match ElfSymbols::load(&path) {
-                    Some(e) => {
-                        let e = Rc::new(e);
-                        self.files.insert(path.clone(), e.clone());
-                        e
-                    }
-                    None => continue,
-                },
-            };
+            let Some(elf) = self.file(&path) else { continue };
             let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             modules.push(Module { name, is_exe: exe.as_ref() == Some(&path), elf });
         }
@@ -579,10 +577,6 @@ mod tests {
     #[test]
     fn instruction_probes_skip_what_uprobes_refuse() {
         let code = [0x55, 0x48, 0x89, 0xe5, 0xf0, 0xff, 0x00, 0x5d, 0xc3];
-        let dir = std::env::temp_dir().join(format!("dtrace-insns-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f.bin");
-        std::fs::write(&path, code).unwrap();
         let f = Function {
             name: "f".into(),
             vaddr: 0,
@@ -592,17 +586,17 @@ mod tests {
             local: false,
         };
         let elf = ElfSymbols {
-            path: path.clone(),
+            path: "/f.bin".into(),
             functions: vec![f.clone()],
             by_addr: vec![0],
             segments: vec![(0, 0, code.len() as u64)],
             memory_sizes: vec![code.len() as u64],
             build_id: None,
+            entry: 0,
             usdt: Vec::new(),
             usdt_argmaps: Vec::new(),
         };
-        assert_eq!(elf.instruction_offsets(&f), [0, 1, 7, 8]);
-        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(elf.instruction_offsets(&f, &code), [0, 1, 7, 8]);
     }
 
     #[test]
@@ -622,6 +616,7 @@ mod tests {
             segments: vec![(0, 0, 0x3000)],
             memory_sizes: vec![0x3000],
             build_id: None,
+            entry: 0,
             usdt: Vec::new(),
             usdt_argmaps: Vec::new(),
         };

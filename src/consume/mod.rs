@@ -436,13 +436,7 @@ struct Fill {
 
 impl Fill {
     fn new(bufsize: usize, program: &Program, registry: &Registry) -> Fill {
-        let end = registry.id_of("dtrace", "END");
-        let reserve = program
-            .clauses
-            .iter()
-            .filter(|c| c.probes.contains(&end))
-            .map(|c| c.dtrace_record_size(program.strsize))
-            .sum::<usize>();
+        let reserve = program.end_reserve(registry.id_of("dtrace", "END"));
         Fill { room: bufsize.saturating_sub(reserve), used: HashMap::new(), full: Default::default() }
     }
 

@@ -362,6 +362,8 @@ impl Pid {
                     format!("failed to lookup '{}' in module '{}'", desc.function, desc.module),
                 ));
             }
+            // Instructions are decoded from the file, read once a module.
+            let mut code: Option<Vec<u8>> = None;
             // Aliases (go, _go) share an address and one probe, named as
             // a frame there is: a description may name any of them.
             let mut addresses = std::collections::HashSet::new();
@@ -372,10 +374,11 @@ impl Pid {
                 let f = module.elf.canonical(alias.vaddr).unwrap_or(alias);
                 let mut sites = sites.clone();
                 if instructions {
+                    let code = code.get_or_insert_with(|| std::fs::read(&module.elf.path).unwrap_or_default());
                     sites.extend(
                         module
                             .elf
-                            .instruction_offsets(f)
+                            .instruction_offsets(f, code)
                             .into_iter()
                             .filter(|off| glob_match(&desc.name, &format!("{off:x}")))
                             .map(Site::Offset),

@@ -859,6 +859,12 @@ pub(crate) struct Program {
 }
 
 impl Program {
+    /// The room END's records take in a fill buffer (the Guide's "fill
+    /// Policy and END Probes"): the sizes of the clauses of probe `end`.
+    pub(crate) fn end_reserve(&self, end: u32) -> usize {
+        self.clauses.iter().filter(|c| c.probes.contains(&end)).map(|c| c.dtrace_record_size(self.strsize)).sum()
+    }
+
     pub(crate) fn uses_stack(&self) -> bool {
         !self.stack_depths.is_empty()
     }

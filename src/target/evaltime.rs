@@ -13,8 +13,10 @@
 use std::fs::File;
 use std::io::Write;
 
+use std::rc::Rc;
+
 use crate::flags::EvalTime;
-use crate::process::ElfSymbols;
+use crate::process::{ElfSymbols, Processes};
 
 /// What became of the command.
 pub(super) enum Advanced {
@@ -25,8 +27,14 @@ pub(super) enum Advanced {
     Ended(i32),
 }
 
-/// Lets the held command exec (writing to `release`) and runs it to `point`.
-pub(super) fn advance(pid: i32, mut release: File, point: EvalTime) -> Result<Advanced, String> {
+/// Lets the held command exec (writing to `release`) and runs it to
+/// `point`; the files read to find it are kept in `processes`.
+pub(super) fn advance(
+    pid: i32,
+    mut release: File,
+    point: EvalTime,
+    processes: &mut Processes,
+) -> Result<Advanced, String> {
     let failed = |what: &str| format!("failed to control pid {pid}: {what}: {}", std::io::Error::last_os_error());
     // SAFETY: ptrace of our own child, held in read(2) before its exec.
     let seized = unsafe {
@@ -41,7 +49,7 @@ pub(super) fn advance(pid: i32, mut release: File, point: EvalTime) -> Result<Ad
     if !tracee.wait_for_exec()? {
         return Ok(Advanced::Ended(tracee.ended));
     }
-    match tracee.run_to(point) {
+    match tracee.run_to(point, processes) {
         Ok(true) => {}
         Ok(false) => return Ok(Advanced::Ended(tracee.ended)),
         Err(e) => {
@@ -111,11 +119,11 @@ impl Tracee {
     }
 
     /// Runs to `point`; false if the command ended first.
-    fn run_to(&mut self, point: EvalTime) -> Result<bool, String> {
+    fn run_to(&mut self, point: EvalTime, processes: &mut Processes) -> Result<bool, String> {
         if point == EvalTime::Exec || !cfg!(target_arch = "x86_64") {
             return Ok(true);
         }
-        let Some(exe) = Mapped::file(self.pid, &format!("/proc/{}/exe", self.pid)) else { return Ok(true) };
+        let Some(exe) = Mapped::file(self.pid, &format!("/proc/{}/exe", self.pid), processes) else { return Ok(true) };
         if point == EvalTime::Preinit {
             return self.run_to_address(exe.entry()).map(|r| r.is_some());
         }
@@ -127,7 +135,8 @@ impl Tracee {
         if self.run_to_address(exe.entry())?.is_none() {
             return Ok(false);
         }
-        let Some(start) = Mapped::library(self.pid, "libc.so").and_then(|libc| libc.function("__libc_start_main"))
+        let Some(start) =
+            Mapped::library(self.pid, "libc.so", processes).and_then(|libc| libc.function("__libc_start_main"))
         else {
             return Ok(true);
         };
@@ -186,42 +195,38 @@ impl Tracee {
 
 /// An ELF file as one process maps it: its symbols and load bias.
 struct Mapped {
-    elf: ElfSymbols,
+    elf: Rc<ElfSymbols>,
     bias: u64,
-    entry: u64,
 }
 
 impl Mapped {
     /// The file at `path` (a /proc link or a path), as `pid` maps it.
-    fn file(pid: i32, path: &str) -> Option<Mapped> {
+    fn file(pid: i32, path: &str, processes: &mut Processes) -> Option<Mapped> {
         let real = std::fs::read_link(path).unwrap_or_else(|_| path.into());
         let base = mapping_start(pid, |mapped| std::path::Path::new(mapped) == real)?;
-        Mapped::at(&real, base)
+        Mapped::at(&real, base, processes)
     }
 
     /// The first library whose file name starts with `stem`.
-    fn library(pid: i32, stem: &str) -> Option<Mapped> {
+    fn library(pid: i32, stem: &str, processes: &mut Processes) -> Option<Mapped> {
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
         let path = maps
             .lines()
             .filter_map(|l| l.split_whitespace().nth(5))
             .find(|p| std::path::Path::new(p).file_name().is_some_and(|n| n.to_string_lossy().starts_with(stem)))?;
         let base = mapping_start(pid, |mapped| mapped == path)?;
-        Mapped::at(std::path::Path::new(path), base)
+        Mapped::at(std::path::Path::new(path), base, processes)
     }
 
-    fn at(path: &std::path::Path, base: u64) -> Option<Mapped> {
-        use object::Object;
-        let data = std::fs::read(path).ok()?;
-        let entry = object::File::parse(&*data).ok()?.entry();
-        let elf = ElfSymbols::load(path)?;
+    fn at(path: &std::path::Path, base: u64, processes: &mut Processes) -> Option<Mapped> {
+        let elf = processes.file(path)?;
         // The mapping at file offset 0 is where the first segment's page is.
         let bias = base.wrapping_sub(elf.vaddr_of_offset(0)? & !0xfff);
-        Some(Mapped { elf, bias, entry })
+        Some(Mapped { elf, bias })
     }
 
     fn entry(&self) -> u64 {
-        self.bias.wrapping_add(self.entry)
+        self.bias.wrapping_add(self.elf.entry)
     }
 
     fn function(&self, name: &str) -> Option<u64> {

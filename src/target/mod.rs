@@ -42,10 +42,12 @@ impl Targets {
     /// `env` holds the setenv/unsetenv options: the -c commands' environment
     /// is dtrace's with those changes, in order.
     /// A -c command runs to `evaltime` and stays stopped there.
+    /// The files read to find where are kept in `processes`.
     pub(crate) fn start(
         specs: &[TargetSpec],
         env: &[(String, Option<String>)],
         evaltime: EvalTime,
+        processes: &mut crate::process::Processes,
     ) -> Result<Targets, String> {
         let mut targets = Targets::default();
         let environment = command_environment(env);
@@ -60,7 +62,7 @@ impl Targets {
                 continue;
             }
             if let Some(release) = target.release.take() {
-                match evaltime::advance(target.pid, release, evaltime)? {
+                match evaltime::advance(target.pid, release, evaltime, processes)? {
                     evaltime::Advanced::Stopped => target.stopped = true,
                     evaltime::Advanced::Ended(status) => target.reaped = Some(status),
                 }
