@@ -47,6 +47,10 @@ inline int IPPROTO_MH = 135;
 inline int AF_INET = 2;
 inline int AF_INET6 = 10;
 
+/* Hardware address types link_ntop() formats (<linux/if_arp.h>). */
+inline int ARPHRD_ETHER = 1;
+inline int ARPHRD_INFINIBAND = 32;
+
 inline int TCP_MIN_HEADER_LENGTH = 20;
 
 typedef struct pktinfo {

@@ -5,31 +5,17 @@
  * checked against the running kernel's BTF only when a script uses it.
  */
 
-typedef struct psinfo {
-	int	pr_flag;	/* task flags (PF_*) of the thread */
-	int	pr_nlwp;	/* number of threads */
-	pid_t	pr_pid;		/* process ID (Linux: thread group ID) */
-	pid_t	pr_ppid;	/* parent's process ID */
-	pid_t	pr_pgid;	/* process group ID */
-	pid_t	pr_sid;		/* session ID */
-	uid_t	pr_uid;		/* real user ID */
-	uid_t	pr_euid;	/* effective user ID */
-	gid_t	pr_gid;		/* real group ID */
-	gid_t	pr_egid;	/* effective group ID */
-	uintptr_t pr_addr;	/* address of the task_struct */
-	size_t	pr_size;	/* size of the address space in KB (kernel threads: 0) */
-	dev_t	pr_ttydev;	/* controlling terminal (PRNODEV, -1: none) */
-	char	pr_fname[16];	/* name of the executable (comm) */
-	char	pr_psargs[80];	/* the command line, arguments joined by spaces */
-	int	pr_wstat;	/* exit status (zombies) */
-	int	pr_dmodel;	/* data model: PR_MODEL_LP64 */
-	int	pr_taskid;	/* not on Linux: 0 */
-	int	pr_projid;	/* not on Linux: 0 */
-	int	pr_poolid;	/* not on Linux: 0 */
-	int	pr_zoneid;	/* not on Linux: 0 */
-	int	pr_nzomb;	/* not on Linux: 0 */
-	int	pr_contract;	/* not on Linux: 0 */
-} psinfo_t;
+/* Seconds and nanoseconds, as Solaris' timestruc_t. */
+typedef struct timestruc {
+	long	tv_sec;
+	long	tv_nsec;
+} timestruc_t;
+
+/* A count of nanoseconds as a timestruc_t. */
+translator timestruc_t < uint64_t NS > {
+	tv_sec = NS / 1000000000;
+	tv_nsec = NS % 1000000000;
+};
 
 typedef struct lwpsinfo {
 	int	pr_flag;	/* task flags (PF_*) */
@@ -44,13 +30,57 @@ typedef struct lwpsinfo {
 	char	pr_oldpri;	/* priority, as pr_pri */
 	char	pr_cpu;		/* not on Linux: 0 */
 	int	pr_pri;		/* priority (Linux prio: lower runs first) */
+	ushort_t pr_pctcpu;	/* not provided (as Solaris' translator) */
+	ushort_t pr_pad;
+	timestruc_t pr_start;	/* when the thread was created, from the epoch */
+	timestruc_t pr_time;	/* user + system CPU time of the thread */
 	char	pr_clname[8];	/* scheduling class name */
 	char	pr_name[16];	/* thread name (comm) */
 	processorid_t pr_onpro;	/* CPU the thread last ran on */
 	processorid_t pr_bindpro; /* not on Linux: PBIND_NONE (-1) */
 	psetid_t pr_bindpset;	/* not on Linux: PS_NONE (-1) */
 	int	pr_lgrp;	/* not on Linux: 0 */
+	int	pr_filler[1];
 } lwpsinfo_t;
+
+typedef struct psinfo {
+	int	pr_flag;	/* task flags (PF_*) of the thread */
+	int	pr_nlwp;	/* number of threads */
+	pid_t	pr_pid;		/* process ID (Linux: thread group ID) */
+	pid_t	pr_ppid;	/* parent's process ID */
+	pid_t	pr_pgid;	/* process group ID */
+	pid_t	pr_sid;		/* session ID */
+	uid_t	pr_uid;		/* real user ID */
+	uid_t	pr_euid;	/* effective user ID */
+	gid_t	pr_gid;		/* real group ID */
+	gid_t	pr_egid;	/* effective group ID */
+	uintptr_t pr_addr;	/* address of the task_struct */
+	size_t	pr_size;	/* size of the address space in KB (kernel threads: 0) */
+	size_t	pr_rssize;	/* not provided (as Solaris' translator) */
+	size_t	pr_pad1;
+	dev_t	pr_ttydev;	/* controlling terminal (PRNODEV, -1: none) */
+	ushort_t pr_pctcpu;	/* not provided (as Solaris' translator) */
+	ushort_t pr_pctmem;	/* not provided (as Solaris' translator) */
+	timestruc_t pr_start;	/* when the process started, from the epoch */
+	timestruc_t pr_time;	/* not provided (as Solaris' translator) */
+	timestruc_t pr_ctime;	/* user + system CPU time of reaped children */
+	char	pr_fname[16];	/* name of the executable (comm) */
+	char	pr_psargs[80];	/* the command line, arguments joined by spaces */
+	int	pr_wstat;	/* exit status (zombies) */
+	int	pr_argc;	/* initial argument count */
+	uintptr_t pr_argv;	/* address of the initial argument vector */
+	uintptr_t pr_envp;	/* address of the initial environment vector */
+	char	pr_dmodel;	/* data model: PR_MODEL_LP64 */
+	char	pr_pad2[3];
+	int	pr_taskid;	/* not on Linux: 0 */
+	int	pr_projid;	/* not on Linux: 0 */
+	int	pr_nzomb;	/* not on Linux: 0 */
+	int	pr_poolid;	/* not on Linux: 0 */
+	int	pr_zoneid;	/* not on Linux: 0 */
+	int	pr_contract;	/* not on Linux: 0 */
+	int	pr_filler[1];
+	lwpsinfo_t pr_lwp;	/* the thread the process was named from */
+} psinfo_t;
 
 /* lwpsinfo_t.pr_state: Solaris' thread states. */
 /* Machine faults (Solaris' <sys/fault.h>): proc:::fault's args[0]. */
@@ -74,8 +104,8 @@ inline char SIDL = 5;
 inline char SONPROC = 6;
 inline char SWAIT = 7;
 
-inline int PR_MODEL_ILP32 = 1;
-inline int PR_MODEL_LP64 = 2;
+inline char PR_MODEL_ILP32 = 1;
+inline char PR_MODEL_LP64 = 2;
 
 translator psinfo_t < struct task_struct *T > {
 	pr_flag = T->flags;
@@ -104,6 +134,19 @@ translator psinfo_t < struct task_struct *T > {
 	    __dtrace_psargs(T->mm->arg_start, T->mm->arg_end) :
 	    __dtrace_psargs_of(T->tgid, T->comm);
 	pr_wstat = T->exit_code;
+	/* The kernel's start_time is CLOCK_MONOTONIC; walltimestamp - timestamp
+	 * is the wall clock's offset from it. */
+	pr_start = xlate <timestruc_t> ((uint64_t)(T->group_leader->start_time +
+	    (walltimestamp - timestamp)));
+	pr_ctime = xlate <timestruc_t> ((uint64_t)(T->signal->cutime + T->signal->cstime));
+	/* exec leaves argc at the stack's start and argv, envp above it: read
+	 * from the current process's memory; another process's are unknown. */
+	pr_argc = T->mm != NULL && T->mm == curthread->mm ?
+	    *(int *)copyin(T->mm->start_stack, 4) : 0;
+	pr_argv = T->mm != NULL ? T->mm->start_stack + 8 : 0;
+	pr_envp = T->mm != NULL && T->mm == curthread->mm ?
+	    T->mm->start_stack + 16 + 8 * *(int *)copyin(T->mm->start_stack, 4) : 0;
+	pr_lwp = xlate <lwpsinfo_t> (T);
 	pr_dmodel = PR_MODEL_LP64;
 	pr_taskid = 0;
 	pr_projid = 0;
@@ -142,6 +185,8 @@ translator lwpsinfo_t < struct task_struct *T > {
 	pr_oldpri = T->prio;
 	pr_cpu = 0;
 	pr_pri = T->prio;
+	pr_start = xlate <timestruc_t> ((uint64_t)(T->start_time + (walltimestamp - timestamp)));
+	pr_time = xlate <timestruc_t> ((uint64_t)(T->utime + T->stime));
 	pr_clname = T->policy == 1 ? "RT" : T->policy == 2 ? "RT" : "TS";
 	pr_name = T->comm;
 	/* set_task_cpu() keeps wake_cpu equal to the CPU (thread_info.cpu or

@@ -439,6 +439,9 @@ pub(crate) enum Subr {
     InetNtoa6,
     /// inet_ntop(af, addr): an AF_INET or AF_INET6 address as text.
     InetNtop,
+    /// link_ntop(type, addr): an ARPHRD_ETHER (6-byte) or ARPHRD_INFINIBAND
+    /// (20-byte) hardware address as colon-separated hex bytes.
+    LinkNtop,
     /// copyin(uaddr, size): `size` bytes of the process's memory (at most
     /// strsize) in a scratch buffer; the value is the buffer's address.
     Copyin,

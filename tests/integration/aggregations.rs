@@ -32,6 +32,15 @@ impl Workload {
     }
 }
 
+impl Drop for Workload {
+    fn drop(&mut self) {
+        // The copy lives in a directory of its own; leave no trace of the run.
+        if let Some(dir) = std::path::Path::new(&self.path).parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// Runs a quiet script (with a READY clause) around a workload; returns stdout.
 fn trace_around(script_text: &str, workload: impl FnOnce()) -> util::Output {
     let mut t = Tracer::spawn(&["-q", "-n", READY, "-n", script_text]);

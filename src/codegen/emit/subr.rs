@@ -222,6 +222,7 @@ impl Emitter<'_> {
                 self.emit(alu_imm(Alu::And, R0, 0xfffff));
             }
             Subr::InetNtoa | Subr::InetNtoa6 | Subr::InetNtop => self.inet_text(subr, args)?,
+            Subr::LinkNtop => self.link_text(args)?,
             Subr::Speculation => self.speculation()?,
             Subr::Psargs => self.psargs(&args[0], &args[1])?,
             Subr::PsargsOf => self.psargs_of(&args[0], &args[1])?,
@@ -519,6 +520,61 @@ impl Emitter<'_> {
         self.terminate_at_r4();
         self.dst_into_r0(dst);
         self.stack_top = saved;
+        Ok(())
+    }
+
+    /// link_ntop(type, addr): the hardware address at `addr` as dtrace-utils
+    /// writes it, two lowercase hex digits per byte joined by ':'; 6 bytes
+    /// for ARPHRD_ETHER, 20 for ARPHRD_INFINIBAND, any other type an
+    /// illegal operation and a bad address a fault.
+    fn link_text(&mut self, args: &[TExpr]) -> Result<(), CodegenError> {
+        const ARPHRD_ETHER: i32 = 1;
+        const ARPHRD_INFINIBAND: i32 = 32;
+        let saved = self.stack_top;
+        let kind = self.stash(&args[0])?;
+        let addr = self.stash(&args[1])?;
+        let bytes = self.alloc_slot(24)?;
+        let dst = self.scratch_slot()?;
+        let full = self.new_label();
+        let (not_ether, infiniband) = (self.new_label(), self.new_label());
+        self.emit(ldx(Size::DW, R0, FP, kind));
+        self.jump(jmp_imm(Cond::Ne, R0, ARPHRD_ETHER, 0), not_ether);
+        self.hardware_address(addr, bytes, 6, dst, full)?;
+        self.jump(ja(0), full);
+        self.bind(not_ether);
+        self.jump(jmp_imm(Cond::Eq, R0, ARPHRD_INFINIBAND, 0), infiniband);
+        self.emit(mov_imm(R1, 0));
+        self.raise_fault(layout::FAULT_ILLOP)?;
+        self.bind(infiniband);
+        self.hardware_address(addr, bytes, 20, dst, full)?;
+        // r2 is the text, r4 its length.
+        self.bind(full);
+        self.terminate_at_r4();
+        self.dst_into_r0(dst);
+        self.stack_top = saved;
+        Ok(())
+    }
+
+    /// The `len` bytes at the kernel address in slot `addr` as "xx:xx:..."
+    /// into scratch slot `dst`: r2 the text, r4 its length.
+    fn hardware_address(&mut self, addr: i16, bytes: i16, len: i16, dst: i32, full: Label) -> Result<(), CodegenError> {
+        self.read_kernel_bytes(addr, bytes, i32::from(len))?;
+        self.dst_into_r2(dst);
+        self.emit(mov_imm(R4, 0));
+        for k in 0..len {
+            if k > 0 {
+                self.put_byte(b':', full);
+            }
+            self.emit(ldx(Size::B, R5, FP, bytes + k));
+            for shift in [4, 0] {
+                self.emit(mov(R1, R5));
+                self.emit(alu_imm(Alu::Rsh, R1, shift));
+                self.emit(alu_imm(Alu::And, R1, 0xf));
+                self.emit(jmp_imm(Cond::Lt, R1, 10, 1));
+                self.emit(alu_imm(Alu::Add, R1, (b'a' - b'0') as i32 - 10));
+                self.put_digit(R1, full);
+            }
+        }
         Ok(())
     }
 

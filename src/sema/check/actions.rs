@@ -346,6 +346,7 @@ impl Checker<'_> {
             }
             "printa" => self.printa(name_span, args, span)?,
             "tracemem" => self.tracemem(name_span, args)?,
+            "printm" => self.printm(name_span, args)?,
             "stack" => {
                 let id = self.stack(name, name_span, args, span)?;
                 (RecordKind::Stack, ActionKind::Record(vec![id]))
@@ -498,6 +499,23 @@ impl Checker<'_> {
             values.push(self.scalar_expr(dsize, "D_TRACEMEM_DYNSIZE", message)?);
         }
         Ok((RecordKind::Tracemem { size: size as usize }, ActionKind::Record(values)))
+    }
+
+    /// printm(size, addr), FreeBSD's: `size` (a constant) bytes of kernel
+    /// memory at a pointer, printed as tracemem() prints them.
+    pub(super) fn printm(&mut self, name_span: &Span, args: &[ast::Expr]) -> Result<(RecordKind, ActionKind)> {
+        self.arity("printm", name_span, args, 2, 2)?;
+        let size = self.positive_constant(
+            &args[0],
+            "D_PRINTM_SIZE",
+            "printm( ) argument #1 must be a non-zero positive integral constant expression",
+        )?;
+        let addr = self.expr(&args[1])?;
+        if !matches!(addr.ty, Type::Pointer(_)) {
+            let ty = addr.ty.name();
+            return Err(incompatible_arg("D_PRINTM_ADDR", &args[1].span, "printm", 2, "pointer", &ty));
+        }
+        Ok((RecordKind::Tracemem { size: size as usize }, ActionKind::Record(vec![addr])))
     }
 
     /// stack(), stack(n): the kernel stack, `n` frames or stackframes'.
@@ -800,6 +818,7 @@ pub(super) fn is_action(name: &str) -> bool {
             | "denormalize"
             | "setopt"
             | "tracemem"
+            | "printm"
             | "speculate"
             | "commit"
             | "discard"
@@ -863,6 +882,7 @@ pub(super) fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'stat
         "inet_ntoa" => (Subr::InetNtoa, &["ipaddr_t *"], Type::String),
         "inet_ntoa6" => (Subr::InetNtoa6, &["in6_addr_t *"], Type::String),
         "inet_ntop" => (Subr::InetNtop, &["int", "void *"], Type::String),
+        "link_ntop" => (Subr::LinkNtop, &["int", "void *"], Type::String),
         "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
         "__dtrace_psargs" => (Subr::Psargs, &["uintptr_t", "uintptr_t"], Type::String),
         "__dtrace_psargs_of" => (Subr::PsargsOf, &["pid_t", "string"], Type::String),

@@ -625,9 +625,12 @@ impl Checker<'_> {
         for (name, value, span) in &def.members {
             let member = self.record_member(output, name).expect("checked by the caller");
             self.bindings.push((def.input_name.clone(), dummy.clone()));
-            let value = self.expr(value);
+            let value = self.member_value(value, &member.ty);
             self.bindings.pop();
             let value = value?;
+            if let TKind::Xlate { .. } = value.kind {
+                continue;
+            }
             // dt_node_is_argcompat: an integer is no pointer (but NULL).
             if matches!(member.ty, Type::Pointer(_)) && value.ty.is_int() && !matches!(value.kind, TKind::Int(0)) {
                 return Err(CompileError::new(
@@ -827,10 +830,29 @@ impl Checker<'_> {
         self.declared.translating.push(this);
         let library = t.library;
         self.bindings.push((t.param.clone(), input));
-        let value = self.expr(&value).map_err(|e| if library { e.at(span) } else { e });
+        let value = self.member_value(&value, &member.ty).map_err(|e| if library { e.at(span) } else { e });
         self.bindings.pop();
         self.declared.translating.pop();
-        translated_value(value?, member.ty, name, span)
+        let value = value?;
+        if let TKind::Xlate { .. } = value.kind {
+            return Ok(value);
+        }
+        translated_value(value, member.ty, name, span)
+    }
+
+    /// A translator member's defining expression. A struct-typed member may
+    /// be another translation to its type (`pr_start = xlate <timestruc_t>
+    /// (ns)`), read through `.` as that translator's members.
+    fn member_value(&mut self, value: &ast::Expr, member: &Type) -> Result<TExpr> {
+        if !matches!(member, Type::Struct(_)) {
+            return self.expr(value);
+        }
+        let typed = self.expr_any(value)?;
+        match &typed.kind {
+            TKind::Xlate { .. } if &typed.ty == member => Ok(typed),
+            TKind::Xlate { .. } => self.expr(value),
+            _ => Ok(typed),
+        }
     }
 }
 
