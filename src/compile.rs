@@ -126,6 +126,7 @@ pub(crate) fn compile(
             // zdefs is -Z's option form, and may come from a #pragma.
             zero_matches_ok: context.zero_matches_ok || options.zdefs,
             strsize: options.strsize,
+            max_strlen: options.max_strlen,
             target_pid: context.target_pid,
             defaultargs: options.defaultargs,
             stackframes: options.stackframes,

@@ -60,6 +60,12 @@ pub(crate) enum Generate {
     Object,
 }
 
+/// Bytes that hold a string of `max_strlen` characters and its NUL, in the
+/// 8-byte units the generated code copies strings in.
+pub(crate) fn string_buffer_bytes(max_strlen: usize) -> usize {
+    (max_strlen + 1).next_multiple_of(8)
+}
+
 /// Values of DTrace's runtime and compiler options (-x, #pragma D option, -q, -w).
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
@@ -67,7 +73,11 @@ pub(crate) struct Options {
     /// The D version programs are compiled for (`version`), as (major,
     /// minor): names of later versions' subroutines are free before them.
     pub d_version: (u32, u32),
+    /// Bytes of a string's buffer: room for max_strlen characters and the
+    /// NUL, in the 8-byte units the generated code copies.
     pub strsize: usize,
+    /// The strsize option: the most characters a string holds.
+    pub max_strlen: usize,
     /// Bytes of alloca() (and copyin()) memory one clause may use.
     pub scratchsize: usize,
     pub bufsize: u32,
@@ -214,7 +224,8 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             quiet: false,
-            strsize: 256,
+            strsize: string_buffer_bytes(256),
+            max_strlen: 256,
             scratchsize: 4096,
             bufsize: 4 << 20,
             // DTrace's default is 1hz; we drain faster, which costs one
@@ -513,8 +524,8 @@ impl Options {
                 if !(2..=65536).contains(&v) {
                     return Err(bad());
                 }
-                // Strings are handled in 8-byte units by the generated code.
-                self.strsize = ((v as usize) + 7) & !7;
+                self.max_strlen = v as usize;
+                self.strsize = string_buffer_bytes(v as usize);
             }
             // The clauses' alloca() regions share one per-CPU scratch value
             // of at most 32 KB with the string temporaries.
@@ -852,7 +863,7 @@ mod tests {
     #[test]
     fn flags_x_options_are_checked() {
         let f = parse(argv(&["-x", "strsize=32", "-x", "quiet", "-n", "BEGIN"])).unwrap();
-        assert_eq!(f.options.strsize, 32);
+        assert_eq!((f.options.max_strlen, f.options.strsize), (32, 40));
         assert!(f.options.quiet);
         let e = parse(argv(&["-x", "nosuch=1", "-n", "BEGIN"])).unwrap_err();
         assert!(e.to_string().contains("failed to set -x nosuch: Invalid option name"));

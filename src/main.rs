@@ -197,7 +197,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         .clauses
         .iter()
         .filter(|c| c.probes.iter().any(|&p| p != end))
-        .map(|c| c.dtrace_record_size(compiled.program.strsize))
+        .map(|c| c.dtrace_record_size(compiled.program.max_strlen))
         .max()
         .unwrap_or(0);
     // A fill buffer keeps room for END's records.

@@ -470,8 +470,10 @@ impl<'a> Emitter<'a> {
         Ok(off as i32)
     }
 
+    /// The most bytes a string takes with its NUL: strsize characters and
+    /// the NUL (a string's buffer, `program.strsize`, may be longer).
     fn strsize(&self) -> i32 {
-        self.program.strsize as i32
+        self.program.max_strlen as i32 + 1
     }
 
     fn prologue(&mut self) -> Result<(), CodegenError> {
@@ -892,7 +894,7 @@ impl<'a> Emitter<'a> {
                     TKind::LoadStr(addr, len) => {
                         self.expr(addr)?;
                         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
-                        (Helper::ProbeReadKernelStr, (*len).min(self.program.strsize).min(column.bytes), true)
+                        (Helper::ProbeReadKernelStr, (*len).min(self.strsize() as usize).min(column.bytes), true)
                     }
                     _ => {
                         self.expr(key)?;
@@ -1643,7 +1645,7 @@ impl<'a> Emitter<'a> {
     fn load_str(&mut self, addr: &TExpr, len: usize) -> Result<(), CodegenError> {
         self.expr(addr)?;
         // The array may fill its bytes without a NUL; the string stops at strsize.
-        self.read_str_into_scratch(Helper::ProbeReadKernelStr, len.min(self.program.strsize) as i32)
+        self.read_str_into_scratch(Helper::ProbeReadKernelStr, len.min(self.strsize() as usize) as i32)
     }
 
     /// `str = NULL`: a thread-local is deleted, a global emptied; r0 = "".
@@ -1946,7 +1948,7 @@ impl<'a> Emitter<'a> {
                 self.string_const(0);
                 self.jump(ja(0), end);
                 self.bind(found);
-                self.emit(alu_imm(Alu::Add, R0, field * self.strsize()));
+                self.emit(alu_imm(Alu::Add, R0, field * self.program.strsize as i32));
                 self.bind(end);
             }
             Builtin::Errno => {

@@ -498,7 +498,7 @@ impl State<'_> {
         }
         let epid = read_u32(data, layout::HDR_EPID);
         let Some(clause) = self.program.clauses.get((epid as usize).wrapping_sub(1)) else { return };
-        let size = clause.dtrace_record_size(self.program.strsize);
+        let size = clause.dtrace_record_size(self.program.max_strlen);
         let headed = self.heading_printed;
         self.out.capture = Some(Vec::new());
         self.print_record(data);
@@ -554,7 +554,7 @@ impl State<'_> {
         }
         let Some(clause) = self.program.clauses.get(epid as usize - 1) else { return };
         if let (Some(fill), false) = (self.fill.as_mut(), self.ending) {
-            if !fill.keeps(cpu, clause.dtrace_record_size(self.program.strsize)) {
+            if !fill.keeps(cpu, clause.dtrace_record_size(self.program.max_strlen)) {
                 // A full buffer stops tracing (DTrace's "filled" status).
                 self.exit_status.get_or_insert(0);
                 return;

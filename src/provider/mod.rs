@@ -867,7 +867,8 @@ pub(crate) mod testing {
             CheckOptions {
                 macro_args: &[],
                 zero_matches_ok: false,
-                strsize: 256,
+                strsize: crate::flags::string_buffer_bytes(256),
+                max_strlen: 256,
                 target_pid: None,
                 defaultargs: false,
                 stackframes: 20,

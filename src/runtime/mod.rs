@@ -126,7 +126,7 @@ impl CodeMaps {
                 let Some(p) = registry.get(id) else { continue };
                 let mut value = vec![0u8; 4 * program.strsize];
                 for (k, field) in [p.provider, &p.module, &p.function, &p.name].iter().enumerate() {
-                    let n = field.len().min(program.strsize - 1);
+                    let n = field.len().min(program.max_strlen);
                     value[k * program.strsize..k * program.strsize + n].copy_from_slice(&field.as_bytes()[..n]);
                 }
                 probenames.update(&id.to_ne_bytes(), &value, MapFlags::ANY)?;

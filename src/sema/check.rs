@@ -38,7 +38,10 @@ pub(crate) struct CheckOptions<'a> {
     pub macro_args: &'a [String],
     /// -Z: descriptions that match nothing are allowed.
     pub zero_matches_ok: bool,
+    /// Bytes of a string's buffer (flags::string_buffer_bytes).
     pub strsize: usize,
+    /// The strsize option: the most characters a string holds.
+    pub max_strlen: usize,
     /// Value of `$target` (-c/-p), if any.
     pub target_pid: Option<u32>,
     /// defaultargs: a macro argument not given is 0, or "" as `$$n`.
@@ -134,13 +137,13 @@ enum Scope {
 
 impl<'a> Checker<'a> {
     pub(crate) fn new(opts: CheckOptions<'a>, registry: &'a mut Registry) -> Checker<'a> {
-        let strsize = opts.strsize;
+        let (strsize, max_strlen) = (opts.strsize, opts.max_strlen);
         Checker {
             opts,
             registry,
             // String constant 0 is the empty string, which generated code
             // falls back on; NULL_STRING is a NULL string.
-            program: Program { strsize, strings: vec![Vec::new(), NULL_STRING_BYTES.to_vec()], ..Program::default() },
+            program: Program { strsize, max_strlen, strings: vec![Vec::new(), NULL_STRING_BYTES.to_vec()], ..Program::default() },
             var_index: HashMap::new(),
             actions_in_clause: 0,
             layouts: Vec::new(),

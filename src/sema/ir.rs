@@ -599,13 +599,13 @@ pub(crate) enum ValueLayout {
 
 impl ValueLayout {
     /// The bytes DTrace's record holds for the value: integers and floats
-    /// at their size, strings at strsize, a stack or symbol as addresses.
-    pub(crate) fn dtrace_bytes(&self, strsize: usize) -> usize {
+    /// at their size, strings at the strsize option, a stack or symbol as addresses.
+    pub(crate) fn dtrace_bytes(&self, max_strlen: usize) -> usize {
         match self {
             ValueLayout::Int { size, .. } | ValueLayout::Float { size } => usize::from(*size),
             ValueLayout::Stack => 8,
             ValueLayout::Symbol(kind) => kind.recorded_bytes(),
-            ValueLayout::Str => strsize,
+            ValueLayout::Str => max_strlen,
             ValueLayout::Memory(n) => *n,
         }
     }
@@ -625,7 +625,7 @@ impl Clause {
     /// checked against and the fill and ring policies count (Solaris'
     /// dte_needed): the record's 4-byte EPID, then each value at its size
     /// and alignment; exit() records its 4-byte status.
-    pub(crate) fn dtrace_record_size(&self, strsize: usize) -> usize {
+    pub(crate) fn dtrace_record_size(&self, max_strlen: usize) -> usize {
         if !self.records {
             return 0;
         }
@@ -633,7 +633,7 @@ impl Clause {
         for action in &self.actions {
             let values: Vec<usize> = match action.kind {
                 RecordKind::Exit => vec![4],
-                _ => action.values.iter().map(|v| v.dtrace_bytes(strsize)).collect(),
+                _ => action.values.iter().map(|v| v.dtrace_bytes(max_strlen)).collect(),
             };
             for bytes in values {
                 let align = bytes.clamp(1, 8).next_power_of_two().min(8);
@@ -814,7 +814,10 @@ pub(crate) struct Program {
     pub formats: Vec<crate::defs::printf_format::Format>,
     pub aggregations: Vec<Aggregation>,
     pub assoc_arrays: Vec<AssocArray>,
+    /// Bytes of a string's buffer: max_strlen characters and the NUL.
     pub strsize: usize,
+    /// The strsize option: the most characters a string holds.
+    pub max_strlen: usize,
     pub uses_ppid: bool,
     /// `caller` / `ucaller` is read: the entry programs walk the stacks.
     pub uses_caller: bool,
@@ -865,7 +868,7 @@ impl Program {
     /// The room END's records take in a fill buffer (the Guide's "fill
     /// Policy and END Probes"): the sizes of the clauses of probe `end`.
     pub(crate) fn end_reserve(&self, end: u32) -> usize {
-        self.clauses.iter().filter(|c| c.probes.contains(&end)).map(|c| c.dtrace_record_size(self.strsize)).sum()
+        self.clauses.iter().filter(|c| c.probes.contains(&end)).map(|c| c.dtrace_record_size(self.max_strlen)).sum()
     }
 
     pub(crate) fn uses_stack(&self) -> bool {

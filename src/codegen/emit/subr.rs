@@ -1733,13 +1733,33 @@ impl Emitter<'_> {
         self.emit(jmp_imm(Cond::Sge, R0, 0, 2));
         self.emit(st_imm(Size::DW, FP, negative, 1));
         self.emit(neg(R0));
+        // DTrace writes the whole number and the string stops at strsize
+        // characters: drop the digits past it (r3 counts the characters).
+        let (count, counted, trim, fits) = (self.new_label(), self.new_label(), self.new_label(), self.new_label());
+        self.emit(mov(R1, R0));
+        self.emit(mov_imm(R3, 1));
+        self.bind(count);
+        self.jump(jmp_imm(Cond::Lt, R1, 10, 0), counted);
+        self.emit(alu_imm(Alu::Div, R1, 10));
+        self.emit(alu_imm(Alu::Add, R3, 1));
+        self.jump(jmp_imm(Cond::Gt, R3, 20, 0), counted);
+        self.jump(ja(0), count);
+        self.bind(counted);
+        self.emit(ldx(Size::DW, R1, FP, negative));
+        self.emit(alu_reg(Alu::Add, R3, R1));
+        self.bind(trim);
+        self.jump(jmp_imm(Cond::Sle, R3, self.strsize() - 1, 0), fits);
+        self.emit(alu_imm(Alu::Div, R0, 10));
+        self.emit(alu_imm(Alu::Sub, R3, 1));
+        self.jump(ja(0), trim);
+        self.bind(fits);
         self.dst_into_r2(dst);
         // r4: where the next digit goes, from strsize - 2 down.
         self.emit(mov_imm(R4, self.strsize() - 2));
         let top = self.new_label();
         let digits_done = self.new_label();
         self.bind(top);
-        self.jump(jmp_imm(Cond::Slt, R4, 1, 0), digits_done);
+        self.jump(jmp_imm(Cond::Slt, R4, 0, 0), digits_done);
         self.jump(jmp_imm(Cond::Ge, R4, self.strsize(), 0), digits_done);
         self.emit(mov(R5, R0));
         self.emit(alu_imm(Alu::Mod, R5, 10));
@@ -1756,7 +1776,7 @@ impl Emitter<'_> {
         let positive = self.new_label();
         self.emit(ldx(Size::DW, R0, FP, negative));
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), positive);
-        self.jump(jmp_imm(Cond::Slt, R4, 2, 0), positive);
+        self.jump(jmp_imm(Cond::Slt, R4, 1, 0), positive);
         self.jump(jmp_imm(Cond::Ge, R4, self.strsize(), 0), positive);
         self.emit(alu_imm(Alu::Sub, R4, 1));
         self.emit(mov(R1, R2));

@@ -250,7 +250,7 @@ impl Checker<'_> {
             ExprKind::Char(c) => typed(TKind::Int(*c as u64), Type::INT),
             ExprKind::Str(bytes) => {
                 // A longer literal is cut to strsize, as every D string.
-                let index = self.intern(&bytes[..bytes.len().min(self.opts.strsize.saturating_sub(1))]);
+                let index = self.intern(&bytes[..bytes.len().min(self.opts.max_strlen)]);
                 typed(TKind::Str(index), Type::String)
             }
             ExprKind::Float(_) => {
@@ -490,7 +490,7 @@ impl Checker<'_> {
                 let ty = self.type_name(tn)?;
                 let ty = self.resolved(ty);
                 typed(
-                    TKind::Int(sizeof(&ty, self.opts.strsize, &span)?),
+                    TKind::Int(sizeof(&ty, &self.opts, &span)?),
                     Type::Int { size: 8, signed: false, name: "size_t" },
                 )
             }
@@ -502,7 +502,7 @@ impl Checker<'_> {
                     return Err(CompileError::new("D_SIZEOF_BITFIELD", &span, "cannot apply sizeof to a bit-field"));
                 }
                 typed(
-                    TKind::Int(sizeof(&inner.ty, self.opts.strsize, &span)?),
+                    TKind::Int(sizeof(&inner.ty, &self.opts, &span)?),
                     Type::Int { size: 8, signed: false, name: "size_t" },
                 )
             }
@@ -1361,9 +1361,13 @@ pub(super) fn value_at(addr: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
     }
 }
 
-/// sizeof: the type's size; void has none (dt_cook_op1's D_SIZEOF_TYPE).
-fn sizeof(ty: &Type, strsize: usize, span: &Span) -> Result<u64> {
-    match type_size(ty, strsize) {
+/// sizeof: the type's size (a string's is the strsize option); void has
+/// none (dt_cook_op1's D_SIZEOF_TYPE).
+fn sizeof(ty: &Type, opts: &CheckOptions, span: &Span) -> Result<u64> {
+    if *ty == Type::String {
+        return Ok(opts.max_strlen as u64);
+    }
+    match type_size(ty, opts.strsize) {
         n if n > 0 && *ty != Type::Void => Ok(n as u64),
         _ => Err(CompileError::new("D_SIZEOF_TYPE", span, "cannot apply sizeof to an operand of unknown size")),
     }

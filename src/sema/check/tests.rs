@@ -237,11 +237,12 @@ fn char_array_keys_take_their_length_not_strsize() {
         compile("io:::start { @bytes[args[1]->dev_statname, args[2]->fi_name, execname] = sum(args[0]->b_bcount); }")
             .expect("compiles");
     let columns: Vec<usize> = program.aggregations[0].keys.iter().map(|c| c.bytes).collect();
-    assert_eq!(columns, [40, 256, 16]);
-    // Another update with a strsize string widens the column for both.
+    assert_eq!(columns, [40, 264, 16]);
+    // Another update with a strsize string widens the column for both
+    // (256 characters and the NUL, in 8-byte units).
     let program =
         compile(r#"BEGIN { @[curthread->comm] = count(); @[strjoin("a", "b")] = count(); }"#).expect("compiles");
-    assert_eq!(program.aggregations[0].keys.iter().map(|c| c.bytes).collect::<Vec<_>>(), [256]);
+    assert_eq!(program.aggregations[0].keys.iter().map(|c| c.bytes).collect::<Vec<_>>(), [264]);
 }
 
 #[test]
