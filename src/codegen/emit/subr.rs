@@ -1846,8 +1846,10 @@ impl Emitter<'_> {
         self.emit(mov_imm(R0, w - 1));
         self.emit(stx(Size::DW, FP, pos, R0));
         self.emit(st_imm(Size::B, R8, (work + w - 1) as i16, 0));
-        self.d_path_read(dentry, 8, p, o.path_dentry, None)?;
+        // The mount first: a bad path faults at its own address (its first
+        // member), as dtrace-utils reports it.
         self.d_path_read(word, 8, p, o.path_mnt, None)?;
+        self.d_path_read(dentry, 8, p, o.path_dentry, None)?;
         // struct mount contains the vfsmount the path names.
         self.emit(ldx(Size::DW, R0, FP, word));
         self.emit(alu_imm(Alu::Sub, R0, o.mount_mnt as i32));
