@@ -454,9 +454,14 @@ impl Checker<'_> {
                     ));
                 }
                 // A char array in memory (a member such as curthread->comm)
-                // converts to a pointer as its address, as in C.
-                let inner =
-                    if matches!(ty, Type::Pointer(_) | Type::Int { size: 8, .. }) { char_array(inner) } else { inner };
+                // converts to a pointer as its address, as in C; so does a
+                // string, the char array that holds it (`(char *)
+                // curpsinfo->pr_psargs`, Solaris' char[80] member).
+                let inner = match ty {
+                    Type::Pointer(_) => self.char_array(inner),
+                    Type::Int { size: 8, .. } => char_array(inner),
+                    _ => inner,
+                };
                 match (&ty, &inner.ty) {
                     (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
                     (Type::Pointer(_) | Type::Int { size: 8, .. }, Type::Array(..)) => {
