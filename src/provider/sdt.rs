@@ -70,16 +70,33 @@ pub(crate) fn list_tracepoints(
     }
     // `BEGIN` (any provider, a literal name) need not list 2,000 events to
     // learn that no tracepoint has that name.
-    if desc.name_is_literal() && !super::tracefs::has_tracepoint_named(&desc.name) {
+    let solaris_name = provider == "sdt" && SOLARIS_PROBES.iter().any(|(n, _)| *n == desc.name);
+    if desc.name_is_literal() && !solaris_name && !super::tracefs::has_tracepoint_named(&desc.name) {
         return None;
     }
     *listed = true;
-    let events = super::tracefs::tracepoints();
+    let mut events = super::tracefs::tracepoints();
     for (key, (group, name)) in events.iter().enumerate() {
         probes.add(provider, group, "", name, key as u64);
     }
+    if provider == "sdt" {
+        for (solaris, (group, name)) in SOLARIS_PROBES {
+            if events.contains(&(group, name)) {
+                probes.add(provider, group, "", solaris, events.len() as u64);
+                events.push((group, name));
+            }
+        }
+    }
     Some(events)
 }
+
+/// Solaris' sdt probes that scripts count interrupts with, on the
+/// tracepoints that mark the same points (arg0 is the IRQ number, where
+/// Solaris gives the device's dev_info_t; interrupt-complete's arg1 is the
+/// handler's irqreturn_t, non-zero when it claimed the interrupt, as
+/// Solaris' arg1).
+const SOLARIS_PROBES: [(&str, (&str, &str)); 2] =
+    [("interrupt-start", ("irq", "irq_handler_entry")), ("interrupt-complete", ("irq", "irq_handler_exit"))];
 
 impl Provider for Sdt {
     fn name(&self) -> &'static str {

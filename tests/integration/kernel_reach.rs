@@ -136,3 +136,32 @@ fn caller_and_kernel_symbol_functions_name_where_the_probe_fired() {
         }
     }
 }
+
+#[test]
+fn solaris_interrupt_probes_fire_on_the_irq_tracepoints() {
+    let out = run(&["-l", "-n", "sdt:::interrupt-start", "-n", "sdt:::interrupt-complete"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    for name in ["interrupt-start", "interrupt-complete"] {
+        assert!(out.stdout.lines().any(|l| l.contains(" irq ") && l.ends_with(name)), "{name}:\n{}", out.stdout);
+    }
+    // Direct I/O to a file on disk completes by interrupt.
+    let file = format!("/var/tmp/dtrace-irq-{}", std::process::id());
+    let script = r#"sdt:::interrupt-start { @start[arg0] = count(); }
+        sdt:::interrupt-complete { @complete[arg0] = count(); }
+        END { printa("start %d %@d\n", @start); printa("complete %d %@d\n", @complete); }"#;
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", script]);
+    t.wait_for("ready");
+    let dd = Command::new("dd")
+        .args(["if=/dev/zero", &format!("of={file}"), "bs=64k", "count=16", "oflag=direct", "conv=fsync", "status=none"])
+        .status();
+    let _ = std::fs::remove_file(&file);
+    assert!(dd.expect("run dd").success());
+    let out = t.stop();
+    out.assert_no_panic();
+    let irqs = |what: &str| -> Vec<String> {
+        out.stdout.lines().filter_map(|l| l.strip_prefix(what)).map(|l| l.split(' ').next().unwrap().to_string()).collect()
+    };
+    let (started, completed) = (irqs("start "), irqs("complete "));
+    assert!(!started.is_empty(), "{}\n{}", out.stdout, out.stderr);
+    assert!(started.iter().any(|irq| completed.contains(irq)), "{}", out.stdout);
+}
