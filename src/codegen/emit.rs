@@ -63,8 +63,8 @@ pub(crate) struct CodegenError(pub String);
 /// table, cleanpath's slash stack, strtok's delimiter set), strtok's
 /// saved position and its copy of the string being split, alloca() memory
 /// followed by as much again (so that bcopy's checked offset plus checked
-/// size stays inside the map as far as the verifier can tell), and
-/// stackdepth's frame buffer.
+/// size stays inside the map as far as the verifier can tell),
+/// stackdepth's frame buffer, and json()'s variables.
 pub(crate) struct ScratchLayout {
     pub launder: usize,
     pub clause_locals: usize,
@@ -78,6 +78,8 @@ pub(crate) struct ScratchLayout {
     pub struct_zeros: usize,
     pub alloca: usize,
     pub stack_buffer: usize,
+    /// json()'s variables and selector table (subr/json.rs), when used.
+    pub json: usize,
     pub size: usize,
 }
 
@@ -104,7 +106,8 @@ impl ScratchLayout {
         let struct_zeros = struct_staging + largest_struct;
         let alloca = struct_zeros + largest_struct;
         let stack_buffer = alloca + 2 * program.alloca_bytes;
-        let size = stack_buffer + if program.uses_stackdepth { STACK_BUFFER_BYTES } else { 0 };
+        let json = stack_buffer + if program.uses_stackdepth { STACK_BUFFER_BYTES } else { 0 };
+        let size = json + if program.uses_json { subr::JSON_SCRATCH_BYTES } else { 0 };
         ScratchLayout {
             launder,
             clause_locals,
@@ -115,6 +118,7 @@ impl ScratchLayout {
             struct_zeros,
             alloca,
             stack_buffer,
+            json,
             size,
         }
     }

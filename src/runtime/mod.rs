@@ -393,8 +393,14 @@ pub(crate) fn start(
                     .find(|(_, list)| list.as_slice() == clauses)
                     .and_then(|(id, _)| registry.get(*id))
                     .map_or_else(|| "one probe".to_string(), |p| p.full_name());
+                // The verifier follows json()'s loop once per byte of strsize.
+                let hint = if program.uses_json {
+                    " (each json( ) call is checked once per byte of strsize: fewer calls in one clause, or a smaller strsize)"
+                } else {
+                    ""
+                };
                 anyhow::anyhow!(
-                    "{} are too much for the kernel's verifier in one program ({why}): use fewer clauses on this probe",
+                    "{} are too much for the kernel's verifier in one program ({why}): use fewer clauses on this probe{hint}",
                     crate::codegen::clauses_enabled_on(clauses.len(), &probe),
                 )
             }

@@ -424,6 +424,9 @@ pub(crate) enum Subr {
     /// and, in base 16, a 0x), in base 2..36 (default 10), as illumos'
     /// dtrace_strtoll reads it; another base is an illegal-operation fault.
     Strtoll,
+    /// json(text, selector): the value the selector names in a JSON
+    /// object or array, as text; NULL when there is none.
+    Json,
     /// htons/ntohs (16), htonl/ntohl (32), htonll/ntohll (64) bits.
     ByteSwap(i32),
     /// `uregs[i]`: word `i` of the current thread's saved user registers
@@ -849,6 +852,8 @@ pub(crate) struct Program {
     /// uregs[] is read: the kernel must have bpf_task_pt_regs.
     pub uses_uregs: bool,
     pub uses_strtok: bool,
+    /// json() is called: its machine's variables need scratch memory.
+    pub uses_json: bool,
     /// Some clause takes a destructive action: tracing needs -w.
     pub destructive: bool,
     /// Why tracing cannot be enabled although the program compiles: an

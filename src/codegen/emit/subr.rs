@@ -12,6 +12,10 @@
 
 use super::*;
 
+mod json;
+
+pub(crate) use json::JSON_SCRATCH_BYTES;
+
 const SLASH: i32 = b'/' as i32;
 /// Words of the kernel's struct pt_regs that hold user registers (x86_64:
 /// r15 .. ss; arm64: x0 .. x30, sp, pc, pstate), as d-library/regs.d numbers them.
@@ -183,6 +187,7 @@ impl Emitter<'_> {
             Subr::Cleanpath => self.cleanpath(&args[0])?,
             Subr::Lltostr => self.lltostr(&args[0])?,
             Subr::Strtoll => self.strtoll(args)?,
+            Subr::Json => self.json(args)?,
             Subr::ByteSwap(bits) => {
                 self.expr(&args[0])?;
                 self.emit(to_big_endian(R0, bits));

@@ -777,6 +777,9 @@ impl Checker<'_> {
         if subr == Subr::Strtok {
             self.program.uses_strtok = true;
         }
+        if subr == Subr::Json {
+            self.program.uses_json = true;
+        }
         if subr == Subr::PsargsOf {
             self.program.uses_psargs_table = true;
         }
@@ -874,6 +877,7 @@ pub(super) fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'stat
         "cleanpath" => (Subr::Cleanpath, &["string"], Type::String),
         "lltostr" => (Subr::Lltostr, &["int64_t"], Type::String),
         "strtoll" => (Subr::Strtoll, &["string", "int?"], Type::INT64),
+        "json" => (Subr::Json, &["string", "string"], Type::String),
         "htons" | "ntohs" => (Subr::ByteSwap(16), &["uint16_t"], u16),
         "htonl" | "ntohl" => (Subr::ByteSwap(32), &["uint32_t"], u32),
         "htonll" | "ntohll" => (Subr::ByteSwap(64), &["uint64_t"], Type::UINT64),
