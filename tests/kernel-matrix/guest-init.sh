@@ -338,6 +338,11 @@ case $(uname -r) in
   *) [ $RC = 0 ] && grep -qx 1 /tmp/out.37 && [ ! -s /tmp/err.37 ] ;;
 esac; r $? "out=$(tr '\n' '|' < /tmp/out.37) err=$(head -2 /tmp/err.37 | tr '\n' '|')"
 
+# 38. json(): a state machine over every byte of strsize, two calls in one clause (verifier cost
+# on each kernel's verifier)
+t 38 json -qn 'BEGIN { j = "{\"a\": {\"b\": [1, {\"c\": \"deep\"}]}, \"t\": true}"; printf("%s %s\n", json(j, "a.b[1].c"), json(j, "t")); exit(0); }'
+grep -qx 'deep true' /tmp/out.38 && [ $RC = 0 ]; r $? "out=$(head -1 /tmp/out.38) err=$(head -2 /tmp/err.38 | tr '\n' '|')"
+
 if [ -n "${DTMATRIX_EXTRA:-}" ]; then
   SIG=INT TMO=3
   (while :; do sh -c 'echo $PPID' > /dev/null; done) & L=$!
