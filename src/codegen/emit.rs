@@ -1510,9 +1510,33 @@ impl<'a> Emitter<'a> {
             TKind::ClearVar(Place::Memory(_) | Place::Bitfield { .. }) => {
                 return Err(CodegenError("internal error: a string in memory is no variable".into()))
             }
-            TKind::CopyInStr(addr) => {
+            TKind::CopyInStr(addr, None) => {
                 self.expr(addr)?;
                 self.read_str_into_scratch(Helper::ProbeReadUserStr, self.strsize())?;
+            }
+            TKind::CopyInStr(addr, Some(limit)) => {
+                // maxlen bytes with the NUL (dtrace-utils' copyinstr-low-
+                // maxsize: 8 gives 7 characters), within 1..=strsize + 1.
+                let saved = self.stack_top;
+                let at = self.alloc_slot(8)?;
+                self.expr(addr)?;
+                self.emit(stx(Size::DW, FP, at, R0));
+                self.expr(limit)?;
+                self.emit(mov(R2, R0));
+                self.emit(jmp_imm(Cond::Sle, R2, self.strsize(), 1));
+                self.emit(mov_imm(R2, self.strsize()));
+                self.emit(jmp_imm(Cond::Sge, R2, 1, 1));
+                self.emit(mov_imm(R2, 1));
+                let dst = self.scratch_slot()?;
+                self.emit(ldx(Size::DW, R3, FP, at));
+                self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+                self.emit(mov(R1, R8));
+                self.emit(alu_imm(Alu::Add, R1, dst));
+                self.emit(call(Helper::ProbeReadUserStr));
+                self.fault_on_read_error()?;
+                self.emit(mov(R0, R8));
+                self.emit(alu_imm(Alu::Add, R0, dst));
+                self.stack_top = saved;
             }
         }
         Ok(())
@@ -1595,7 +1619,10 @@ impl<'a> Emitter<'a> {
             self.emit(mov(R2, R8));
             self.forget(R2);
             self.emit(alu_reg(Alu::Sub, R1, R2));
+            // As DTrace's scratch space: the subroutines' results (a
+            // copyin() buffer a script terminates), clause-locals, alloca().
             let regions = [
+                (0, self.scratch.launder),
                 (self.scratch.clause_locals, self.scratch.work),
                 (self.scratch.alloca, self.scratch.alloca + self.program.alloca_bytes),
             ];

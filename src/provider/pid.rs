@@ -393,6 +393,12 @@ impl Pid {
                 for &site in &sites {
                     let (name, vaddr, ret) = match site {
                         Site::Entry => ("entry".to_string(), f.vaddr, false),
+                        // The program's entry point is jumped to, never
+                        // called, and never returns (fasttrap, which probes
+                        // `ret` instructions, finds none): a uretprobe would
+                        // take argc at the top of its stack for a return
+                        // address and overwrite it.
+                        Site::Return if f.vaddr == module.elf.entry && module.elf.entry != 0 => continue,
                         Site::Return => ("return".to_string(), f.vaddr, true),
                         Site::Offset(off) => {
                             if f.size != 0 && off >= f.size {

@@ -783,8 +783,11 @@ fn load_program(kind: ClauseProgType, insns: &[Insn]) -> Result<OwnedFd, LoadErr
     if text.contains("BPF program is too large") {
         return Err(LoadError::TooComplex("it would have to check more than 1,000,000 instructions".into()));
     }
-    let tail: Vec<&str> = text.lines().rev().take(12).collect();
-    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    // The reason is the line before the verifier's "processed N insns"
+    // summary (state dumps may follow it): show it and what led to it.
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines.iter().rposition(|l| l.starts_with("processed ")).unwrap_or(lines.len());
+    let tail = &lines[end.saturating_sub(12)..end];
     other(anyhow::anyhow!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n")))
 }
 

@@ -254,8 +254,13 @@ impl<'a> Checker<'a> {
             }
             predicate => (predicate?, self.clause_actions(clause)?),
         };
-        // An empty clause traces the probe firing, as DTrace's default action.
-        let records = !self.layouts.is_empty() || clause.body.iter().all(|s| matches!(s.kind, StmtKind::Empty));
+        // An empty clause traces the probe firing, as DTrace's default action;
+        // so does one that only speculates: the firing is what the
+        // speculation keeps (the Guide's `fbt::: /self->spec/ {
+        // speculate(self->spec); }`, shown on commit as the probe's line).
+        let records = !self.layouts.is_empty()
+            || self.order.speculated
+            || clause.body.iter().all(|s| matches!(s.kind, StmtKind::Empty));
         self.region = "";
         let epid = self.program.clauses.len() as u32 + 1;
         // Actions past 64 say that they ran in words after their data.

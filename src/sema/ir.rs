@@ -344,7 +344,9 @@ pub(crate) enum TKind {
     /// Assigning NULL to a string variable or element: frees a thread-local
     /// or an element, empties a global.
     ClearVar(Place),
-    CopyInStr(Box<TExpr>),
+    /// copyinstr(addr[, maxlen]): the string at a user address, of at most
+    /// maxlen bytes with its NUL (and at most strsize characters).
+    CopyInStr(Box<TExpr>, Option<Box<TExpr>>),
     /// A D subroutine computed in the kernel.
     Subr(Subr, Vec<TExpr>),
     /// `stack(n)`: the current kernel stack's ID in the stack map of depth

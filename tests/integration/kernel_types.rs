@@ -213,6 +213,38 @@ fn copyin_reads_the_callers_memory() {
 }
 
 #[test]
+fn copyin_buffers_are_terminated_indexed_and_written_and_copyinstr_takes_maxlen() {
+    let (dir, echo) = echo_named("dtcopybuf");
+    // shellsnoop's idiom: the buffer copied in is cut at the bytes written
+    // by a store at an index only known at run time.
+    let mut t = Tracer::spawn(&[
+        "-qn",
+        READY,
+        "-n",
+        r#"syscall::write:entry /execname == "dtcopybuf"/ {
+            this->text = (char *)copyin(arg1, arg2);
+            this->text[arg2 - 1] = '\0';
+            printf("cut [%s]\n", stringof(this->text));
+            printf("one [%s]\n", stringof(copyin(arg1, 1)));
+            printf("max [%s] [%s]\n", copyinstr(arg1, 4), copyinstr(arg1, 0));
+            this->a = (char *)alloca(8);
+            this->a[arg2 - 5] = 'z';
+            printf("alloca %c\n", this->a[1]);
+        }"#,
+    ]);
+    t.wait_for("ready");
+    Command::new(&echo).arg("hello").output().expect("echo");
+    let out = t.stop();
+    std::fs::remove_dir_all(&dir).ok();
+    out.assert_no_panic();
+    // "hello\n" is six bytes: the newline cut, one byte alone, maxlen with
+    // its NUL (4 gives 3 characters), an index of 1 into alloca memory.
+    for line in ["cut [hello]", "one [h]", "max [hel] []", "alloca z"] {
+        assert!(out.stdout.lines().any(|l| l == line), "{line}:\n{}\n{}", out.stdout, out.stderr);
+    }
+}
+
+#[test]
 fn bitfield_members_read_their_own_bits() {
     // signal_struct's is_child_subreaper and has_child_subreaper are
     // neighbouring one-bit fields. Under a subreaper parent (the shell made

@@ -314,6 +314,12 @@ fn ufunc_and_umod_keys_of_one_function_are_one_key() {
 /// arguments (arg6..arg9 passed on the stack) and a loop to count
 /// instructions in. It runs `argv[1]` rounds.
 fn c_program() -> std::path::PathBuf {
+    // Built once: tests running at once must not rewrite what another runs.
+    static PROGRAM: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    PROGRAM.get_or_init(build_c_program).clone()
+}
+
+fn build_c_program() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("dtrace-pid-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let source = dir.join("prog.c");
@@ -463,4 +469,26 @@ fn evaltime_stops_commands_after_their_initializers() {
     let out = run(&["-qn", opens, "-c", &command, "-x", "evaltime=exec"]);
     assert!(fired(&out).len() > 2, "the loader's opens too: {}", out.stdout);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn return_probes_leave_the_entry_point_and_argc_alone() {
+    let exe = c_program();
+    let command = format!("{} 3", exe.display());
+    // Every function's return probed from exec on: the entry point is
+    // jumped to, never called, so it has no return probe (a uretprobe there
+    // would take argc for a return address and overwrite it).
+    let out = run(&[
+        "-qn",
+        r#"pid$target:a.out::return { @r[probefunc] = count(); }
+           pid$target:a.out:main:entry { printf("argc %d\n", arg0); }"#,
+        "-c",
+        &command,
+        "-x",
+        "evaltime=exec",
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.lines().any(|l| l == "argc 2"), "{}", out.stdout);
+    assert!(out.stdout.contains(" main "), "{}", out.stdout);
+    assert!(!out.stdout.contains("_start"), "{}", out.stdout);
 }

@@ -68,3 +68,19 @@ fn committed_records_keep_their_probe_columns() {
     assert_eq!(lines[0], "CPU     ID                    FUNCTION:NAME");
     assert_eq!(&lines[1][3..], format!("      1 {:>32}  {:>8}", ":BEGIN", 7), "{:?}", out.stdout);
 }
+
+#[test]
+fn a_clause_that_only_speculates_records_the_firing() {
+    // The Guide's flow example (`fbt::: /self->spec/ { speculate(self->spec); }`):
+    // the firing is what the speculation keeps, shown on commit as the
+    // probe's line.
+    let out = run(&[
+        "-n",
+        "BEGIN { self->spec = speculation(); } BEGIN { speculate(self->spec); } \
+         BEGIN { commit(self->spec); } BEGIN { printf(\"after\"); exit(0); }",
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().map(str::trim_end).filter(|l| l.contains(":BEGIN")).collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(lines[0].ends_with(":BEGIN") && lines[1].ends_with(":BEGIN after"), "{}", out.stdout);
+}

@@ -185,7 +185,7 @@ impl Emitter<'_> {
             }
             Subr::Strtok => self.strtok(args)?,
             Subr::Cleanpath => self.cleanpath(&args[0])?,
-            Subr::Lltostr => self.lltostr(&args[0])?,
+            Subr::Lltostr => self.lltostr(args)?,
             Subr::Strtoll => self.strtoll(args)?,
             Subr::Json => self.json(args)?,
             Subr::ByteSwap(bits) => {
@@ -240,13 +240,28 @@ impl Emitter<'_> {
                 self.emit(mov(R2, R0));
                 self.emit(jmp_imm(Cond::Le, R2, self.strsize(), 1));
                 self.emit(mov_imm(R2, self.strsize()));
+                let size = self.alloc_slot(8)?;
+                self.emit(stx(Size::DW, FP, size, R2));
                 self.emit(ldx(Size::DW, R3, FP, addr));
                 self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
                 self.emit(mov(R1, R8));
                 self.emit(alu_imm(Alu::Add, R1, dst));
                 self.emit(call(Helper::ProbeReadUser));
                 self.fault_on_read_error()?;
+                // A NUL after the bytes: stringof(copyin(addr, n)) is n
+                // characters at most, not n and what the slot held before.
+                let (at, end) = (self.new_label(), self.new_label());
+                self.emit(ldx(Size::DW, R2, FP, size));
+                self.jump(jmp_imm(Cond::Lt, R2, self.program.strsize as i32, 0), at);
+                self.jump(ja(0), end);
+                self.bind(at);
                 self.dst_into_r0(dst);
+                self.emit(alu_reg(Alu::Add, R0, R2));
+                self.emit(st_imm(Size::B, R0, 0, 0));
+                self.bind(end);
+                self.dst_into_r0(dst);
+                // A pointer scripts index with any value (`buf[arg0] = 0`).
+                self.address_as_number();
                 self.stack_top = saved;
             }
             Subr::Alloca { offset, size: bytes } => {
@@ -259,6 +274,7 @@ impl Emitter<'_> {
                 }
                 self.emit(mov(R0, R8));
                 self.emit(alu_imm(Alu::Add, R0, start as i32));
+                self.address_as_number();
             }
             Subr::Bcopy => self.copy_into_alloca(&args[0], &args[2], &args[1], Helper::ProbeReadKernel)?,
             Subr::Copyinto => self.copy_into_alloca(&args[0], &args[1], &args[2], Helper::ProbeReadUser)?,
@@ -1727,75 +1743,123 @@ impl Emitter<'_> {
         self.bind(done);
     }
 
-    /// lltostr(v): the decimal digits, written backwards at the end of the
-    /// scratch slot, then moved to its start.
-    fn lltostr(&mut self, arg: &TExpr) -> Result<(), CodegenError> {
+    /// lltostr(v[, base]) as illumos writes it: digits 0-9a-z in base 2 to
+    /// 36 (another base is an illegal operation), a '-' only in base 10
+    /// (other bases show the 64 bits unsigned), "0x" before base 16 and "0"
+    /// before base 8 digits. DTrace builds the whole text and the string
+    /// stops at strsize characters: the digits past it are dropped.
+    fn lltostr(&mut self, args: &[TExpr]) -> Result<(), CodegenError> {
         let saved = self.stack_top;
-        self.expr(arg)?;
+        let (base, value, negative, total, prefix) =
+            (self.alloc_slot(8)?, self.alloc_slot(8)?, self.alloc_slot(8)?, self.alloc_slot(8)?, self.alloc_slot(8)?);
+        match args.get(1) {
+            Some(b) => {
+                self.expr(b)?;
+                self.emit(stx(Size::DW, FP, base, R0));
+            }
+            None => self.emit(st_imm(Size::DW, FP, base, 10)),
+        }
+        self.expr(&args[0])?;
+        self.emit(stx(Size::DW, FP, value, R0));
+        let valid = self.new_label();
+        self.emit(ldx(Size::DW, R1, FP, base));
+        self.emit(jmp_imm(Cond::Sle, R1, 1, 1));
+        self.jump(jmp_imm(Cond::Sle, R1, 36, 0), valid);
+        self.emit(mov_imm(R1, 0));
+        self.raise_fault(layout::FAULT_ILLOP)?;
+        self.bind(valid);
         let dst = self.scratch_slot()?;
-        let negative = self.alloc_slot(8)?;
+        // The sign, in base 10 only; the magnitude (unsigned) in r0.
         self.emit(st_imm(Size::DW, FP, negative, 0));
+        self.emit(ldx(Size::DW, R0, FP, value));
+        self.emit(jmp_imm(Cond::Ne, R1, 10, 3));
         self.emit(jmp_imm(Cond::Sge, R0, 0, 2));
         self.emit(st_imm(Size::DW, FP, negative, 1));
         self.emit(neg(R0));
-        // DTrace writes the whole number and the string stops at strsize
-        // characters: drop the digits past it (r3 counts the characters).
-        let (count, counted, trim, fits) = (self.new_label(), self.new_label(), self.new_label(), self.new_label());
-        self.emit(mov(R1, R0));
+        self.emit(stx(Size::DW, FP, value, R0));
+        // The prefix: "0x" in base 16, "0" in base 8 (none for 0 there).
+        self.emit(st_imm(Size::DW, FP, prefix, 0));
+        self.emit(jmp_imm(Cond::Ne, R1, 16, 1));
+        self.emit(st_imm(Size::DW, FP, prefix, 2));
+        self.emit(jmp_imm(Cond::Ne, R1, 8, 2));
+        self.emit(jmp_imm(Cond::Eq, R0, 0, 1));
+        self.emit(st_imm(Size::DW, FP, prefix, 1));
+        // r3 = the characters: digits (at least one), sign and prefix.
+        let (count, counted) = (self.new_label(), self.new_label());
+        self.emit(mov(R2, R0));
         self.emit(mov_imm(R3, 1));
         self.bind(count);
-        self.jump(jmp_imm(Cond::Lt, R1, 10, 0), counted);
-        self.emit(alu_imm(Alu::Div, R1, 10));
+        self.jump(jmp_reg(Cond::Lt, R2, R1, 0), counted);
+        self.emit(alu_reg(Alu::Div, R2, R1));
         self.emit(alu_imm(Alu::Add, R3, 1));
-        self.jump(jmp_imm(Cond::Gt, R3, 20, 0), counted);
+        self.jump(jmp_imm(Cond::Gt, R3, 64, 0), counted);
         self.jump(ja(0), count);
         self.bind(counted);
-        self.emit(ldx(Size::DW, R1, FP, negative));
-        self.emit(alu_reg(Alu::Add, R3, R1));
+        self.emit(ldx(Size::DW, R2, FP, negative));
+        self.emit(alu_reg(Alu::Add, R3, R2));
+        self.emit(ldx(Size::DW, R2, FP, prefix));
+        self.emit(alu_reg(Alu::Add, R3, R2));
+        // Drop the digits past strsize (fewer than 70 characters in all).
+        let (trim, fits) = (self.new_label(), self.new_label());
         self.bind(trim);
         self.jump(jmp_imm(Cond::Sle, R3, self.strsize() - 1, 0), fits);
-        self.emit(alu_imm(Alu::Div, R0, 10));
+        self.emit(alu_reg(Alu::Div, R0, R1));
         self.emit(alu_imm(Alu::Sub, R3, 1));
+        self.jump(jmp_imm(Cond::Slt, R3, 0, 0), fits);
         self.jump(ja(0), trim);
         self.bind(fits);
+        self.emit(stx(Size::DW, FP, total, R3));
+        self.emit(stx(Size::DW, FP, value, R0));
         self.dst_into_r2(dst);
-        // r4: where the next digit goes, from strsize - 2 down.
-        self.emit(mov_imm(R4, self.strsize() - 2));
-        let top = self.new_label();
-        let digits_done = self.new_label();
+        // The NUL, then the digits backwards down to the prefix's end.
+        self.emit(mov(R4, R3));
+        self.terminate_at_r4();
+        self.emit(ldx(Size::DW, R0, FP, value));
+        self.emit(ldx(Size::DW, R5, FP, negative));
+        self.emit(ldx(Size::DW, R1, FP, prefix));
+        self.emit(alu_reg(Alu::Add, R5, R1));
+        self.emit(stx(Size::DW, FP, prefix, R5));
+        self.emit(ldx(Size::DW, R1, FP, base));
+        let (top, done) = (self.new_label(), self.new_label());
         self.bind(top);
-        self.jump(jmp_imm(Cond::Slt, R4, 0, 0), digits_done);
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize(), 0), digits_done);
+        self.emit(alu_imm(Alu::Sub, R4, 1));
+        self.emit(ldx(Size::DW, R5, FP, prefix));
+        self.exit_if_reg(Cond::Slt, R4, R5, done);
+        self.exit_if(Cond::Ge, R4, self.strsize(), done);
+        self.exit_if(Cond::Slt, R4, 0, done);
         self.emit(mov(R5, R0));
-        self.emit(alu_imm(Alu::Mod, R5, 10));
+        self.emit(alu_reg(Alu::Mod, R5, R1));
+        self.emit(jmp_imm(Cond::Lt, R5, 10, 1));
+        self.emit(alu_imm(Alu::Add, R5, (b'a' - b'0') as i32 - 10));
         self.emit(alu_imm(Alu::Add, R5, b'0' as i32));
-        self.emit(mov(R1, R2));
-        self.emit(alu_reg(Alu::Add, R1, R4));
-        self.emit(stx(Size::B, R1, 0, R5));
-        self.emit(alu_imm(Alu::Div, R0, 10));
-        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), digits_done);
-        self.emit(alu_imm(Alu::Sub, R4, 1));
+        self.emit(alu_reg(Alu::Div, R0, R1));
+        self.emit(mov(R3, R2));
+        self.emit(alu_reg(Alu::Add, R3, R4));
+        self.emit(stx(Size::B, R3, 0, R5));
         self.jump(ja(0), top);
-        self.bind(digits_done);
-        self.launder(R4);
-        let positive = self.new_label();
-        self.emit(ldx(Size::DW, R0, FP, negative));
-        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), positive);
-        self.jump(jmp_imm(Cond::Slt, R4, 1, 0), positive);
-        self.jump(jmp_imm(Cond::Ge, R4, self.strsize(), 0), positive);
-        self.emit(alu_imm(Alu::Sub, R4, 1));
-        self.emit(mov(R1, R2));
-        self.emit(alu_reg(Alu::Add, R1, R4));
-        self.emit(st_imm(Size::B, R1, 0, b'-' as i32));
-        self.bind(positive);
-        // Move the text from r4 to the start of the slot: the source index is
-        // never below the destination index.
-        self.emit(mov(R1, R2));
-        self.emit(mov(R3, R4));
-        let end = self.alloc_slot(8)?;
-        self.emit(st_imm(Size::DW, FP, end, self.strsize() - 1));
-        self.emit(mov_imm(R4, 0));
-        self.copy_loop(Some(end), Case::Keep);
+        self.bind(done);
+        // Sign and prefix in front, where they fit.
+        self.emit(ldx(Size::DW, R4, FP, negative));
+        self.emit(ldx(Size::DW, R3, FP, total));
+        let (no_sign, no_prefix, octal) = (self.new_label(), self.new_label(), self.new_label());
+        self.jump(jmp_imm(Cond::Eq, R4, 0, 0), no_sign);
+        self.jump(jmp_imm(Cond::Slt, R3, 1, 0), no_sign);
+        self.emit(st_imm(Size::B, R2, 0, b'-' as i32));
+        self.bind(no_sign);
+        // (r4 is 0 or 1: where the prefix starts.)
+        self.emit(ldx(Size::DW, R1, FP, base));
+        self.emit(ldx(Size::DW, R5, FP, prefix));
+        self.emit(alu_reg(Alu::Sub, R5, R4));
+        self.jump(jmp_imm(Cond::Eq, R5, 0, 0), no_prefix);
+        self.jump(jmp_imm(Cond::Ne, R1, 16, 0), octal);
+        self.jump(jmp_imm(Cond::Slt, R3, 2, 0), no_prefix);
+        self.emit(st_imm(Size::B, R2, 0, b'0' as i32));
+        self.emit(st_imm(Size::B, R2, 1, b'x' as i32));
+        self.jump(ja(0), no_prefix);
+        self.bind(octal);
+        self.jump(jmp_imm(Cond::Slt, R3, 1, 0), no_prefix);
+        self.emit(st_imm(Size::B, R2, 0, b'0' as i32));
+        self.bind(no_prefix);
         self.dst_into_r0(dst);
         self.stack_top = saved;
         Ok(())

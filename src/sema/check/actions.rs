@@ -661,13 +661,18 @@ impl Checker<'_> {
                 if !addr.ty.is_int() {
                     return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "uintptr_t", &addr.ty.name()));
                 }
-                if let Some(limit) = args.get(1) {
-                    let limit_ty = self.expr(limit)?.ty;
-                    if !limit_ty.is_int() {
-                        return Err(incompatible_arg("D_PROTO_ARG", &limit.span, name, 2, "size_t", &limit_ty.name()));
+                let limit = match args.get(1) {
+                    Some(limit) => {
+                        let limit = self.expr(limit)?;
+                        if !limit.ty.is_int() {
+                            let ty = limit.ty.name();
+                            return Err(incompatible_arg("D_PROTO_ARG", &args[1].span, name, 2, "size_t", &ty));
+                        }
+                        Some(Box::new(limit))
                     }
-                }
-                Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr)), ty: Type::String, span: span.clone() })
+                    None => None,
+                };
+                Ok(TExpr { kind: TKind::CopyInStr(Box::new(addr), limit), ty: Type::String, span: span.clone() })
             }
             // An action's value is void, as its prototype says: what uses
             // the value reports the error, as in DTrace (D_OP_VOID, ...).
@@ -875,7 +880,7 @@ pub(super) fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'stat
         "rindex" => (Subr::Rindex, &["string", "string", "int?"], Type::INT),
         "strtok" => (Subr::Strtok, &["string or NULL", "string"], Type::String),
         "cleanpath" => (Subr::Cleanpath, &["string"], Type::String),
-        "lltostr" => (Subr::Lltostr, &["int64_t"], Type::String),
+        "lltostr" => (Subr::Lltostr, &["int64_t", "int?"], Type::String),
         "strtoll" => (Subr::Strtoll, &["string", "int?"], Type::INT64),
         "json" => (Subr::Json, &["string", "string"], Type::String),
         "htons" | "ntohs" => (Subr::ByteSwap(16), &["uint16_t"], u16),
