@@ -126,6 +126,14 @@ impl ScratchLayout {
 
 const BPF_RB_NO_WAKEUP: i32 = 1;
 const BPF_NOEXIST: i32 = 1;
+/// Whose member `store_member` writes.
+#[derive(Clone, Copy)]
+enum MemberOf {
+    /// An associative array's element, its key at this stack offset.
+    Element(usize, i16),
+    ThreadLocal(usize),
+}
+
 /// Where a dynamic variable's map key is.
 #[derive(Clone, Copy)]
 enum MapKey {
@@ -1003,6 +1011,78 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
+    /// r0 = the address of thread-local `var`'s value (created zero-filled
+    /// when `create`), or 0.
+    fn thread_local_pointer(&mut self, var: usize, create: bool) {
+        if self.env.task_storage {
+            self.task_storage(var, create);
+            return;
+        }
+        let key = self.thread_key();
+        let found = self.new_label();
+        self.emit2(ld_map_fd(R1, MapRef::ThreadLocal(var)));
+        self.key_into_r2(key);
+        self.emit(call(Helper::MapLookupElem));
+        if create {
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
+            self.create_zeroed(MapRef::ThreadLocal(var), key);
+        }
+        self.bind(found);
+    }
+
+    /// r0 = the address of a new zero-filled value for `key` in `map` (0 if
+    /// the map is full).
+    fn create_zeroed(&mut self, map: MapRef, key: MapKey) {
+        // Zeros to create it from: the scratch area missing structs read as.
+        self.used_scratch = true;
+        self.emit2(ld_map_fd(R1, map));
+        self.key_into_r2(key);
+        self.emit(mov(R3, R8));
+        self.emit(alu_imm(Alu::Add, R3, self.scratch.struct_zeros as i32));
+        self.emit(mov_imm(R4, BPF_NOEXIST));
+        self.emit(call(Helper::MapUpdateElem));
+        self.emit2(ld_map_fd(R1, map));
+        self.key_into_r2(key);
+        self.emit(call(Helper::MapLookupElem));
+    }
+
+    /// Stores r0 into a member of a struct element or thread-local,
+    /// creating it zero-filled when it is not there; a full map is a
+    /// dynamic variable drop. r0 keeps the value.
+    fn store_member(&mut self, of: MemberOf, offset: u64, ty: &Type) -> Result<(), CodegenError> {
+        let value = self.alloc_slot(8)?;
+        self.emit(stx(Size::DW, FP, value, R0));
+        let (found, end, dropped) = (self.new_label(), self.new_label(), self.new_label());
+        match of {
+            MemberOf::Element(array, key) => {
+                let map = MapRef::Assoc(array);
+                self.emit2(ld_map_fd(R1, map));
+                self.key_into_r2(MapKey::At(key));
+                self.emit(call(Helper::MapLookupElem));
+                self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
+                self.create_zeroed(map, MapKey::At(key));
+            }
+            MemberOf::ThreadLocal(var) => self.thread_local_pointer(var, true),
+        }
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), dropped);
+        self.bind(found);
+        let width = match ty {
+            Type::Int { size: 1, .. } => Size::B,
+            Type::Int { size: 2, .. } => Size::H,
+            Type::Int { size: 4, .. } => Size::W,
+            _ => Size::DW,
+        };
+        self.emit(ldx(Size::DW, R1, FP, value));
+        self.emit(stx(width, R0, offset as i16, R1));
+        self.jump(ja(0), end);
+        self.bind(dropped);
+        self.count_in(MapRef::DynDrops, 0);
+        self.bind(end);
+        self.emit(ldx(Size::DW, R0, FP, value));
+        self.stack_top += 8;
+        Ok(())
+    }
+
     fn map_delete(&mut self, map: MapRef, key: MapKey) {
         self.emit2(ld_map_fd(R1, map));
         self.key_into_r2(key);
@@ -1163,11 +1243,13 @@ impl<'a> Emitter<'a> {
     fn place_key(&mut self, place: &Place, fail: Label) -> Result<Option<i16>, CodegenError> {
         match place {
             Place::Var(_) => Ok(None),
-            Place::Element { array, keys } => {
+            Place::Element { array, keys } | Place::ElementMember { array, keys, .. } => {
                 let a = &self.program.assoc_arrays[*array];
                 let (columns, tid) = (a.keys.clone(), a.thread_local);
                 Ok(Some(self.build_key(&columns, keys, tid, fail)?))
             }
+            // A thread-local's key is the thread, built where it is used.
+            Place::ThreadLocalMember { .. } => Ok(None),
             // The "key" of memory is its address, in a stack slot.
             Place::Memory(addr) | Place::Bitfield { addr, .. } => {
                 self.expr(addr)?;
@@ -1183,6 +1265,32 @@ impl<'a> Emitter<'a> {
             (Place::Var(v), _) => self.load_var(*v, ty),
             (Place::Element { array, .. }, Some(k)) => {
                 self.map_load(MapRef::Assoc(*array), MapKey::At(k), ty);
+                Ok(())
+            }
+            (Place::ElementMember { .. } | Place::ThreadLocalMember { .. }, k) => {
+                // An element or thread-local not there yet reads as zeros.
+                let (missing, end) = (self.new_label(), self.new_label());
+                let offset = match place {
+                    Place::ElementMember { array, offset, .. } => {
+                        let k = k.ok_or_else(|| CodegenError("internal error: element without key".into()))?;
+                        self.emit2(ld_map_fd(R1, MapRef::Assoc(*array)));
+                        self.key_into_r2(MapKey::At(k));
+                        self.emit(call(Helper::MapLookupElem));
+                        offset
+                    }
+                    Place::ThreadLocalMember { var, offset } => {
+                        self.thread_local_pointer(*var, false);
+                        offset
+                    }
+                    _ => unreachable!("matched above"),
+                };
+                self.jump(jmp_imm(Cond::Eq, R0, 0, 0), missing);
+                self.emit(alu_imm(Alu::Add, R0, *offset as i32));
+                self.load_at_r0(ty)?;
+                self.jump(ja(0), end);
+                self.bind(missing);
+                self.emit(mov_imm(R0, 0));
+                self.bind(end);
                 Ok(())
             }
             (Place::Memory(_), Some(at)) => {
@@ -1218,6 +1326,14 @@ impl<'a> Emitter<'a> {
                     self.normalize(ty);
                 }
                 self.map_store(MapRef::Assoc(*array), MapKey::At(k), ty)
+            }
+            (Place::ElementMember { array, offset, .. }, Some(k)) => {
+                self.normalize(ty);
+                self.store_member(MemberOf::Element(*array, k), *offset, ty)
+            }
+            (Place::ThreadLocalMember { var, offset }, _) => {
+                self.normalize(ty);
+                self.store_member(MemberOf::ThreadLocal(*var), *offset, ty)
             }
             (Place::Memory(_), Some(at)) => {
                 self.normalize(ty);
@@ -1507,38 +1623,45 @@ impl<'a> Emitter<'a> {
                 self.string_const(NULL_STRING);
                 self.stack_top = saved;
             }
-            TKind::ClearVar(Place::Memory(_) | Place::Bitfield { .. }) => {
+            TKind::ClearVar(
+                Place::Memory(_) | Place::Bitfield { .. } | Place::ElementMember { .. } | Place::ThreadLocalMember { .. },
+            ) => {
                 return Err(CodegenError("internal error: a string in memory is no variable".into()))
             }
             TKind::CopyInStr(addr, None) => {
                 self.expr(addr)?;
                 self.read_str_into_scratch(Helper::ProbeReadUserStr, self.strsize())?;
             }
-            TKind::CopyInStr(addr, Some(limit)) => {
-                // maxlen bytes with the NUL (dtrace-utils' copyinstr-low-
-                // maxsize: 8 gives 7 characters), within 1..=strsize + 1.
-                let saved = self.stack_top;
-                let at = self.alloc_slot(8)?;
-                self.expr(addr)?;
-                self.emit(stx(Size::DW, FP, at, R0));
-                self.expr(limit)?;
-                self.emit(mov(R2, R0));
-                self.emit(jmp_imm(Cond::Sle, R2, self.strsize(), 1));
-                self.emit(mov_imm(R2, self.strsize()));
-                self.emit(jmp_imm(Cond::Sge, R2, 1, 1));
-                self.emit(mov_imm(R2, 1));
-                let dst = self.scratch_slot()?;
-                self.emit(ldx(Size::DW, R3, FP, at));
-                self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
-                self.emit(mov(R1, R8));
-                self.emit(alu_imm(Alu::Add, R1, dst));
-                self.emit(call(Helper::ProbeReadUserStr));
-                self.fault_on_read_error()?;
-                self.emit(mov(R0, R8));
-                self.emit(alu_imm(Alu::Add, R0, dst));
-                self.stack_top = saved;
-            }
+            TKind::CopyInStr(addr, Some(limit)) => self.copyinstr_at_most(addr, limit)?,
         }
+        Ok(())
+    }
+
+    /// copyinstr(addr, maxlen): maxlen bytes with the NUL (dtrace-utils'
+    /// copyinstr-low-maxsize: 8 gives 7 characters), within 1..=strsize + 1.
+    /// (Out of `expr`, whose stack frame deep expressions recurse through.)
+    #[inline(never)]
+    fn copyinstr_at_most(&mut self, addr: &TExpr, limit: &TExpr) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        let at = self.alloc_slot(8)?;
+        self.expr(addr)?;
+        self.emit(stx(Size::DW, FP, at, R0));
+        self.expr(limit)?;
+        self.emit(mov(R2, R0));
+        self.emit(jmp_imm(Cond::Sle, R2, self.strsize(), 1));
+        self.emit(mov_imm(R2, self.strsize()));
+        self.emit(jmp_imm(Cond::Sge, R2, 1, 1));
+        self.emit(mov_imm(R2, 1));
+        let dst = self.scratch_slot()?;
+        self.emit(ldx(Size::DW, R3, FP, at));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        self.emit(call(Helper::ProbeReadUserStr));
+        self.fault_on_read_error()?;
+        self.emit(mov(R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, dst));
+        self.stack_top = saved;
         Ok(())
     }
 

@@ -252,6 +252,20 @@ pub(crate) enum Place {
         array: usize,
         keys: Vec<TExpr>,
     },
+    /// A scalar member of an associative array's struct element
+    /// (`i[probefunc].calls++`), `offset` bytes into it: a store creates the
+    /// element zero-filled first, as DTrace's dynamic variables are.
+    ElementMember {
+        array: usize,
+        keys: Vec<TExpr>,
+        offset: u64,
+    },
+    /// A scalar member of a thread-local struct (`self->s.count++`), as
+    /// ElementMember.
+    ThreadLocalMember {
+        var: usize,
+        offset: u64,
+    },
     /// What a pointer points at (`*p`, `p[i]`, `p->m`), at the address the
     /// expression computes. Only D's own memory (alloca(), clause-local
     /// strings) may be written; a store anywhere else is a bad-address

@@ -40,3 +40,31 @@ fn thread_locals_count_clear_and_stay_with_their_thread_in_both_storages() {
         assert_eq!(out.stdout, "thread saw 0: 4\n\n", "task storage {task_storage}");
     }
 }
+
+#[test]
+fn members_of_struct_elements_are_assigned_in_place_as_the_guides_rwinfo() {
+    // The Dynamic Tracing Guide's "Structs" example (rwinfo.d), on fd 0 and
+    // 1 of a dd that does exactly seven reads and seven writes.
+    let script = r#"
+        struct callinfo { uint64_t ts; uint64_t elapsed; uint64_t calls; size_t maxbytes; };
+        struct callinfo i[string];
+        syscall::read:entry, syscall::write:entry /pid == $target && arg0 <= 1/ {
+            i[probefunc].ts = timestamp;
+            i[probefunc].calls++;
+            i[probefunc].maxbytes = arg2 > i[probefunc].maxbytes ? arg2 : i[probefunc].maxbytes;
+        }
+        syscall::read:return, syscall::write:return /i[probefunc].ts != 0 && pid == $target/ {
+            i[probefunc].elapsed += timestamp - i[probefunc].ts;
+            i[probefunc].ts = 0;
+        }
+        END {
+            printf("read %d %d %d\n", i["read"].calls, i["read"].maxbytes, i["read"].elapsed > 0);
+            printf("write %d %d %d\n", i["write"].calls, i["write"].maxbytes, i["write"].elapsed > 0);
+            printf("none %d\n", i["close"].calls);
+        }"#;
+    let out = crate::util::run(&["-qn", script, "-c", "dd if=/dev/zero of=/dev/null bs=4096 count=7 status=none"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    for line in ["read 7 4096 1", "write 7 4096 1", "none 0"] {
+        assert!(out.stdout.lines().any(|l| l == line), "{line}:\n{}", out.stdout);
+    }
+}

@@ -231,39 +231,7 @@ impl Emitter<'_> {
             Subr::Speculation => self.speculation()?,
             Subr::Psargs => self.psargs(&args[0], &args[1])?,
             Subr::PsargsOf => self.psargs_of(&args[0], &args[1])?,
-            Subr::Copyin => {
-                let saved = self.stack_top;
-                let addr = self.stash(&args[0])?;
-                self.expr(&args[1])?;
-                let dst = self.scratch_slot()?;
-                // At most strsize bytes: the buffer is one scratch slot.
-                self.emit(mov(R2, R0));
-                self.emit(jmp_imm(Cond::Le, R2, self.strsize(), 1));
-                self.emit(mov_imm(R2, self.strsize()));
-                let size = self.alloc_slot(8)?;
-                self.emit(stx(Size::DW, FP, size, R2));
-                self.emit(ldx(Size::DW, R3, FP, addr));
-                self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
-                self.emit(mov(R1, R8));
-                self.emit(alu_imm(Alu::Add, R1, dst));
-                self.emit(call(Helper::ProbeReadUser));
-                self.fault_on_read_error()?;
-                // A NUL after the bytes: stringof(copyin(addr, n)) is n
-                // characters at most, not n and what the slot held before.
-                let (at, end) = (self.new_label(), self.new_label());
-                self.emit(ldx(Size::DW, R2, FP, size));
-                self.jump(jmp_imm(Cond::Lt, R2, self.program.strsize as i32, 0), at);
-                self.jump(ja(0), end);
-                self.bind(at);
-                self.dst_into_r0(dst);
-                self.emit(alu_reg(Alu::Add, R0, R2));
-                self.emit(st_imm(Size::B, R0, 0, 0));
-                self.bind(end);
-                self.dst_into_r0(dst);
-                // A pointer scripts index with any value (`buf[arg0] = 0`).
-                self.address_as_number();
-                self.stack_top = saved;
-            }
+            Subr::Copyin => self.copyin(args)?,
             Subr::Alloca { offset, size: bytes } => {
                 // As in DTrace, the memory starts zeroed; the size is a
                 // constant of at most scratchsize bytes, so plain stores do.
@@ -279,6 +247,45 @@ impl Emitter<'_> {
             Subr::Bcopy => self.copy_into_alloca(&args[0], &args[2], &args[1], Helper::ProbeReadKernel)?,
             Subr::Copyinto => self.copy_into_alloca(&args[0], &args[1], &args[2], Helper::ProbeReadUser)?,
         }
+        Ok(())
+    }
+
+    /// copyin(addr, size): `size` bytes of the process's memory (at most
+    /// strsize) in a scratch buffer, NUL after them; the value is the
+    /// buffer's address as a number.
+    #[inline(never)]
+    fn copyin(&mut self, args: &[TExpr]) -> Result<(), CodegenError> {
+        let saved = self.stack_top;
+        let addr = self.stash(&args[0])?;
+        self.expr(&args[1])?;
+        let dst = self.scratch_slot()?;
+        // At most strsize bytes: the buffer is one scratch slot.
+        self.emit(mov(R2, R0));
+        self.emit(jmp_imm(Cond::Le, R2, self.strsize(), 1));
+        self.emit(mov_imm(R2, self.strsize()));
+        let size = self.alloc_slot(8)?;
+        self.emit(stx(Size::DW, FP, size, R2));
+        self.emit(ldx(Size::DW, R3, FP, addr));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        self.emit(call(Helper::ProbeReadUser));
+        self.fault_on_read_error()?;
+        // A NUL after the bytes: stringof(copyin(addr, n)) is n
+        // characters at most, not n and what the slot held before.
+        let (at, end) = (self.new_label(), self.new_label());
+        self.emit(ldx(Size::DW, R2, FP, size));
+        self.jump(jmp_imm(Cond::Lt, R2, self.program.strsize as i32, 0), at);
+        self.jump(ja(0), end);
+        self.bind(at);
+        self.dst_into_r0(dst);
+        self.emit(alu_reg(Alu::Add, R0, R2));
+        self.emit(st_imm(Size::B, R0, 0, 0));
+        self.bind(end);
+        self.dst_into_r0(dst);
+        // A pointer scripts index with any value (`buf[arg0] = 0`).
+        self.address_as_number();
+        self.stack_top = saved;
         Ok(())
     }
 

@@ -923,15 +923,37 @@ impl Checker<'_> {
                     _ => None,
                 };
                 return match value.kind {
+                    TKind::Load(addr) if value.ty.is_scalar() && bitfield.is_none() && in_thread_local(&addr) => {
+                        match thread_local_member(&addr, 0) {
+                            Some((var, offset)) => Ok((Place::ThreadLocalMember { var, offset }, value.ty)),
+                            None => Err(CompileError::new(
+                                "D_UNSUPPORTED",
+                                &target.span,
+                                "a member of a self-> struct at a variable index cannot be assigned yet",
+                            )),
+                        }
+                    }
                     TKind::Load(addr) if value.ty.is_scalar() && in_thread_local(&addr) => Err(CompileError::new(
                         "D_UNSUPPORTED",
                         &target.span,
-                        "a member of a self-> struct cannot be assigned yet: assign the whole struct",
+                        "a bit-field of a self-> struct cannot be assigned yet: assign the whole struct",
                     )),
+                    TKind::Load(addr) if value.ty.is_scalar() && bitfield.is_none() && in_element(&addr) => {
+                        match element_member(&addr, 0) {
+                            Some((array, keys, offset)) => {
+                                Ok((Place::ElementMember { array, keys: keys.to_vec(), offset }, value.ty))
+                            }
+                            None => Err(CompileError::new(
+                                "D_UNSUPPORTED",
+                                &target.span,
+                                "a member of an associative array's struct at a variable index cannot be assigned yet",
+                            )),
+                        }
+                    }
                     TKind::Load(addr) if value.ty.is_scalar() && in_element(&addr) => Err(CompileError::new(
                         "D_UNSUPPORTED",
                         &target.span,
-                        "a member of an associative array's struct cannot be assigned yet: assign the whole struct",
+                        "a bit-field of an associative array's struct cannot be assigned yet: assign the whole struct",
                     )),
                     TKind::Load(addr) if value.ty.is_scalar() => Ok((Place::Memory(addr), value.ty)),
                     // A struct member of struct type: its address is the place.
@@ -1317,6 +1339,26 @@ fn in_element(addr: &TExpr) -> bool {
         TKind::Offset(base, _) => in_element(base),
         TKind::Binary { lhs, .. } => in_element(lhs),
         _ => false,
+    }
+}
+
+/// The element and the member's offset in it, when `addr` is a member (at
+/// constant offsets) of an associative array's struct element.
+fn element_member(addr: &TExpr, offset: u64) -> Option<(usize, &[TExpr], u64)> {
+    match &addr.kind {
+        TKind::Element { array, keys } => Some((*array, keys, offset)),
+        TKind::Offset(base, off) => element_member(base, offset + off),
+        _ => None,
+    }
+}
+
+/// The thread-local and the member's offset in it, when `addr` is a member
+/// (at constant offsets) of a thread-local struct.
+fn thread_local_member(addr: &TExpr, offset: u64) -> Option<(usize, u64)> {
+    match &addr.kind {
+        TKind::Var(Var::ThreadLocal(i)) => Some((*i, offset)),
+        TKind::Offset(base, off) => thread_local_member(base, offset + off),
+        _ => None,
     }
 }
 

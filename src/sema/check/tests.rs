@@ -282,11 +282,14 @@ fn symbol_functions_type_addresses_to_print_as_symbols() {
 }
 
 #[test]
-fn members_of_self_structs_are_refused_as_places_not_faulted_at_run_time() {
-    let decl = "struct foo { int a; int b; }; self struct foo z;";
-    assert_eq!(
-        error_of(&format!("{decl} BEGIN {{ self->z.a = 4; }}")),
-        "a member of a self-> struct cannot be assigned yet: assign the whole struct"
-    );
+fn members_of_self_and_element_structs_are_places() {
+    let decl = "struct foo { int a; int b; }; self struct foo z; struct foo e[int];";
+    assert!(compile(&format!("{decl} BEGIN {{ self->z.a = 4; self->z.b++; e[1].b += 2; }}")).is_ok());
     assert!(compile("struct foo { int a; }; struct foo x; BEGIN { x.a = 1; }").is_ok());
+    // A member at an index only known at run time is not (yet).
+    let arrays = "struct bar { int v[4]; }; struct bar e[int];";
+    assert_eq!(
+        error_of(&format!("{arrays} BEGIN {{ e[1].v[arg0] = 1; }}")),
+        "a member of an associative array's struct at a variable index cannot be assigned yet"
+    );
 }
