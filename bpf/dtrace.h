@@ -413,6 +413,19 @@ static __always_inline struct dt_probe_ctx *dt_begin_probe_at(void *ctx, __u32 c
 	return pc;
 }
 
+/* Whether the current page fault is one the kernel will not service: taken
+ * with page faults disabled, as a BPF program's reads of user memory (a
+ * clause's copyin()) are. Fault probes skip these: they would fire nested
+ * inside the clause, over its per-CPU context, and Solaris' as_fault sees
+ * only faults it handles. */
+static __always_inline bool dt_fault_not_serviced(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	/* The read itself (bpf_probe_read_kernel) runs with page faults
+	 * disabled once: more than that is the faulting code's. */
+	return BPF_CORE_READ(task, pagefault_disabled) > 1;
+}
+
 static __always_inline struct dt_probe_ctx *dt_begin_probe(void *ctx)
 {
 	return dt_begin_probe_at(ctx, 0);

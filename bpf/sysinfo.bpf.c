@@ -253,13 +253,13 @@ int dt_si_intrblk(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/page_fault_user")
 int dt_si_trap_user(struct bpf_raw_tracepoint_args *ctx)
 {
-	return dt_si_fire(ctx, DT_SI_trap, 1);
+	return dt_fault_not_serviced() ? 0 : dt_si_fire(ctx, DT_SI_trap, 1);
 }
 
 SEC("raw_tp/page_fault_kernel")
 int dt_si_trap_kernel(struct bpf_raw_tracepoint_args *ctx)
 {
-	return dt_si_fire(ctx, DT_SI_trap, 1);
+	return dt_fault_not_serviced() ? 0 : dt_si_fire(ctx, DT_SI_trap, 1);
 }
 
 /* The sending CPU, as Solaris counts xcalls. */

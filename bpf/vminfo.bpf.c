@@ -69,6 +69,8 @@ static __always_inline int dt_vm_fault(struct bpf_raw_tracepoint_args *ctx, __u3
 	__u64 error = ctx->args[2];
 	bool kernel_space = addr >= DT_KERNEL_BASE;
 	bool fired;
+	if (dt_fault_not_serviced())
+		return 0;
 	switch (stat) {
 	case DT_VM_kernel_asflt:
 		fired = kernel_space;

@@ -136,3 +136,22 @@ fn a_file_read_in_a_small_memory_cgroup_makes_the_scanner_scan_and_free() {
         out.stdout.lines().find_map(|l| l.strip_prefix("anonfree ")).map_or(0, |v| v.trim().parse().unwrap());
     assert_eq!(fsfree + anonfree, dfree, "{}", out.stdout);
 }
+
+#[test]
+fn a_faulting_copyin_fires_no_fault_probe_inside_the_clause() {
+    // copyinstr() of an unmapped address faults with page faults disabled:
+    // the kernel does not service it, and as_fault must not fire in the
+    // middle of the clause (its firing took over the clause's context, and
+    // the error named as_fault).
+    let out = crate::util::run(&[
+        "-qn",
+        r#"syscall::openat:entry /pid == $target/ { printf("%s\n", copyinstr(arg1 + 0x100000000)); }
+           vminfo:::as_fault /pid == $target && arg0 == 0/ { @ = count(); }"#,
+        "-c",
+        "cat /etc/hostname",
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let errors: Vec<&str> = out.stderr.lines().filter(|l| l.contains("error on enabled probe")).collect();
+    assert!(!errors.is_empty(), "{}", out.stderr);
+    assert!(errors.iter().all(|l| l.contains("syscall::openat:entry")), "{}", out.stderr);
+}
