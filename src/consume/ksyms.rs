@@ -22,6 +22,9 @@ pub(crate) struct Symbols<'a> {
     /// The process whose addresses printa()'s %A conversions name: the
     /// pid the row's user symbol key was recorded with.
     pub printa_pid: std::cell::Cell<Option<u32>>,
+    /// The -c/-p process (`$target`), whose addresses %A names when
+    /// nothing else says whose they are, as DTrace's consumer does.
+    pub target: Option<u32>,
 }
 
 impl<'a> Symbols<'a> {
@@ -32,7 +35,18 @@ impl<'a> Symbols<'a> {
             stack_indent: 14,
             module_addresses: Default::default(),
             printa_pid: Default::default(),
+            target: None,
         }
+    }
+
+    /// The -c/-p processes: their mappings are read now, while they live,
+    /// so their addresses are still named after they exit (the final
+    /// printa of `pid$target` keys); `target` names %A's default process.
+    pub(crate) fn know_targets(&mut self, pids: &[u32], target: Option<u32>) {
+        for &pid in pids {
+            self.user.remember(pid);
+        }
+        self.target = target;
     }
 
     /// A symbol-typed aggregation key column made canonical, as DTrace's
@@ -146,7 +160,7 @@ impl super::printf::FormatContext for Symbols<'_> {
         self.session.kernel_symbols().resolve(addr)
     }
     fn user_symbol(&self, addr: u64) -> Option<(String, u64)> {
-        let symbol = self.user.symbol(self.printa_pid.get()?, addr)?;
+        let symbol = self.user.symbol(self.printa_pid.get().or(self.target)?, addr)?;
         Some(match symbol.function {
             Ok((name, off)) => (format!("{}`{name}", symbol.module), off),
             Err(addr) => (format!("{}`0x{addr:x}", symbol.module), 0),

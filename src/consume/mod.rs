@@ -263,6 +263,7 @@ pub(crate) fn run(
         testing: opts.testing,
     }));
     state.borrow_mut().aggs.symbols.stack_indent = opts.stackindent;
+    state.borrow_mut().aggs.symbols.know_targets(&targets.pids(), targets.last_pid());
     let mut builder = libbpf_rs::RingBufferBuilder::new();
     let cb_state = Rc::clone(&state);
     builder.add(session.events_map(), move |data: &[u8]| {

@@ -62,6 +62,12 @@ impl UserSymbols {
         elf
     }
 
+    /// Reads the mappings of live process `pid` now, to name its addresses
+    /// after it exits.
+    pub(crate) fn remember(&self, pid: u32) {
+        self.mappings(pid);
+    }
+
     fn mappings(&self, pid: u32) -> Rc<Vec<Mapping>> {
         if let Some(m) = self.maps.borrow().get(&pid) {
             return m.clone();

@@ -492,3 +492,22 @@ fn return_probes_leave_the_entry_point_and_argc_alone() {
     assert!(out.stdout.contains(" main "), "{}", out.stdout);
     assert!(!out.stdout.contains("_start"), "{}", out.stdout);
 }
+
+#[test]
+fn addresses_of_an_exited_target_are_still_named_and_percent_a_names_integers() {
+    let exe = c_program();
+    let command = format!("{} 3", exe.display());
+    // The target has exited by END: its mappings were read while it ran.
+    // %A of a plain integer names an address of the target, as DTrace's.
+    let out = run(&[
+        "-qn",
+        r#"pid$target:a.out:go:entry { @pc[uregs[R_PC]] = count(); @f[ufunc(uregs[R_PC])] = count(); }
+           END { printa("pc %A %@d\n", @pc); printa("func %A %@d\n", @f); }"#,
+        "-c",
+        &command,
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    for line in ["pc prog`go 3", "func prog`go 3"] {
+        assert!(out.stdout.lines().any(|l| l == line), "{line}:\n{}", out.stdout);
+    }
+}
