@@ -668,11 +668,8 @@ const USTACK_FRAME_BYTES: u32 = 32;
 /// Distinct user stacks kept (~13 MB at 100 frames).
 const USTACK_ENTRIES: u32 = 4096;
 
-/// Keys per aggregation without -x aggsize, at most: DTrace's 4 MB holds
-/// more of small keys, but each preallocated key costs start-up time
-/// (~0.9 us) and kernel memory per CPU. 32,768 keep syscallbypid's
-/// (pid, execname, probefunc) of a busy minute.
-const DEFAULT_AGG_KEYS: u64 = 32768;
+/// Keys per aggregation without -x aggsize.
+const DEFAULT_AGG_KEYS: u64 = 8192;
 
 fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
     match map.lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY) {
