@@ -774,6 +774,17 @@ impl<'a> Emitter<'a> {
         self.fault_on_read_error()
     }
 
+    /// Reads r2 bytes with `helper` from the address in stack slot `from`
+    /// into scratch slot `dst`; a bad address is a fault.
+    fn read_into_scratch_from_slot(&mut self, helper: Helper, from: i16, dst: i32) -> Result<(), CodegenError> {
+        self.emit(ldx(Size::DW, R3, FP, from));
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        self.emit(call(helper));
+        self.fault_on_read_error()
+    }
+
     /// r0 = the value for the key at STACK_KEY in map `map` (NULL if none).
     fn lookup_stack_key(&mut self, map: MapRef) {
         self.emit2(ld_map_fd(R1, map));
@@ -1653,12 +1664,7 @@ impl<'a> Emitter<'a> {
         self.emit(jmp_imm(Cond::Sge, R2, 1, 1));
         self.emit(mov_imm(R2, 1));
         let dst = self.scratch_slot()?;
-        self.emit(ldx(Size::DW, R3, FP, at));
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
-        self.emit(mov(R1, R8));
-        self.emit(alu_imm(Alu::Add, R1, dst));
-        self.emit(call(Helper::ProbeReadUserStr));
-        self.fault_on_read_error()?;
+        self.read_into_scratch_from_slot(Helper::ProbeReadUserStr, at, dst)?;
         self.emit(mov(R0, R8));
         self.emit(alu_imm(Alu::Add, R0, dst));
         self.stack_top = saved;

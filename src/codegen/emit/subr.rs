@@ -265,12 +265,7 @@ impl Emitter<'_> {
         self.emit(mov_imm(R2, self.strsize()));
         let size = self.alloc_slot(8)?;
         self.emit(stx(Size::DW, FP, size, R2));
-        self.emit(ldx(Size::DW, R3, FP, addr));
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
-        self.emit(mov(R1, R8));
-        self.emit(alu_imm(Alu::Add, R1, dst));
-        self.emit(call(Helper::ProbeReadUser));
-        self.fault_on_read_error()?;
+        self.read_into_scratch_from_slot(Helper::ProbeReadUser, addr, dst)?;
         // A NUL after the bytes: stringof(copyin(addr, n)) is n
         // characters at most, not n and what the slot held before.
         let (at, end) = (self.new_label(), self.new_label());
@@ -308,12 +303,7 @@ impl Emitter<'_> {
         self.emit(mov_imm(R0, 0));
         self.emit(stx(Size::DW, FP, len, R0));
         self.emit(mov(R2, R0));
-        self.emit(ldx(Size::DW, R3, FP, start));
-        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
-        self.emit(mov(R1, R8));
-        self.emit(alu_imm(Alu::Add, R1, dst));
-        self.emit(call(Helper::ProbeReadUser));
-        self.fault_on_read_error()?;
+        self.read_into_scratch_from_slot(Helper::ProbeReadUser, start, dst)?;
         // Every NUL before the last byte separates two arguments.
         self.dst_into_r2(dst);
         self.emit(mov_imm(R4, 0));
