@@ -64,7 +64,8 @@ pub(crate) struct CodegenError(pub String);
 /// saved position and its copy of the string being split, alloca() memory
 /// followed by as much again (so that bcopy's checked offset plus checked
 /// size stays inside the map as far as the verifier can tell),
-/// stackdepth's frame buffer, and json()'s variables.
+/// stackdepth's frame buffer, json()'s variables, and the buffer a whole
+/// translated struct is built in.
 pub(crate) struct ScratchLayout {
     pub launder: usize,
     pub clause_locals: usize,
@@ -80,6 +81,8 @@ pub(crate) struct ScratchLayout {
     pub stack_buffer: usize,
     /// json()'s variables and selector table (subr/json.rs), when used.
     pub json: usize,
+    /// The buffer a whole translated struct is built in.
+    pub translated: usize,
     pub size: usize,
 }
 
@@ -107,7 +110,8 @@ impl ScratchLayout {
         let alloca = struct_zeros + largest_struct;
         let stack_buffer = alloca + 2 * program.alloca_bytes;
         let json = stack_buffer + if program.uses_stackdepth { STACK_BUFFER_BYTES } else { 0 };
-        let size = json + if program.uses_json { subr::JSON_SCRATCH_BYTES } else { 0 };
+        let translated = json + if program.uses_json { subr::JSON_SCRATCH_BYTES } else { 0 };
+        let size = translated + program.translated_struct_bytes.next_multiple_of(8);
         ScratchLayout {
             launder,
             clause_locals,
@@ -119,6 +123,7 @@ impl ScratchLayout {
             alloca,
             stack_buffer,
             json,
+            translated,
             size,
         }
     }
@@ -1585,6 +1590,7 @@ impl<'a> Emitter<'a> {
             TKind::Xlate { .. } => {
                 return Err(CodegenError("internal error: a translated struct reached code generation".into()))
             }
+            TKind::TranslatedStruct { size, members } => self.translated_struct(*size, members)?,
             TKind::StackId(frames) => {
                 // The kernel stack of the probe's context, with the frames
                 // to print packed above the ID; -1 when it cannot be had.
@@ -1645,6 +1651,53 @@ impl<'a> Emitter<'a> {
             }
             TKind::CopyInStr(addr, Some(limit)) => self.copyinstr_at_most(addr, limit)?,
         }
+        Ok(())
+    }
+
+    /// A whole translated struct in its scratch buffer: zeros, then each
+    /// member's value at its offset; r0 = the buffer's address.
+    #[inline(never)]
+    fn translated_struct(&mut self, size: usize, members: &[(usize, usize, TExpr)]) -> Result<(), CodegenError> {
+        self.used_scratch = true;
+        let base = self.scratch.translated as i32;
+        // Members are evaluated first: one may hold a translation of its own
+        // that uses the buffer (none does today), and values need the stack.
+        let saved = self.stack_top;
+        for word in 0..size.div_ceil(8) {
+            self.emit(st_imm(Size::DW, R8, (base as usize + 8 * word) as i16, 0));
+        }
+        for (offset, bytes, value) in members {
+            let at = base + *offset as i32;
+            self.expr(value)?;
+            match &value.ty {
+                Type::String | Type::Struct(_) => {
+                    let (helper, max) = match value.ty {
+                        Type::String => (Helper::ProbeReadKernelStr, (*bytes).min(self.strsize() as usize)),
+                        _ => (Helper::ProbeReadKernel, *bytes),
+                    };
+                    if max == 0 {
+                        continue;
+                    }
+                    self.emit(mov(R3, R0));
+                    self.emit(mov(R1, R8));
+                    self.emit(alu_imm(Alu::Add, R1, at));
+                    self.emit(mov_imm(R2, max as i32));
+                    self.emit(call(helper));
+                }
+                _ => {
+                    let width = match bytes {
+                        1 => Size::B,
+                        2 => Size::H,
+                        4 => Size::W,
+                        _ => Size::DW,
+                    };
+                    self.emit(stx(width, R8, at as i16, R0));
+                }
+            }
+        }
+        self.emit(mov(R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, base));
+        self.stack_top = saved;
         Ok(())
     }
 

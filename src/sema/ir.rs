@@ -377,6 +377,15 @@ pub(crate) enum TKind {
         translator: usize,
         input: Box<TExpr>,
     },
+    /// A whole translated struct (`out = xlate <struct T> (in)`): `size`
+    /// zeroed bytes of scratch memory with each member the translator
+    /// defines stored at its offset (strings into their char arrays); the
+    /// value is the buffer's address.
+    TranslatedStruct {
+        size: usize,
+        /// (offset, bytes, value) of each member.
+        members: Vec<(usize, usize, TExpr)>,
+    },
     /// progenyof(pid): whether the current process is pid or descends from
     /// it, walking task_struct.real_parent (offsets from the kernel's BTF).
     Progenyof {
@@ -870,6 +879,8 @@ pub(crate) struct Program {
     pub uses_strtok: bool,
     /// json() is called: its machine's variables need scratch memory.
     pub uses_json: bool,
+    /// The largest struct translated whole (its scratch buffer), or 0.
+    pub translated_struct_bytes: usize,
     /// Some clause takes a destructive action: tracing needs -w.
     pub destructive: bool,
     /// Why tracing cannot be enabled although the program compiles: an

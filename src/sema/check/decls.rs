@@ -840,6 +840,55 @@ impl Checker<'_> {
         translated_value(value, member.ty, name, span)
     }
 
+    /// `xlate <struct T> (input)` as a whole struct: each member the
+    /// translator defines, at its offset (a member that is itself a
+    /// translation, member by member); the others stay zero, as DTrace
+    /// fills them.
+    pub(super) fn translated_struct(
+        &mut self,
+        translator: usize,
+        input: TExpr,
+        ty: &Type,
+        span: &Span,
+    ) -> Result<TExpr> {
+        let mut members = Vec::new();
+        self.translated_members(translator, input, 0, &mut members, span)?;
+        let size = match ty {
+            Type::Struct(r) => r.size,
+            _ => 0,
+        };
+        self.program.translated_struct_bytes = self.program.translated_struct_bytes.max(size);
+        Ok(TExpr { kind: TKind::TranslatedStruct { size, members }, ty: ty.clone(), span: span.clone() })
+    }
+
+    fn translated_members(
+        &mut self,
+        translator: usize,
+        input: TExpr,
+        base: usize,
+        out: &mut Vec<(usize, usize, TExpr)>,
+        span: &Span,
+    ) -> Result<()> {
+        let t = &self.declared.translators[translator];
+        let RecordBody::D(fields) = &t.output.body else { return Ok(()) };
+        let strsize = self.opts.strsize;
+        let defined: Vec<(String, usize, usize)> = fields
+            .iter()
+            .filter(|f| t.members.contains_key(&f.name) && f.bitfield.is_none())
+            .map(|f| (f.name.clone(), f.offset, super::types::type_size(&f.ty, strsize)))
+            .collect();
+        for (name, offset, bytes) in defined {
+            let value = self.translated_member(translator, input.clone(), &name, span)?;
+            match value.kind {
+                TKind::Xlate { translator: inner, input: inner_input } => {
+                    self.translated_members(inner, *inner_input, base + offset, out, span)?
+                }
+                _ => out.push((base + offset, bytes, value)),
+            }
+        }
+        Ok(())
+    }
+
     /// A translator member's defining expression. A struct-typed member may
     /// be another translation to its type (`pr_start = xlate <timestruc_t>
     /// (ns)`), read through `.` as that translator's members.

@@ -1129,7 +1129,20 @@ impl Checker<'_> {
                 return Err(undeclared(&name, &target.span));
             }
         }
-        let value = self.expr(value)?;
+        let value = match op {
+            // A struct translated whole is copied as any struct value.
+            None => {
+                let v = self.expr_any(value)?;
+                match v.kind {
+                    TKind::Xlate { translator, input } if matches!(v.ty, Type::Struct(_)) => {
+                        self.translated_struct(translator, *input, &v.ty, &v.span)?
+                    }
+                    TKind::Xlate { .. } => self.expr(value)?,
+                    _ => v,
+                }
+            }
+            Some(_) => self.expr(value)?,
+        };
         if value.ty == Type::Void {
             return Err(CompileError::new(
                 "D_OP_VOID",
