@@ -33,7 +33,7 @@ enum State {
     CollectObject,
 }
 
-const STATES: usize = 13;
+const STATES: usize = State::CollectObject as usize + 1;
 
 /// Elements a selector may have (`a.b[2]` has three).
 const MAX_ELEMENTS: i32 = 16;
@@ -69,7 +69,7 @@ enum Var {
     AccStart,
 }
 
-const VARS: usize = 19;
+const VARS: usize = Var::AccStart as usize + 1;
 
 /// The scratch bytes json() needs: its variables, then per element of the
 /// selector its value as an index and its start.
