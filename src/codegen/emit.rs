@@ -1660,8 +1660,8 @@ impl<'a> Emitter<'a> {
     fn translated_struct(&mut self, size: usize, members: &[(usize, usize, TExpr)]) -> Result<(), CodegenError> {
         self.used_scratch = true;
         let base = self.scratch.translated as i32;
-        // Members are evaluated first: one may hold a translation of its own
-        // that uses the buffer (none does today), and values need the stack.
+        // Zeros first, then each member in place (sema flattened nested
+        // translations into members of this buffer).
         let saved = self.stack_top;
         for word in 0..size.div_ceil(8) {
             self.emit(st_imm(Size::DW, R8, (base as usize + 8 * word) as i16, 0));
