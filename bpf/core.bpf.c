@@ -113,8 +113,14 @@ int dt_vtime_switch(struct bpf_raw_tracepoint_args *ctx)
 	}
 	tid = BPF_CORE_READ(next, pid);
 	v = bpf_map_lookup_elem(&dt_vtime, &tid);
-	if (v)
+	if (v) {
 		v->since = now;
+	} else {
+		/* Kept from its first slice on, so a thread's first read of
+		 * vtimestamp is its time on CPU since tracing began. */
+		struct dt_vtime first = { .total = 0, .since = now };
+		bpf_map_update_elem(&dt_vtime, &tid, &first, BPF_NOEXIST);
+	}
 	return 0;
 }
 

@@ -120,6 +120,9 @@ struct dt_state {
 	__u32 only_cpu; /* the cpu option plus one: probes fire on that CPU only; 0: all */
 	__u32 caller_ranges; /* entries of dt_caller_code in use */
 	__u64 wall_offset_ns; /* walltimestamp = bpf_ktime_get_ns() + this */
+	/* bpf_ktime_get_ns() once dt_vtime_switch was attached: a thread it
+	 * has not switched in since has been on its CPU since then. */
+	__u64 vtime_start_ns;
 	/* Always 0. The verifier cannot know a map's contents, so a value
 	 * with this added has no known range: a string compare's result
 	 * then leaves no branch the verifier could decide and mark precise,
@@ -158,10 +161,11 @@ struct dt_fault_rec {
 #define DT_FAULT_ILLOP 3  /* e.g. inet_ntop() of an unknown address family */
 #define DT_FAULT_DIVZERO 4
 
-/* vtimestamp: a thread's time on CPU since tracing began (or since it
- * first read vtimestamp), kept by dt_vtime_switch in the dt_vtime map,
- * keyed by thread ID. While the thread runs, its vtimestamp is
- * total + (now - since). */
+/* vtimestamp: a thread's time on CPU since tracing began, kept by
+ * dt_vtime_switch in the dt_vtime map, keyed by thread ID, from the
+ * thread's first switch-in. While the thread runs, its vtimestamp is
+ * total + (now - since); a thread without an entry has run since
+ * dt_state.vtime_start_ns. */
 struct dt_vtime {
 	__u64 total; /* ns on CPU before the current time slice */
 	__u64 since; /* bpf_ktime_get_ns() when the current slice began */

@@ -632,6 +632,7 @@ mod command_line {
         assert_eq!(out.code(), 0);
         assert_eq!(out.stdout, "");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "to file\n\n");
+        std::fs::remove_file(&path).ok();
         let out = run(&["-e", "-n", r#"BEGIN { printf("never\n"); }"#]);
         assert_eq!((out.code(), out.stdout.as_str()), (0, ""));
     }

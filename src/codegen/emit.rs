@@ -1207,8 +1207,9 @@ impl<'a> Emitter<'a> {
     }
 
     /// r0 = vtimestamp: the thread's dt_vtime total plus its current slice.
-    /// A thread seen for the first time starts at 0 now; the context-switch
-    /// program (dt_vtime_switch) keeps it from then on.
+    /// A thread without an entry has not been switched in since tracing
+    /// began: it has been on its CPU since then (dt_state.vtime_start_ns),
+    /// and its entry starts there.
     /// The firing's timestamp: the clock is read at the first use in a
     /// probe firing and kept in the probe context, so every use in every
     /// clause of the firing sees one value, as in DTrace.
@@ -1231,16 +1232,19 @@ impl<'a> Emitter<'a> {
         self.key_into_r2(key);
         self.emit(call(Helper::MapLookupElem));
         self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
-        self.timestamp();
+        self.emit2(ld_map_value(R1, MapRef::State, layout::STATE_VTIME_START as u32));
+        self.emit(ldx(Size::DW, R1, R1, 0));
         self.emit(st_imm(Size::DW, FP, value + layout::VTIME_TOTAL as i16, 0));
-        self.emit(stx(Size::DW, FP, value + layout::VTIME_SINCE as i16, R0));
+        self.emit(stx(Size::DW, FP, value + layout::VTIME_SINCE as i16, R1));
         self.emit2(ld_map_fd(R1, MapRef::Vtime));
         self.key_into_r2(key);
         self.emit(mov(R3, FP));
         self.emit(alu_imm(Alu::Add, R3, value as i32));
         self.emit(mov_imm(R4, BPF_NOEXIST));
         self.emit(call(Helper::MapUpdateElem));
-        self.emit(mov_imm(R0, 0));
+        self.timestamp();
+        self.emit(ldx(Size::DW, R1, FP, value + layout::VTIME_SINCE as i16));
+        self.emit(alu_reg(Alu::Sub, R0, R1));
         self.jump(ja(0), end);
         self.bind(found);
         self.emit(stx(Size::DW, FP, entry, R0));

@@ -56,6 +56,7 @@ pub(crate) const STATE_NOT_BEGUN: u32 = 2;
 pub(crate) const STATE_ENDING: u32 = 3;
 pub(crate) const STATE_ONLY_CPU: usize = offset_of!(dt_state, only_cpu);
 pub(crate) const STATE_WALL_OFFSET: usize = offset_of!(dt_state, wall_offset_ns);
+pub(crate) const STATE_VTIME_START: usize = offset_of!(dt_state, vtime_start_ns);
 pub(crate) const STATE_CALLER_RANGES: usize = offset_of!(dt_state, caller_ranges);
 pub(crate) const STATE_OPAQUE_ZERO: usize = offset_of!(dt_state, opaque_zero);
 /// Bytes of one `struct dt_code_range` in dt_caller_code.

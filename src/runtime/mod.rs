@@ -348,6 +348,9 @@ pub(crate) fn start(
     }
     let mut state = vec![0u8; layout::STATE_SIZE];
     state[layout::STATE_WALL_OFFSET..layout::STATE_WALL_OFFSET + 8].copy_from_slice(&wall_offset_ns().to_ne_bytes());
+    // After dt_vtime_switch is attached: threads it has not seen since
+    // have been on their CPUs from here on.
+    state[layout::STATE_VTIME_START..layout::STATE_VTIME_START + 8].copy_from_slice(&monotonic_ns().to_ne_bytes());
     if let Some(cpu) = opts.cpu {
         let cpus = libbpf_rs::num_possible_cpus()?;
         if cpu as usize >= cpus {
@@ -823,13 +826,19 @@ fn kernel_has_cmpxchg(prog_type: libbpf_sys::bpf_prog_type) -> bool {
 
 /// Offset from CLOCK_MONOTONIC (bpf_ktime_get_ns) to the wall clock.
 fn wall_offset_ns() -> u64 {
-    let read = |clock| {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: ts is a valid timespec to write to.
-        unsafe { libc::clock_gettime(clock, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-    };
-    read(libc::CLOCK_REALTIME).wrapping_sub(read(libc::CLOCK_MONOTONIC))
+    clock_ns(libc::CLOCK_REALTIME).wrapping_sub(monotonic_ns())
+}
+
+/// bpf_ktime_get_ns()'s clock.
+fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec to write to.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Locked memory as lockmem says (unlimited by default), which kernels

@@ -413,6 +413,33 @@ syscall::exit_group:entry /self->t/
     assert!(wall >= 290 && cpu < 50, "{}", out.stdout);
 }
 
+/// A thread on its CPU since before tracing began has run all that time:
+/// its first vtimestamp is not 0 (scripts test `self->start` for nonzero).
+#[test]
+fn vtimestamp_of_a_thread_running_before_tracing_began() {
+    let dir = std::env::temp_dir().join(format!("dtrace-vtime-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let flag = dir.join("go");
+    // Spins (stat() only, no sleeping) until the flag exists, then getppid().
+    let mut spinner = Command::new("python3")
+        .args(["-c", "import os, sys\nwhile not os.path.exists(sys.argv[1]): pass\nos.getppid()\n"])
+        .arg(&flag)
+        .spawn()
+        .expect("python3");
+    let probe = format!("syscall::getppid:entry /pid == {}/ {{ printf(\"%d\\n\", vtimestamp / 1000000); }}", spinner.id());
+    let mut t = Tracer::spawn(&["-qn", READY, "-n", &probe]);
+    t.wait_for("ready");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&flag, "").expect("flag");
+    spinner.wait().expect("python3");
+    let out = t.stop();
+    std::fs::remove_dir_all(&dir).ok();
+    let ms: u64 = out.stdout.lines().find_map(|l| l.parse().ok()).unwrap_or_else(|| panic!("{}", out.stdout));
+    // Spinning for the 300 ms since tracing began, less its share of a
+    // loaded machine.
+    assert!((30..5000).contains(&ms), "{}", out.stdout);
+}
+
 #[test]
 fn inet_ntop_writes_ipv6_addresses_as_illumos_does() {
     // A copy of echo under a name of our own writes each address's 16 bytes
