@@ -78,6 +78,9 @@ impl SymbolKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Record {
     pub name: String,
+    /// The typedef that names an anonymous struct (`kuid_t`): DTrace's
+    /// name for its type, as the types keep typedefs.
+    pub typedef: Option<String>,
     pub union: bool,
     pub size: usize,
     pub body: RecordBody,
@@ -149,7 +152,10 @@ impl Type {
             Type::Int { name, .. } => (*name).into(),
             Type::String => "string".into(),
             Type::Pointer(to) => format!("{} *", to.name()),
-            Type::Struct(r) => format!("{} {}", if r.union { "union" } else { "struct" }, r.name),
+            Type::Struct(r) => match &r.typedef {
+                Some(typedef) if r.name.is_empty() => typedef.clone(),
+                _ => format!("{} {}", if r.union { "union" } else { "struct" }, r.name),
+            },
             Type::Stack => "stack".into(),
             Type::Array(of, len) => format!("{} [{len}]", of.name()),
             Type::Symbol(kind) => if kind.user() { "_usymaddr" } else { "_symaddr" }.into(),

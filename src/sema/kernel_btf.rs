@@ -78,7 +78,13 @@ impl KernelBtf {
             match (t, union) {
                 (btf_rs::Type::Struct(s), false) | (btf_rs::Type::Union(s), true) => {
                     let record =
-                        Rc::new(Record { name: name.to_string(), union, size: s.size(), body: RecordBody::Kernel(s) });
+                        Rc::new(Record {
+                        name: name.to_string(),
+                        typedef: None,
+                        union,
+                        size: s.size(),
+                        body: RecordBody::Kernel(s),
+                    });
                     self.records.insert((name.to_string(), union), record.clone());
                     return Ok(Some(record));
                 }
@@ -431,7 +437,8 @@ fn d_type(btf: &Btf, t: &btf_rs::Type) -> Option<Type> {
         btf_rs::Type::Struct(s) | btf_rs::Type::Union(s) => {
             let union = matches!(t, btf_rs::Type::Union(_));
             let name = btf.resolve_name(s).unwrap_or_default();
-            Type::Struct(Rc::new(Record { name, union, size: s.size(), body: RecordBody::Kernel(s.clone()) }))
+            let typedef = type_name.filter(|_| name.is_empty());
+            Type::Struct(Rc::new(Record { name, typedef, union, size: s.size(), body: RecordBody::Kernel(s.clone()) }))
         }
         btf_rs::Type::Array(a) => Type::Array(Box::new(d_type(btf, &btf.resolve_chained_type(a).ok()?)?), a.len()),
         _ => return None,

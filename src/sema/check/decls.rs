@@ -84,7 +84,13 @@ impl Checker<'_> {
     pub(super) fn typedef(&mut self, decl: &ast::Decl, base: Type) -> Result<()> {
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
-            let ty = self.declarator_type(base.clone(), &d.ops, &d.span)?;
+            // `typedef struct { ... } name_t;`: the struct is name_t.
+            let ty = match self.declarator_type(base.clone(), &d.ops, &d.span)? {
+                Type::Struct(r) if r.name.is_empty() && r.typedef.is_none() => {
+                    Type::Struct(Rc::new(Record { typedef: Some(name.clone()), ..(*r).clone() }))
+                }
+                ty => ty,
+            };
             if self.declared.typedefs.get(name).is_some_and(|old| *old != ty) {
                 return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
             }
@@ -117,7 +123,7 @@ impl Checker<'_> {
         };
         let key = (spec.name.clone().unwrap_or_default(), union);
         if !key.0.is_empty() && !self.declared.records.contains_key(&key) {
-            let forward = Record { name: key.0.clone(), union, size: 0, body: RecordBody::Forward };
+            let forward = Record { name: key.0.clone(), typedef: None, union, size: 0, body: RecordBody::Forward };
             self.declared.records.insert(key.clone(), Rc::new(forward));
         }
         let laid_out = self.lay_out(members, union);
@@ -128,6 +134,7 @@ impl Checker<'_> {
         let name = spec.name.clone().unwrap_or_default();
         let record = Rc::new(Record {
             name: name.clone(),
+            typedef: None,
             union,
             size: size.next_multiple_of(align),
             body: RecordBody::D(laid_out),
@@ -600,7 +607,7 @@ impl Checker<'_> {
             let key = (name.clone(), union);
             if spec.members.is_none() && !name.is_empty() && !self.declared.records.contains_key(&key) {
                 if self.kernel_btf.record(&name, union).ok().flatten().is_none() {
-                    let forward = Record { name, union, size: 0, body: RecordBody::Forward };
+                    let forward = Record { name, typedef: None, union, size: 0, body: RecordBody::Forward };
                     self.declared.records.insert(key, Rc::new(forward));
                 }
             }
