@@ -109,12 +109,12 @@ impl Fbt {
 /// describes that kallsyms has as text (BTF also describes functions that
 /// were inlined everywhere), and modules' text symbols.
 fn functions_from_btf(kernel: &mut dyn KernelFacts, functions: &mut Functions) {
-    let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-    for line in kallsyms.lines() {
+    let Ok(kallsyms) = std::fs::File::open("/proc/kallsyms") else { return };
+    super::tracefs::for_each_line(kallsyms, &mut |line| {
         let mut words = line.split_whitespace();
-        let (Some(_), Some(kind), Some(name)) = (words.next(), words.next(), words.next()) else { continue };
+        let (Some(_), Some(kind), Some(name)) = (words.next(), words.next(), words.next()) else { return };
         if !matches!(kind, "t" | "T") {
-            continue;
+            return;
         }
         match words.next() {
             None if kernel.function_btf_id(name).is_some() => functions.add("vmlinux", name),
@@ -123,7 +123,7 @@ fn functions_from_btf(kernel: &mut dyn KernelFacts, functions: &mut Functions) {
             }
             _ => {}
         }
-    }
+    });
 }
 
 /// The kernel's traceable functions, each (module, name) once, in the

@@ -67,8 +67,15 @@ fn detached_mount() -> std::io::Result<OwnedFd> {
 
 /// The text of tracefs file `path` (relative to its root).
 pub(crate) fn read(path: &str) -> std::io::Result<String> {
+    let mut text = String::new();
+    open(path)?.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// Tracefs file `path` (relative to its root), opened for reading.
+fn open(path: &str) -> std::io::Result<std::fs::File> {
     let root = root().map_err(std::io::Error::other)?;
-    let mut file = match root {
+    Ok(match root {
         Root::Mounted(dir) => std::fs::File::open(dir.join(path))?,
         Root::Detached(fd) => {
             let name = CString::new(path).map_err(std::io::Error::other)?;
@@ -80,10 +87,22 @@ pub(crate) fn read(path: &str) -> std::io::Result<String> {
             // SAFETY: openat returned a new descriptor we own.
             unsafe { std::fs::File::from_raw_fd(f) }
         }
-    };
+    })
+}
+
+/// Calls `line` with each line of a text file, read a block at a time:
+/// the kernel's function lists are megabytes, kept whole they doubled
+/// the peak memory of a script that names one function.
+pub(crate) fn for_each_line(file: std::fs::File, line: &mut dyn FnMut(&str)) {
+    let mut reader = std::io::BufReader::with_capacity(64 * 1024, file);
     let mut text = String::new();
-    file.read_to_string(&mut text)?;
-    Ok(text)
+    loop {
+        text.clear();
+        match std::io::BufRead::read_line(&mut reader, &mut text) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => line(text.trim_end_matches('\n')),
+        }
+    }
 }
 
 /// The ID of each `category/name` tracepoint, or None where there is no such
@@ -150,12 +169,12 @@ pub(crate) fn tracepoints() -> Vec<(&'static str, &'static str)> {
 /// `vmlinux` for the kernel's own. False where the list cannot be read
 /// (tracefs missing, or lockdown refuses it).
 pub(crate) fn traceable_functions(add: &mut dyn FnMut(&str, &str)) -> bool {
-    let Ok(text) = read("available_filter_functions") else { return false };
-    for l in text.lines() {
+    let Ok(file) = open("available_filter_functions") else { return false };
+    for_each_line(file, &mut |l| {
         let mut words = l.split_whitespace();
-        let Some(function) = words.next() else { continue };
+        let Some(function) = words.next() else { return };
         let module = words.next().map_or("vmlinux", |m| m.trim_start_matches('[').trim_end_matches(']'));
         add(module, function);
-    }
+    });
     true
 }
