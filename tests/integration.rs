@@ -652,6 +652,15 @@ mod command_line {
         assert_eq!(out.stdout, "hi 42 7\n\n", "{}", out.stderr);
         let out = run(&["-C", &include, "-DEXTRA=7", "-UEXTRA", "-q", "-s", &path]);
         assert_eq!(out.stdout, "hi 42\n\n", "{}", out.stderr);
+        // A system header that defines C inline functions (glibc's
+        // <endian.h>), as dtrace-utils' typedef/tst.TypedefDataAssign uses.
+        let path_endian = script(
+            "endian.d",
+            "#include <endian.h>\n#if __BYTE_ORDER == __LITTLE_ENDIAN\n#define ORDER \"little\"\n#else\n#define ORDER \"big\"\n#endif\nBEGIN { printf(\"%s\\n\", ORDER); exit(0); }\n",
+        );
+        let out = run(&["-C", "-q", "-s", &path_endian]);
+        let order = if cfg!(target_endian = "little") { "little" } else { "big" };
+        assert_eq!((out.code(), out.stdout.as_str()), (0, format!("{order}\n\n").as_str()), "{}", out.stderr);
         // A missing header is the preprocessor's error, reported by dtrace.
         let out = run(&["-C", "-q", "-s", &path]);
         assert_eq!(out.code(), 1);

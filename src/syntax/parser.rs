@@ -493,6 +493,9 @@ impl<'a> Parser<'a> {
     /// `specifiers [declarator, ...];`
     fn parse_declaration(&mut self) -> Result<Decl, ParseError> {
         let start = self.peek_start()?;
+        if self.c_inline_function()? {
+            return self.skip_c_inline_function(start);
+        }
         let (class, spec) = self.parse_decl_specifiers(true)?;
         let mut declarators = Vec::new();
         if !self.eat(Punct::Semi)? {
@@ -508,6 +511,39 @@ impl<'a> Parser<'a> {
             self.script_typedefs.extend(declarators.iter().filter_map(|d| d.name.clone()));
         }
         Ok(Decl { class, spec, declarators, span: self.span_from(start) })
+    }
+
+    /// `static inline type name(params) { ... }`: a C function that a
+    /// system header included with -C defines (glibc's <endian.h> has
+    /// __bswap_16). D has no functions and C code has no place in a script,
+    /// so only this form, which headers use, is recognized.
+    fn c_inline_function(&mut self) -> Result<bool, ParseError> {
+        Ok(matches!(self.peek()?.kind, TokenKind::Keyword(Keyword::Static))
+            && matches!(self.peek_nth(1)?.kind, TokenKind::Keyword(Keyword::Inline)))
+    }
+
+    /// Reads past a C inline function (its prototype, then its body as
+    /// balanced braces) and declares nothing.
+    fn skip_c_inline_function(&mut self, start: usize) -> Result<Decl, ParseError> {
+        self.bump()?;
+        self.bump()?;
+        let (_, spec) = self.parse_decl_specifiers(false)?;
+        let declarator = self.parse_declarator(DeclaratorKind::Named)?;
+        if !matches!(declarator.ops.last(), Some(DeclOp::Function(_))) {
+            return Err(self.unexpected());
+        }
+        self.expect(Punct::LBrace)?;
+        let mut depth = 1;
+        while depth > 0 {
+            let token = self.bump()?;
+            match token.kind {
+                TokenKind::Punct(Punct::LBrace) => depth += 1,
+                TokenKind::Punct(Punct::RBrace) => depth -= 1,
+                TokenKind::Eof => return Err(self.error_at(&token)),
+                _ => {}
+            }
+        }
+        Ok(Decl { class: None, spec, declarators: Vec::new(), span: self.span_from(start) })
     }
 
     /// Storage class (if allowed), qualifiers and type specifiers, in any
