@@ -1171,6 +1171,16 @@ impl Checker<'_> {
         if ty == Type::String && is_null && op.is_none() {
             return Ok(TExpr { kind: TKind::ClearVar(place), ty, span: span.clone() });
         }
+        // A string assigned to a char pointer is its characters' address,
+        // as strings and char pointers are compatible in DTrace
+        // (dt_node_is_strcompat): `char *s; s = probeprov; s[0]`.
+        let char_pointer = matches!(&ty, Type::Pointer(to) if matches!(**to, Type::Int { size: 1, .. }));
+        let value = if char_pointer && value.ty == Type::String && op.is_none() {
+            let chars = self.char_array(value);
+            TExpr { kind: TKind::Cast(Box::new(chars)), ty: ty.clone(), span: span.clone() }
+        } else {
+            value
+        };
         let compatible = match (&ty, &value.ty) {
             (Type::String, Type::String) => op.is_none(),
             (Type::Struct(a), Type::Struct(b)) => {
