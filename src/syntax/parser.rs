@@ -740,6 +740,15 @@ impl<'a> Parser<'a> {
                 self.expect(Punct::RParen)?;
                 (inner.name, inner.ops)
             }
+            TokenKind::Backquote { .. } if kind != DeclaratorKind::Abstract => {
+                let token = self.peek()?.clone();
+                let text = self.src.get(token.span.clone()).unwrap_or_default().to_string();
+                return Err(ParseError::new(
+                    token.span,
+                    "D_DECL_SCOPE",
+                    format!("D scoping operator may not be used in a declaration name ({text})"),
+                ));
+            }
             _ if kind == DeclaratorKind::Named => return Err(self.unexpected()),
             _ => (None, Vec::new()),
         };

@@ -310,6 +310,13 @@ impl Checker<'_> {
             }
             "print" => {
                 self.arity(name, name_span, args, 1, 1)?;
+                if aggregation_target(&args[0]).is_some() {
+                    return Err(CompileError::new(
+                        "D_PRINT_AGG",
+                        &args[0].span,
+                        "print( ) may not be applied to an aggregation",
+                    ));
+                }
                 let e = char_array(self.expr(&args[0])?);
                 let node = self.print_node(&e.ty, &args[0].span)?;
                 if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
@@ -676,7 +683,14 @@ impl Checker<'_> {
             }
             // An action's value is void, as its prototype says: what uses
             // the value reports the error, as in DTrace (D_OP_VOID, ...).
-            _ if is_action(name) => Ok(TExpr { kind: TKind::Int(0), ty: Type::Void, span: span.clone() }),
+            // Its arguments are counted first, as DTrace cooks the call
+            // against the action's prototype before its value is used.
+            _ if is_action(name) => {
+                if let Some((min, max)) = action_arity(name) {
+                    self.arity(name, name_span, args, min, max)?;
+                }
+                Ok(TExpr { kind: TKind::Int(0), ty: Type::Void, span: span.clone() })
+            }
             _ if is_aggregating_function(name) => Err(CompileError::new(
                 "D_CG_EXPR",
                 name_span,
@@ -852,6 +866,21 @@ pub(super) fn is_action(name: &str) -> bool {
             | "umod"
             | "uaddr"
     )
+}
+
+/// How many arguments an action takes (its prototype's count).
+fn action_arity(name: &str) -> Option<(usize, usize)> {
+    Some(match name {
+        "trace" | "print" | "exit" | "clear" | "denormalize" | "speculate" | "commit" | "discard" | "raise"
+        | "chill" => (1, 1),
+        "printf" | "printa" | "system" | "freopen" => (1, usize::MAX),
+        "ftruncate" | "stop" | "panic" | "breakpoint" => (0, 0),
+        "trunc" | "setopt" => (1, 2),
+        "normalize" | "printm" => (2, 2),
+        "tracemem" => (2, 3),
+        "copyout" | "copyoutstr" => (3, 3),
+        _ => return None,
+    })
 }
 
 /// NULL or a literal 0, where a subroutine takes a pointer.

@@ -324,6 +324,8 @@ pub(crate) fn named_type(name: &str) -> Option<Type> {
         "pri_t" => t(2, true, "pri_t"),
         "hrtime_t" => t(8, true, "hrtime_t"),
         "ipaddr_t" => t(4, false, "ipaddr_t"),
+        "in_addr_t" => t(4, false, "in_addr_t"),
+        "in_port_t" => t(2, false, "in_port_t"),
         "dev_t" => t(8, false, "dev_t"),
         "psetid_t" => t(4, true, "psetid_t"),
         "lgrp_id_t" => t(4, true, "lgrp_id_t"),
