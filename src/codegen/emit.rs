@@ -1859,10 +1859,32 @@ impl<'a> Emitter<'a> {
     }
 
     /// r0 = a scratch string holding the char array of `len` bytes at `addr`.
+    /// An address the kernel cannot read as its own is read as the
+    /// current process's, as dtrace-utils reads one (`stringof(arg0)` of a
+    /// USDT probe's string); one neither can read is a fault.
     fn load_str(&mut self, addr: &TExpr, len: usize) -> Result<(), CodegenError> {
         self.expr(addr)?;
         // The array may fill its bytes without a NUL; the string stops at strsize.
-        self.read_str_into_scratch(Helper::ProbeReadKernelStr, len.min(self.strsize() as usize) as i32)
+        let max = len.min(self.strsize() as usize) as i32;
+        let dst = self.scratch_slot()?;
+        let read = self.new_label();
+        self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
+        self.emit(mov(R3, R0));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        self.emit(mov_imm(R2, max));
+        self.emit(call(Helper::ProbeReadKernelStr));
+        self.jump(jmp_imm(Cond::Sge, R0, 0, 0), read);
+        self.emit(ldx(Size::DW, R3, FP, STACK_FAULT_ADDR));
+        self.emit(mov(R1, R8));
+        self.emit(alu_imm(Alu::Add, R1, dst));
+        self.emit(mov_imm(R2, max));
+        self.emit(call(Helper::ProbeReadUserStr));
+        self.fault_on_read_error()?;
+        self.bind(read);
+        self.emit(mov(R0, R8));
+        self.emit(alu_imm(Alu::Add, R0, dst));
+        Ok(())
     }
 
     /// `str = NULL`: a thread-local is deleted, a global emptied; r0 = "".

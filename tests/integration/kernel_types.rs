@@ -413,6 +413,22 @@ syscall::exit_group:entry /self->t/
     assert!(wall >= 290 && cpu < 50, "{}", out.stdout);
 }
 
+/// stringof() of an address the kernel cannot read as its own reads it as
+/// the current process's, as dtrace-utils does (a USDT or system call
+/// argument); NULL stays a fault.
+#[test]
+fn stringof_reads_a_user_address_as_the_process_string() {
+    let path = std::env::temp_dir().join(format!("dtrace-stringof-{}", std::process::id()));
+    std::fs::write(&path, "x\n").expect("write");
+    let shown = path.to_string_lossy().into_owned();
+    let command = format!("cat {shown}");
+    let out = run(&["-qn", "syscall::openat:entry /pid == $target/ { printf(\"[%s]\\n\", stringof(arg1)); }", "-c", &command]);
+    std::fs::remove_file(&path).ok();
+    assert!(out.stdout.contains(&format!("[{shown}]\n")), "{}\n{}", out.stdout, out.stderr);
+    let out = run(&["-qn", "BEGIN { trace(stringof(0)); } BEGIN { exit(0); }"]);
+    assert!(out.stderr.contains("invalid address (0x0) in action #1"), "{}", out.stderr);
+}
+
 /// A thread on its CPU since before tracing began has run all that time:
 /// its first vtimestamp is not 0 (scripts test `self->start` for nonzero).
 #[test]
