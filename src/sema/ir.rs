@@ -75,15 +75,21 @@ impl SymbolKind {
 }
 
 /// A struct or union: the running kernel's (from BTF) or declared in D.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Eq)]
 pub(crate) struct Record {
     pub name: String,
-    /// The typedef that names an anonymous struct (`kuid_t`): DTrace's
-    /// name for its type, as the types keep typedefs.
+    /// The typedef it was named by (`kuid_t`, `psinfo_t`): DTrace's name
+    /// for its type, as the types keep typedefs. Not part of its identity.
     pub typedef: Option<String>,
     pub union: bool,
     pub size: usize,
     pub body: RecordBody,
+}
+
+impl PartialEq for Record {
+    fn eq(&self, other: &Record) -> bool {
+        (&self.name, self.union, self.size, &self.body) == (&other.name, other.union, other.size, &other.body)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,8 +159,8 @@ impl Type {
             Type::String => "string".into(),
             Type::Pointer(to) => format!("{} *", to.name()),
             Type::Struct(r) => match &r.typedef {
-                Some(typedef) if r.name.is_empty() => typedef.clone(),
-                _ => format!("{} {}", if r.union { "union" } else { "struct" }, r.name),
+                Some(typedef) => typedef.clone(),
+                None => format!("{} {}", if r.union { "union" } else { "struct" }, r.name),
             },
             Type::Stack => "stack".into(),
             Type::Array(of, len) => format!("{} [{len}]", of.name()),

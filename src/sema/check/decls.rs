@@ -84,9 +84,9 @@ impl Checker<'_> {
     pub(super) fn typedef(&mut self, decl: &ast::Decl, base: Type) -> Result<()> {
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
-            // `typedef struct { ... } name_t;`: the struct is name_t.
+            // `typedef struct foo { ... } foo_t;`: the struct is foo_t.
             let ty = match self.declarator_type(base.clone(), &d.ops, &d.span)? {
-                Type::Struct(r) if r.name.is_empty() && r.typedef.is_none() => {
+                Type::Struct(r) if r.typedef.is_none() => {
                     Type::Struct(Rc::new(Record { typedef: Some(name.clone()), ..(*r).clone() }))
                 }
                 ty => ty,

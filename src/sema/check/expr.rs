@@ -721,8 +721,17 @@ impl Checker<'_> {
                 Ok(TExpr { kind, ty, span: span.clone() })
             }
             UnOp::Deref => {
-                let e = char_array(self.expr(inner)?);
-                self.deref(e, span)
+                let e = self.expr_any(inner)?;
+                // `*curpsinfo`: the struct translated whole.
+                if let (TKind::Xlate { translator, input }, Type::Pointer(to)) = (&e.kind, &e.ty) {
+                    if let Type::Struct(_) = **to {
+                        return self.translated_struct(*translator, (**input).clone(), to, span);
+                    }
+                }
+                if let TKind::Xlate { .. } = e.kind {
+                    return self.expr(inner);
+                }
+                self.deref(char_array(e), span)
             }
             // &p->m, &a[i], &*p: the address the value would be read from.
             UnOp::AddrOf => {

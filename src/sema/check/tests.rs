@@ -146,7 +146,7 @@ fn translators_check_their_members_when_used() {
     assert_eq!(error_of("BEGIN { trace(curpsinfo->pr_x); }"), "translator does not define conversion for member: pr_x");
     assert_eq!(
         error_of("BEGIN { trace(curpsinfo); }"),
-        "a translated struct psinfo * can only be used with -> or . yet"
+        "a translated psinfo_t * can only be used with -> or . yet"
     );
 }
 
