@@ -119,6 +119,15 @@ impl Checker<'_> {
             if let Some(r) = self.declared.records.get(&(name.to_string(), union)) {
                 return Ok(Type::Struct(r.clone()));
             }
+            // A struct neither D nor the kernel declares is declared forward
+            // (dt_decl_type's forward tag): pointers to it are fine, its
+            // size and members are not, until a definition completes it.
+            if !name.is_empty() && matches!(self.kernel_btf.record(name, union), Ok(None)) {
+                let forward = Record { name: name.to_string(), typedef: None, union, size: 0, body: RecordBody::Forward };
+                let forward = Rc::new(forward);
+                self.declared.records.insert((name.to_string(), union), forward.clone());
+                return Ok(Type::Struct(forward));
+            }
             return Ok(Type::Struct(self.kernel_record(name, union, span)?));
         };
         let key = (spec.name.clone().unwrap_or_default(), union);

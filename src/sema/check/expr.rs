@@ -279,23 +279,21 @@ impl Checker<'_> {
             ExprKind::Xlate(target, operand) => return self.xlate(target, operand, &span),
             ExprKind::Backquote { module, name } => return self.kernel_variable(module.as_deref(), name, &span),
             ExprKind::Offsetof(tn, member) => {
-                // An undeclared struct is an incomplete one here, which
+                // An undeclared struct is a forward declaration, which
                 // offsetof cannot take (dt_cook_op2's D_OFFSETOF_TYPE).
-                let ty = self.type_name(tn).map_err(|e| match e.tag {
-                    "D_TYPE_ERR" => CompileError::new(
-                        "D_OFFSETOF_TYPE",
-                        &span,
-                        format!("offsetof operand must be a struct or union type: {}", e.message),
-                    ),
-                    _ => e,
-                })?;
-                let Type::Struct(record) = &ty else {
+                let ty = self.type_name(tn)?;
+                let record = match &ty {
+                    Type::Struct(record) => Some(self.completed(record.clone())),
+                    _ => None,
+                };
+                let Some(record) = record.filter(|r| r.body != RecordBody::Forward) else {
                     return Err(CompileError::new(
                         "D_OFFSETOF_TYPE",
                         &span,
-                        format!("offsetof operand must be a struct or union type: {}", ty.name()),
+                        "offsetof operand must be a struct or union type",
                     ));
                 };
+                let record = &record;
                 let found = self
                     .kernel_btf
                     .member(record, member)
@@ -315,7 +313,7 @@ impl Checker<'_> {
                         return Err(CompileError::new(
                             "D_UNKNOWN",
                             &span,
-                            format!("{} is not a member of {}", member, ty.name()),
+                            format!("failed to determine offset of {member}: Member name not found"),
                         ))
                     }
                 }

@@ -223,7 +223,8 @@ pub(super) fn arith_result(a: &Type, b: &Type) -> Type {
 
 /// The combinations of C's type keywords DTrace refuses (dt_decl_spec,
 /// dt_decl_attr): two base types (`char int`), signed with unsigned,
-/// short or long with char, and short with long, which names no type.
+/// short or long with char, short with long, which names no type, and an
+/// attribute repeated (`unsigned unsigned`; only long may be twice).
 fn check_specifier_words(words: &[&str], span: &Span) -> Result<()> {
     let count = |w: &str| words.iter().filter(|x| **x == w).count();
     let bases = ["char", "int", "void", "float", "double"].iter().map(|b| count(b)).sum::<usize>();
@@ -243,7 +244,7 @@ fn check_specifier_words(words: &[&str], span: &Span) -> Result<()> {
         let name = ["short", "long"].iter().copied().chain(rest).collect::<Vec<_>>().join(" ");
         return Err(CompileError::new("D_UNKNOWN", span, format!("failed to resolve type {name} : Unknown type name")));
     }
-    if count("short") > 1 || count("long") > 2 {
+    if count("short") > 1 || count("long") > 2 || count("signed") > 1 || count("unsigned") > 1 {
         return Err(combo());
     }
     Ok(())

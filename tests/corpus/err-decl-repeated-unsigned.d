@@ -1,0 +1,4 @@
+BEGIN
+{
+	trace((unsigned unsigned int)arg0);
+}
