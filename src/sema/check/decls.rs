@@ -116,6 +116,15 @@ impl Checker<'_> {
     pub(super) fn record_type(&mut self, spec: &ast::RecordSpec, union: bool, span: &Span) -> Result<Type> {
         let Some(members) = &spec.members else {
             let name = spec.name.as_deref().unwrap_or_default();
+            // `struct D`foo` is the script's (D's own scope) and
+            // `struct vmlinux`task_struct` the kernel's.
+            let (scope, name) = match name.split_once('`') {
+                Some((scope, bare)) => (Some(scope), bare),
+                None => (None, name),
+            };
+            if scope.is_some_and(|m| m != "D") {
+                return Ok(Type::Struct(self.kernel_record(name, union, span)?));
+            }
             if let Some(r) = self.declared.records.get(&(name.to_string(), union)) {
                 return Ok(Type::Struct(r.clone()));
             }
