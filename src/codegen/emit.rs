@@ -1082,14 +1082,23 @@ impl<'a> Emitter<'a> {
         }
         self.jump(jmp_imm(Cond::Eq, R0, 0, 0), dropped);
         self.bind(found);
-        let width = match ty {
-            Type::Int { size: 1, .. } => Size::B,
-            Type::Int { size: 2, .. } => Size::H,
-            Type::Int { size: 4, .. } => Size::W,
-            _ => Size::DW,
-        };
-        self.emit(ldx(Size::DW, R1, FP, value));
-        self.emit(stx(width, R0, offset as i16, R1));
+        if *ty == Type::String {
+            // Its characters, copied into the member's bytes.
+            self.emit(mov(R1, R0));
+            self.emit(alu_imm(Alu::Add, R1, offset as i32));
+            self.emit(mov_imm(R2, self.strsize()));
+            self.emit(ldx(Size::DW, R3, FP, value));
+            self.emit(call(Helper::ProbeReadKernelStr));
+        } else {
+            let width = match ty {
+                Type::Int { size: 1, .. } => Size::B,
+                Type::Int { size: 2, .. } => Size::H,
+                Type::Int { size: 4, .. } => Size::W,
+                _ => Size::DW,
+            };
+            self.emit(ldx(Size::DW, R1, FP, value));
+            self.emit(stx(width, R0, offset as i16, R1));
+        }
         self.jump(ja(0), end);
         self.bind(dropped);
         self.count_in(MapRef::DynDrops, 0);
@@ -1766,6 +1775,7 @@ impl<'a> Emitter<'a> {
         let size = match ty {
             Type::Int { size, .. } => *size as usize,
             Type::Struct(r) => r.size,
+            Type::String => self.strsize() as usize,
             _ => 8,
         };
         let width = match size {
@@ -1847,11 +1857,12 @@ impl<'a> Emitter<'a> {
     /// a scalar of `width`, or a struct's `size` bytes copied from the
     /// address the slot holds (D memory, readable).
     fn store_at_r4(&mut self, value: i16, ty: &Type, width: Size, size: usize) {
-        if let Type::Struct(_) = ty {
+        if let Type::Struct(_) | Type::String = ty {
+            let helper = if *ty == Type::String { Helper::ProbeReadKernelStr } else { Helper::ProbeReadKernel };
             self.emit(mov(R1, R4));
             self.emit(mov_imm(R2, size as i32));
             self.emit(ldx(Size::DW, R3, FP, value));
-            self.emit(call(Helper::ProbeReadKernel));
+            self.emit(call(helper));
         } else {
             self.emit(ldx(Size::DW, R0, FP, value));
             self.emit(stx(width, R4, 0, R0));

@@ -963,6 +963,27 @@ impl Checker<'_> {
                         "a bit-field of an associative array's struct cannot be assigned yet: assign the whole struct",
                     )),
                     TKind::Load(addr) if value.ty.is_scalar() => Ok((Place::Memory(addr), value.ty)),
+                    // A string member: its characters' bytes are the place.
+                    TKind::Offset(addr, 0) if value.ty == Type::String => {
+                        let unsupported = |what: &str| {
+                            CompileError::new(
+                                "D_UNSUPPORTED",
+                                &target.span,
+                                format!("a member of {what} at a variable index cannot be assigned yet"),
+                            )
+                        };
+                        if in_thread_local(&addr) {
+                            let (var, offset) =
+                                thread_local_member(&addr, 0).ok_or_else(|| unsupported("a self-> struct"))?;
+                            Ok((Place::ThreadLocalMember { var, offset }, Type::String))
+                        } else if in_element(&addr) {
+                            let (array, keys, offset) = element_member(&addr, 0)
+                                .ok_or_else(|| unsupported("an associative array's struct"))?;
+                            Ok((Place::ElementMember { array, keys: keys.to_vec(), offset }, Type::String))
+                        } else {
+                            Ok((Place::Memory(addr), Type::String))
+                        }
+                    }
                     // A struct member of struct type: its address is the place.
                     TKind::Offset(..) if matches!(value.ty, Type::Struct(_)) => {
                         let ty = value.ty.clone();
@@ -1431,7 +1452,9 @@ pub(super) fn value_at(addr: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
         Type::Int { .. } | Type::Pointer(_) => Ok(TExpr { kind: TKind::Load(Box::new(addr)), ty, span: span.clone() }),
         // The address itself, whatever computed it (Offset keeps the
         // computation's own type for the code generator).
-        Type::Struct(_) | Type::Array(..) => {
+        // A string member holds its characters in place (D's `string` in
+        // a struct is a char[strsize]): the string is at that address.
+        Type::Struct(_) | Type::Array(..) | Type::String => {
             Ok(TExpr { kind: TKind::Offset(Box::new(addr), 0), ty, span: span.clone() })
         }
         _ => Err(CompileError::new("D_DEREF_VOID", span, "cannot dereference pointer to type void")),
