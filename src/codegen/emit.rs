@@ -83,6 +83,9 @@ pub(crate) struct ScratchLayout {
     pub json: usize,
     /// The buffer a whole translated struct is built in.
     pub translated: usize,
+    /// Clause-local scalars (stack slots) kept here while a firing goes on
+    /// in the next part of a chain, 8 bytes each.
+    pub chain_spill: usize,
     pub size: usize,
 }
 
@@ -111,7 +114,9 @@ impl ScratchLayout {
         let stack_buffer = alloca + 2 * program.alloca_bytes;
         let json = stack_buffer + if program.uses_stackdepth { STACK_BUFFER_BYTES } else { 0 };
         let translated = json + if program.uses_json { subr::JSON_SCRATCH_BYTES } else { 0 };
-        let size = translated + program.translated_struct_bytes.next_multiple_of(8);
+        let chain_spill = translated + program.translated_struct_bytes.next_multiple_of(8);
+        let scalars = program.clause_locals.iter().filter(|v| v.ty.by_reference_size(strsize).is_none()).count();
+        let size = chain_spill + 8 * scalars;
         ScratchLayout {
             launder,
             clause_locals,
@@ -124,6 +129,7 @@ impl ScratchLayout {
             stack_buffer,
             json,
             translated,
+            chain_spill,
             size,
         }
     }
@@ -188,6 +194,9 @@ struct Emitter<'a> {
     predicates: bool,
     /// Whether an earlier clause of the program may have called exit().
     exit_called: bool,
+    /// Where this program is in a chain of programs sharing one probe's
+    /// clauses.
+    chain: ChainPart,
     /// Keys being built while this one is (key buffer regions in use).
     key_depth: usize,
     scratch: ScratchLayout,
@@ -249,8 +258,32 @@ pub(crate) fn generate(
     error_clauses: &[usize],
     predicates: bool,
 ) -> Result<Vec<Insn>, CodegenError> {
+    generate_part(program, env, clauses, error_clauses, predicates, ChainPart::default())
+}
+
+/// Where a program is in a chain: a probe's clauses too much for the
+/// verifier in one program are split over programs that tail-call the
+/// next (`MapRef::Chain`), the firing going on where the last left off.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct ChainPart {
+    /// Earlier parts ran first in this firing: clause-local variables are
+    /// taken over, not started afresh, and an exit() there is heeded.
+    pub continued: bool,
+    /// The chain slot of the next part, tail-called at the end.
+    pub then: Option<u32>,
+}
+
+/// `generate` for one part of a chain.
+pub(crate) fn generate_part(
+    program: &Program,
+    env: &CodegenEnv,
+    clauses: &[usize],
+    error_clauses: &[usize],
+    predicates: bool,
+    chain: ChainPart,
+) -> Result<Vec<Insn>, CodegenError> {
     let generate_with = |with_scratch, with_ctx| {
-        generate_with(program, env, clauses, error_clauses, Parts { with_scratch, with_ctx, predicates })
+        generate_with(program, env, clauses, error_clauses, Parts { with_scratch, with_ctx, predicates, chain })
     };
     // Most programs need no string scratch; generating twice (microseconds)
     // spares them the lookup on every event.
@@ -286,6 +319,8 @@ fn references(insns: &[Insn], reg: Reg) -> usize {
 /// What a generated program includes besides its clauses' actions.
 #[derive(Clone, Copy)]
 struct Parts {
+    /// Its place in a chain of programs.
+    chain: ChainPart,
     /// The prologue loads the scratch area into r8.
     with_scratch: bool,
     /// The prologue loads the probe context into r7.
@@ -305,6 +340,9 @@ fn generate_with(
     e.prologue()?;
     for &c in clauses {
         e.clause(&program.clauses[c])?;
+    }
+    if let Some(slot) = e.chain.then {
+        e.tail_call_next(slot);
     }
     e.emit(mov_imm(R0, 0));
     e.emit(exit());
@@ -349,7 +387,7 @@ pub(crate) fn generate_guard(program: &Program, env: &CodegenEnv, clause: &Claus
         return None;
     }
     let guard = |with_scratch| -> Result<(Vec<Insn>, bool), CodegenError> {
-        let parts = Parts { with_scratch, with_ctx: false, predicates: true };
+        let parts = Parts { with_scratch, with_ctx: false, predicates: true, chain: ChainPart::default() };
         let mut e = Emitter::new(program, env, &[], parts);
         let (rule_out, go_on) = (e.new_label(), e.new_label());
         e.emit(mov(R6, R1));
@@ -386,7 +424,8 @@ impl<'a> Emitter<'a> {
             with_scratch: parts.with_scratch,
             with_ctx: parts.with_ctx,
             predicates: parts.predicates,
-            exit_called: false,
+            exit_called: parts.chain.continued,
+            chain: parts.chain,
             used_scratch: false,
             key_depth: 0,
             error_clauses,
@@ -509,7 +548,7 @@ impl<'a> Emitter<'a> {
         }
         // strtok(NULL, ...) has nothing to go on from until a strtok(s, ...)
         // of this firing.
-        if self.program.uses_strtok {
+        if self.program.uses_strtok && !self.chain.continued {
             self.used_scratch = true;
             if self.with_scratch {
                 self.emit(st_imm(Size::DW, R8, self.scratch.strtok_position as i16, -1));
@@ -517,18 +556,29 @@ impl<'a> Emitter<'a> {
         }
         // Clause-local variables start at 0 (or "") for each firing, shared by
         // the clauses of this probe as in DTrace. Strings live in the scratch map.
+        // A later part of a chain takes them over from the part before.
         let mut string_at = self.scratch.clause_locals;
+        let mut spilled = self.scratch.chain_spill;
         for v in &self.program.clause_locals {
             if let Some(bytes) = v.ty.by_reference_size(self.program.strsize) {
                 self.used_scratch = true;
-                if self.with_scratch {
+                if self.with_scratch && !self.chain.continued {
                     self.emit(st_imm(Size::B, R8, string_at as i16, 0));
                 }
                 self.clause_local_slots.push(string_at as i16);
                 string_at += bytes;
             } else {
                 let slot = self.alloc_slot(8)?;
-                self.emit(st_imm(Size::DW, FP, slot, 0));
+                if self.chain.continued {
+                    self.used_scratch = true;
+                    if self.with_scratch {
+                        self.emit(ldx(Size::DW, R0, R8, spilled as i16));
+                        self.emit(stx(Size::DW, FP, slot, R0));
+                    }
+                    spilled += 8;
+                } else {
+                    self.emit(st_imm(Size::DW, FP, slot, 0));
+                }
                 self.clause_local_slots.push(slot);
             }
         }
@@ -543,6 +593,27 @@ impl<'a> Emitter<'a> {
             self.bind(start);
         }
         Ok(())
+    }
+
+    /// Goes on to the chain's next part (slot `slot` of the chain map),
+    /// with the clause-local scalars kept in scratch memory for it; the
+    /// program's context is r6, as the prologue saved it.
+    fn tail_call_next(&mut self, slot: u32) {
+        let mut spilled = self.scratch.chain_spill;
+        for (i, v) in self.program.clause_locals.iter().enumerate() {
+            if v.ty.by_reference_size(self.program.strsize).is_none() {
+                self.used_scratch = true;
+                if self.with_scratch {
+                    self.emit(ldx(Size::DW, R0, FP, self.clause_local_slots[i]));
+                    self.emit(stx(Size::DW, R8, spilled as i16, R0));
+                }
+                spilled += 8;
+            }
+        }
+        self.emit(mov(R1, R6));
+        self.emit2(ld_map_fd(R2, MapRef::Chain));
+        self.emit(mov_imm(R3, slot as i32));
+        self.emit(call(Helper::TailCall));
     }
 
     fn clause(&mut self, clause: &Clause) -> Result<(), CodegenError> {

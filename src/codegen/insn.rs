@@ -121,6 +121,7 @@ pub(crate) enum Helper {
     GetCurrentTask = 35,
     GetStack = 67,
     GetPrandomU32 = 7,
+    TailCall = 12,
     ProbeWriteUser = 36,
     SendSignal = 109,
     ProbeReadUser = 112,

@@ -60,13 +60,16 @@ pub(crate) enum MapRef {
     SpecFree,
     SpecEnding,
     SpecStats,
+    /// The next part of a probe's clauses split over several programs
+    /// (a program array, one per program type).
+    Chain,
 }
 
 /// Roles with an index keep it in the low 16 bits of the symbol.
 const INDEX_BITS: u32 = 16;
 
 impl MapRef {
-    const FIXED: [MapRef; 20] = [
+    const FIXED: [MapRef; 21] = [
         MapRef::Ctx,
         MapRef::Events,
         MapRef::State,
@@ -87,6 +90,7 @@ impl MapRef {
         MapRef::DblErrors,
         MapRef::CpuInfo,
         MapRef::Psargs,
+        MapRef::Chain,
     ];
 
     /// The most thread-local variables, aggregations or associative arrays

@@ -38,6 +38,25 @@ pub(crate) struct Generated {
     pub key_buffer_size: usize,
     /// Thread-local variables are in task-local storage maps, not hash maps.
     pub task_storage: bool,
+    /// What the programs were generated for, to generate parts of a chain.
+    env: emit::CodegenEnv,
+    error_clauses: Vec<usize>,
+}
+
+impl Generated {
+    /// The program of `clauses`, one part of a chain of programs that share
+    /// a probe's clauses when one program of them all is too much for the
+    /// verifier (the runtime splits a list the kernel refused).
+    pub(crate) fn chain_part(
+        &self,
+        program: &Program,
+        clauses: &[usize],
+        chain: emit::ChainPart,
+    ) -> Result<Vec<Insn>, CodegenError> {
+        let insns = emit::generate_part(program, &self.env, clauses, &self.error_clauses, true, chain)?;
+        within_limits(&insns).map_err(CodegenError)?;
+        Ok(insns)
+    }
 }
 
 /// A clause split for joining with an entry program: `guard` goes in front
@@ -152,7 +171,8 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
             }
         }
     }
-    Ok(Generated { clauses_of, programs, guarded, scratch_size, key_buffer_size, task_storage: env.task_storage })
+    let task_storage = env.task_storage;
+    Ok(Generated { clauses_of, programs, guarded, scratch_size, key_buffer_size, task_storage, env, error_clauses })
 }
 
 /// "the N clauses enabled on P": the subject of errors about the one

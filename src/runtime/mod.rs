@@ -26,6 +26,7 @@ use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::codegen::maps::{patch_maps, MapRef};
 use crate::codegen::splice;
+use crate::codegen::emit::ChainPart;
 use crate::codegen::Generated;
 use crate::defs::layout::{self, core_skel};
 use crate::kallsyms::KernelSymbols;
@@ -57,6 +58,9 @@ pub(crate) struct Session {
     pub warnings: Vec<String>,
     _links: Vec<Link>,
     _programs: Vec<OwnedFd>,
+    /// Parts of clause lists split over several programs: a program array
+    /// is emptied when user space closes it.
+    _chains: Chains,
     /// What keeps the joined entry programs attached.
     _held: Vec<OwnedFd>,
     _maps: Vec<MapHandle>,
@@ -377,18 +381,14 @@ pub(crate) fn start(
     // A tail call needs caller and callee of one program type, so one clause
     // list may be loaded once per entry-program type.
     let mut programs = Vec::new();
+    let mut chains = Chains::default();
     let mut loaded: BTreeMap<(ClauseProgType, Vec<usize>), i32> = BTreeMap::new();
     let mut clause_program = |clauses: &[usize], prog_type: ClauseProgType| -> Result<i32> {
         if let Some(fd) = loaded.get(&(prog_type, clauses.to_vec())) {
             return Ok(*fd);
         }
-        let mut insns = generated
-            .programs
-            .get(clauses)
-            .with_context(|| format!("internal error: no program for clauses {clauses:?}"))?
-            .clone();
-        patch_maps(&mut insns, &|m| code_maps.fd(m)).map_err(anyhow::Error::msg)?;
-        let fd = load_program(prog_type, &insns).map_err(|e| match e {
+        let mut load = ClauseLoader { program, generated, code_maps: &code_maps, chains: &mut chains, prog_type };
+        let fd = load.clauses(clauses, ChainPart::default()).map_err(|e| match e {
             LoadError::TooComplex(why) => {
                 let probe = generated
                     .clauses_of
@@ -402,9 +402,11 @@ pub(crate) fn start(
                 } else {
                     ""
                 };
+                // The loader splits a list down to single clauses: one of
+                // those is what the verifier refused.
                 anyhow::anyhow!(
-                    "{} are too much for the kernel's verifier in one program ({why}): use fewer clauses on this probe{hint}",
-                    crate::codegen::clauses_enabled_on(clauses.len(), &probe),
+                    "a clause enabled on {probe} is too much for the kernel's verifier ({why}): \
+                     split its work over more clauses{hint}"
                 )
             }
             LoadError::Other(e) => e,
@@ -489,6 +491,7 @@ pub(crate) fn start(
         warnings,
         _links: links,
         _programs: programs,
+        _chains: chains,
         _held: held,
         _maps: code_maps.owned,
         aggregations: code_maps.aggregations,
@@ -723,9 +726,86 @@ enum LoadError {
     Other(anyhow::Error),
 }
 
+/// The chain maps: for each program type, the parts of clause lists split
+/// over several programs (a tail call needs caller and callee of one type).
+#[derive(Default)]
+struct Chains {
+    maps: BTreeMap<ClauseProgType, (MapHandle, u32)>,
+    /// The parts the maps hold, kept open with them.
+    parts: Vec<OwnedFd>,
+}
+
+impl Chains {
+    /// Most parts one program type's clause lists may be split into.
+    const SLOTS: u32 = 256;
+
+    fn fd(&self, prog_type: ClauseProgType) -> Option<i32> {
+        self.maps.get(&prog_type).map(|(map, _)| map.as_fd().as_raw_fd())
+    }
+
+    /// Puts a loaded part in its type's chain map; its slot.
+    fn add(&mut self, prog_type: ClauseProgType, part: OwnedFd) -> Result<u32, LoadError> {
+        let other = |e: libbpf_rs::Error| LoadError::Other(e.into());
+        if !self.maps.contains_key(&prog_type) {
+            let map = MapHandle::create(MapType::ProgArray, Some("dt_chain"), 4, 4, Self::SLOTS, &map_opts())
+                .map_err(other)?;
+            self.maps.insert(prog_type, (map, 0));
+        }
+        let (map, used) = self.maps.get_mut(&prog_type).expect("just created");
+        if *used == Self::SLOTS {
+            return Err(LoadError::Other(anyhow::anyhow!("more than {} program parts of one type", Self::SLOTS)));
+        }
+        let slot = *used;
+        map.update(&slot.to_ne_bytes(), &part.as_raw_fd().to_ne_bytes(), MapFlags::ANY).map_err(other)?;
+        *used += 1;
+        self.parts.push(part);
+        Ok(slot)
+    }
+}
+
+/// Loads the program of a probe's clauses. A list the verifier finds too
+/// much for one program is split in two, the first half tail-calling the
+/// second (each split again as needed), so that what DTrace runs runs
+/// here; one clause too much alone stays an error.
+struct ClauseLoader<'a> {
+    program: &'a Program,
+    generated: &'a Generated,
+    code_maps: &'a CodeMaps,
+    chains: &'a mut Chains,
+    prog_type: ClauseProgType,
+}
+
+impl ClauseLoader<'_> {
+    fn clauses(&mut self, clauses: &[usize], chain: ChainPart) -> Result<OwnedFd, LoadError> {
+        let mut insns = if chain.continued || chain.then.is_some() {
+            self.generated
+                .chain_part(self.program, clauses, chain)
+                .map_err(|e| LoadError::Other(anyhow::anyhow!("{}", e.0)))?
+        } else {
+            self.generated.programs.get(clauses).cloned().ok_or_else(|| {
+                LoadError::Other(anyhow::anyhow!("internal error: no program for clauses {clauses:?}"))
+            })?
+        };
+        let chain_fd = self.chains.fd(self.prog_type);
+        patch_maps(&mut insns, &|m| if m == MapRef::Chain { chain_fd } else { self.code_maps.fd(m) })
+            .map_err(|e| LoadError::Other(anyhow::Error::msg(e)))?;
+        match load_program(self.prog_type, &insns, clauses.len() > 1) {
+            Err(LoadError::TooComplex(_)) if clauses.len() > 1 => {
+                let (first, rest) = clauses.split_at(clauses.len() / 2);
+                let next = self.clauses(rest, ChainPart { continued: true, then: chain.then })?;
+                let slot = self.chains.add(self.prog_type, next)?;
+                self.clauses(first, ChainPart { continued: chain.continued, then: Some(slot) })
+            }
+            loaded => loaded,
+        }
+    }
+}
+
 /// Loads a generated program; on rejection, what the verifier's log
-/// says went wrong.
-fn load_program(kind: ClauseProgType, insns: &[Insn]) -> Result<OwnedFd, LoadError> {
+/// says went wrong. With `splittable`, a program too much for the
+/// verifier is said to be so without checking it again for the reason
+/// (its caller splits it; a second pass to the limit takes seconds).
+fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Result<OwnedFd, LoadError> {
     let prog_type = kind.prog_type;
     let name = CString::new("dt_clause").expect("no NUL");
     let license = CString::new("GPL").expect("no NUL");
@@ -755,6 +835,11 @@ fn load_program(kind: ClauseProgType, insns: &[Insn]) -> Result<OwnedFd, LoadErr
         if fd >= 0 {
             // SAFETY: the kernel just returned this descriptor to us.
             return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+        // E2BIG: a limit on the verifier's work (the program's own length
+        // is checked before it is generated).
+        if splittable && fd == -libc::E2BIG {
+            return Err(LoadError::TooComplex(String::new()));
         }
     }
     // commit()/discard() use compare-and-exchange, which kernels before

@@ -441,12 +441,21 @@ fn vtimestamp_of_a_thread_running_before_tracing_began() {
     let dir = std::env::temp_dir().join(format!("dtrace-vtime-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let flag = dir.join("go");
-    // Spins (stat() only, no sleeping) until the flag exists, then getppid().
+    // Spins (stat() only, no sleeping) until the flag exists, then getppid();
+    // says so once it spins, before tracing begins.
     let mut spinner = Command::new("python3")
-        .args(["-c", "import os, sys\nwhile not os.path.exists(sys.argv[1]): pass\nos.getppid()\n"])
+        .args([
+            "-c",
+            "import os, sys\nprint('spinning', flush=True)\nwhile not os.path.exists(sys.argv[1]): pass\nos.getppid()\n",
+        ])
         .arg(&flag)
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("python3");
+    let mut said = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(spinner.stdout.take().expect("stdout")), &mut said)
+        .expect("read");
+    assert_eq!(said, "spinning\n");
     let probe = format!("syscall::getppid:entry /pid == {}/ {{ printf(\"%d\\n\", vtimestamp / 1000000); }}", spinner.id());
     let mut t = Tracer::spawn(&["-qn", READY, "-n", &probe]);
     t.wait_for("ready");
@@ -455,7 +464,8 @@ fn vtimestamp_of_a_thread_running_before_tracing_began() {
     spinner.wait().expect("python3");
     let out = t.stop();
     std::fs::remove_dir_all(&dir).ok();
-    let ms: u64 = out.stdout.lines().find_map(|l| l.parse().ok()).unwrap_or_else(|| panic!("{}", out.stdout));
+    // The last getppid() is the one after the spinning.
+    let ms: u64 = out.stdout.lines().filter_map(|l| l.parse().ok()).last().unwrap_or_else(|| panic!("{}", out.stdout));
     // Spinning for the 300 ms since tracing began, less its share of a
     // loaded machine.
     assert!((30..5000).contains(&ms), "{}", out.stdout);
