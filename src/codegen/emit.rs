@@ -221,13 +221,15 @@ struct ClauseState {
     fault_used: bool,
     /// Number (from 1) of the action being emitted, for fault messages.
     action: u32,
-    /// In a clause that speculates: the stack slot set when speculate()
-    /// refused the record, which is then dropped at the clause's end.
-    speculation_dropped: Option<i16>,
+    /// Whether the clause speculates into its record.
+    speculates: bool,
+    /// The clause's end, where a clause abandoned after its record was
+    /// released goes.
+    end: Label,
 }
 
 impl ClauseState {
-    fn new(epid: u32, fault: Label, early_fault: Label) -> ClauseState {
+    fn new(epid: u32, fault: Label, early_fault: Label, end: Label) -> ClauseState {
         ClauseState {
             epid,
             fault,
@@ -236,7 +238,8 @@ impl ClauseState {
             reserved: false,
             fault_used: false,
             action: 0,
-            speculation_dropped: None,
+            speculates: false,
+            end,
         }
     }
 }
@@ -397,7 +400,7 @@ pub(crate) fn generate_guard(program: &Program, env: &CodegenEnv, clause: &Claus
             e.jump(jmp_imm(Cond::Eq, R0, 0, 0), rule_out);
             e.emit(mov(R8, R0));
         }
-        e.clause = Some(ClauseState::new(clause.epid, e.new_label(), e.new_label()));
+        e.clause = Some(ClauseState::new(clause.epid, e.new_label(), e.new_label(), rule_out));
         e.jump_unless(predicate, rule_out)?;
         let state = e.clause.take().ok_or_else(|| CodegenError("internal error: no clause".into()))?;
         if state.fault_used || state.early_fault_used {
@@ -621,7 +624,7 @@ impl<'a> Emitter<'a> {
         let fault = self.new_label();
         let early_fault = self.new_label();
         let saved_stack = self.stack_top;
-        self.clause = Some(ClauseState::new(clause.epid, fault, early_fault));
+        self.clause = Some(ClauseState::new(clause.epid, fault, early_fault, end));
         // After an exit() (of an earlier clause of this firing, or another
         // CPU's) a clause does not run, as DTrace skips a probe's later
         // enablings once it is draining.
@@ -647,16 +650,9 @@ impl<'a> Emitter<'a> {
                 self.timestamp();
                 self.emit(stx(Size::DW, R9, layout::HDR_TIMESTAMP as i16, R0));
             }
-            let dropped = if clause.speculates {
-                let slot = self.alloc_slot(8)?;
-                self.emit(st_imm(Size::DW, FP, slot, 0));
-                Some(slot)
-            } else {
-                None
-            };
             if let Some(c) = self.clause.as_mut() {
                 c.reserved = true;
-                c.speculation_dropped = dropped;
+                c.speculates = clause.speculates;
             }
         }
         // DTrace numbers every statement of a clause as an action, from 1.
@@ -668,16 +664,6 @@ impl<'a> Emitter<'a> {
         }
         let state = self.clause.ok_or_else(|| CodegenError("internal error: no clause".into()))?;
         if clause.records {
-            let submit = self.new_label();
-            if let Some(dropped) = state.speculation_dropped {
-                self.emit(ldx(Size::DW, R1, FP, dropped));
-                self.jump(jmp_imm(Cond::Eq, R1, 0, 0), submit);
-                self.emit(mov(R1, R9));
-                self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
-                self.emit(call(Helper::RingbufDiscard));
-                self.jump(ja(0), end);
-            }
-            self.bind(submit);
             self.emit(mov(R1, R9));
             self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
             self.emit(call(Helper::RingbufSubmit));

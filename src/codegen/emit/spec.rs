@@ -104,14 +104,16 @@ impl Emitter<'_> {
     }
 
     /// Tags the clause's record with speculation r0 if it is active and has
-    /// room for the record (else counts a speculative drop); otherwise marks
-    /// the record to be dropped when the clause ends.
+    /// room for the record (else counts a speculative drop). Otherwise the
+    /// record is dropped and the rest of the clause with it, as DTrace's
+    /// probe loop stops at a speculation it cannot write (the clause's
+    /// variable updates do not happen: tst.SpecSizeVariations1).
     fn speculate(&mut self) -> Result<(), CodegenError> {
         let state = self.clause.ok_or_else(|| CodegenError("internal error: speculate outside a clause".into()))?;
-        let Some(dropped) = state.speculation_dropped else {
+        if !state.speculates {
             // A clause that records nothing has nothing to speculate.
             return Ok(());
-        };
+        }
         let record_size = self.program.clauses[state.epid as usize - 1].record_size;
         let (refuse, full, done) = (self.new_label(), self.new_label(), self.new_label());
         self.spec_entry_from(R0, refuse)?;
@@ -129,7 +131,10 @@ impl Emitter<'_> {
         self.bind(full);
         self.count_in(MapRef::SpecStats, layout::SPEC_STATS_DROPS as i16);
         self.bind(refuse);
-        self.emit(st_imm(Size::DW, FP, dropped, 1));
+        self.emit(mov(R1, R9));
+        self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+        self.emit(call(Helper::RingbufDiscard));
+        self.jump(ja(0), state.end);
         self.bind(done);
         Ok(())
     }
