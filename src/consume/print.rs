@@ -101,6 +101,14 @@ impl Printer<'_> {
                 self.line.extend(text.as_bytes());
             }
             PrintKind::Int { size, .. } => self.hex(at, *size),
+            PrintKind::Enum { size, enumerators } => {
+                let raw = self.read(at, *size);
+                let value = if *size < 8 { ((raw << (64 - 8 * size)) as i64) >> (64 - 8 * size) } else { raw as i64 };
+                match enumerators.iter().find(|(v, _)| *v == value) {
+                    Some((_, name)) => self.line.extend_from_slice(name.as_bytes()),
+                    None => self.line.extend(value.to_string().as_bytes()),
+                }
+            }
             PrintKind::Pointer => self.hex(at, 8),
             PrintKind::String => {
                 let bytes = self.data.get(at..).unwrap_or_default();

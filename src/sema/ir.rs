@@ -186,6 +186,11 @@ pub(crate) enum PrintKind {
         char: bool,
     },
     Pointer,
+    /// An enum of `size` bytes: its enumerator's name, else its number.
+    Enum {
+        size: usize,
+        enumerators: Vec<(i64, String)>,
+    },
     /// A D string (top-level only).
     String,
     Array {

@@ -68,6 +68,19 @@ impl KernelBtf {
     }
 
     /// `struct name` (or `union name`) of the running kernel.
+    /// The enumerators of the kernel's `enum name`, by value.
+    pub(crate) fn enumerators(&mut self, name: &str) -> Option<Vec<(i64, String)>> {
+        let btf = self.btf().ok()?;
+        let types = btf.resolve_types_by_name(name).ok()?;
+        let e = types.iter().find_map(|t| match t {
+            btf_rs::Type::Enum(e) => Some(e),
+            _ => None,
+        })?;
+        let signed = e.is_signed();
+        let value = |v: u32| if signed { i64::from(v as i32) } else { i64::from(v) };
+        Some(e.members.iter().filter_map(|m| Some((value(m.val()), btf.resolve_name(m).ok()?))).collect())
+    }
+
     pub(crate) fn record(&mut self, name: &str, union: bool) -> Result<Option<Rc<Record>>, String> {
         if let Some(r) = self.records.get(&(name.to_string(), union)) {
             return Ok(Some(r.clone()));
@@ -432,7 +445,10 @@ fn d_type(btf: &Btf, t: &btf_rs::Type) -> Option<Type> {
     let t = strip(btf, t.clone())?;
     Some(match &t {
         btf_rs::Type::Int(i) => int_type(i.size(), i.is_signed(), type_name),
-        btf_rs::Type::Enum(_) => Type::Int { size: 4, signed: false, name: "enum" },
+        btf_rs::Type::Enum(e) => {
+            let name = btf.resolve_name(e).ok().filter(|n| !n.is_empty());
+            Type::Int { size: 4, signed: false, name: name.map_or("enum", |n| intern(format!("enum {n}"))) }
+        }
         btf_rs::Type::Ptr(p) => Type::Pointer(Box::new(pointee(btf, p))),
         btf_rs::Type::Struct(s) | btf_rs::Type::Union(s) => {
             let union = matches!(t, btf_rs::Type::Union(_));
@@ -479,7 +495,7 @@ fn int_type(size: usize, signed: bool, typedef: Option<String>) -> Type {
 
 /// A kernel type name as the `&'static str` D types carry: each distinct
 /// name is leaked once (a script names few).
-fn intern(name: String) -> &'static str {
+pub(crate) fn intern(name: String) -> &'static str {
     static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
     let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     if let Some(known) = names.get(name.as_str()) {

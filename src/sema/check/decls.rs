@@ -20,8 +20,11 @@ use crate::provider::ProbeArg;
 pub(super) struct Declared {
     typedefs: HashMap<String, Type>,
     records: HashMap<(String, bool), Rc<Record>>,
-    /// Enumerators: `enum e { A, B = 5 }` declares A = 0 and B = 5.
-    constants: HashMap<String, i64>,
+    /// Enumerators: `enum e { A, B = 5 }` declares A = 0 and B = 5, of
+    /// type `enum e` (an int).
+    constants: HashMap<String, (i64, Type)>,
+    /// Each named enum's enumerators by value, by its type's name (`enum e`).
+    enums: HashMap<&'static str, Vec<(i64, String)>>,
     inlines: HashMap<String, Inline>,
     translators: Vec<Translator>,
     /// Translator members being checked (a member defined through itself
@@ -291,8 +294,16 @@ impl Checker<'_> {
         Ok((laid_out, bits_used.div_ceil(8), align))
     }
 
-    /// An enum type; a body declares its enumerators as integer constants.
+    /// An enum type; a body declares its enumerators as integer constants
+    /// of it. A named enum is an int named `enum e` (print() shows its
+    /// values by name); a reference names a D enum or the kernel's.
     pub(super) fn enum_type(&mut self, spec: &ast::EnumSpec) -> Result<Type> {
+        let ty = match &spec.name {
+            Some(name) => Type::Int { size: 4, signed: true, name: crate::sema::kernel_btf::intern(format!("enum {name}")) },
+            None => Type::INT,
+        };
+        let Type::Int { name: type_name, .. } = ty else { unreachable!("an enum is an int") };
+        let mut enumerators = Vec::new();
         let mut next = 0i64;
         for (name, value, span) in spec.values.iter().flatten() {
             if let Some(value) = value {
@@ -328,10 +339,22 @@ impl Checker<'_> {
             if self.declared.constants.contains_key(name) || builtin(name).is_some() {
                 return Err(CompileError::new("D_DECL_IDRED", span, format!("identifier redeclared: {name}")));
             }
-            self.declared.constants.insert(name.clone(), next);
+            self.declared.constants.insert(name.clone(), (next, ty.clone()));
+            enumerators.push((next, name.clone()));
             next += 1;
         }
-        Ok(Type::INT)
+        if spec.values.is_some() && spec.name.is_some() {
+            self.declared.enums.insert(type_name, enumerators);
+        }
+        Ok(ty)
+    }
+
+    /// The enumerators of an enum type (D's or the kernel's), for print().
+    pub(super) fn enumerators(&mut self, type_name: &str) -> Option<Vec<(i64, String)>> {
+        if let Some(known) = self.declared.enums.get(type_name) {
+            return Some(known.clone());
+        }
+        self.kernel_btf.enumerators(type_name.strip_prefix("enum ")?)
     }
 
     /// An integer constant expression (enumerator values, array sizes).
@@ -442,8 +465,8 @@ impl Checker<'_> {
 
     /// The value of the enumerator or inline `name` (see `declares_value`).
     pub(super) fn declared_value(&mut self, name: &str, span: &Span) -> Result<TExpr> {
-        if let Some(&v) = self.declared.constants.get(name) {
-            return Ok(TExpr { kind: TKind::Int(v as u64), ty: Type::INT, span: span.clone() });
+        if let Some((v, ty)) = self.declared.constants.get(name) {
+            return Ok(TExpr { kind: TKind::Int(*v as u64), ty: ty.clone(), span: span.clone() });
         }
         let inline = &self.declared.inlines[name];
         if !inline.params.is_empty() {

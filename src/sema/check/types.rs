@@ -86,6 +86,10 @@ impl Checker<'_> {
     /// member of a struct (nested structs included, pointers not followed).
     pub(super) fn print_node(&mut self, ty: &Type, span: &Span) -> Result<PrintNode> {
         let kind = match ty {
+            Type::Int { size, name, .. } if name.starts_with("enum ") => match self.enumerators(name) {
+                Some(enumerators) => PrintKind::Enum { size: *size as usize, enumerators },
+                None => PrintKind::Int { size: *size as usize, char: false },
+            },
             Type::Int { size, signed, name } => {
                 PrintKind::Int { size: *size as usize, char: *size == 1 && *signed && name.ends_with("char") }
             }
