@@ -45,6 +45,8 @@ pub(crate) struct KernelBtf {
     /// Kernel functions by name, indexed in one pass over BTF the first
     /// time a function is asked about (fbt probes name many).
     functions: Option<HashMap<String, u32>>,
+    /// Functions looked up without the index so far (`function_id`).
+    function_scans: u32,
     /// The in-memory copy mapped when sysfs cannot be mapped directly.
     _copy: Option<std::fs::File>,
 }
@@ -284,11 +286,26 @@ impl KernelBtf {
             let btf_rs::Type::FuncProto(proto) = btf.resolve_chained_type(&ptr).ok()? else { return None };
             return Some((0, proto));
         }
-        let id = *self.functions().get(name)?;
+        let id = self.function_id(name)?;
         let btf = self.btf().ok()?;
         let btf_rs::Type::Func(func) = btf.resolve_type_by_id(id).ok()? else { return None };
         let btf_rs::Type::FuncProto(proto) = btf.resolve_chained_type(&func).ok()? else { return None };
         Some((id, proto))
+    }
+
+    /// The BTF ID of kernel function `name`. The first few are found by a
+    /// scan of the types (a script names few functions); an index of them
+    /// all (megabytes of names) is built only for a script that asks for
+    /// many, as a wildcard over thousands of functions does.
+    fn function_id(&mut self, name: &str) -> Option<u32> {
+        const SCANS: u32 = 4;
+        if self.functions.is_none() && self.function_scans < SCANS {
+            self.function_scans += 1;
+            let btf = self.btf().ok()?;
+            let ids = btf.resolve_ids_by_name(name).ok()?;
+            return ids.into_iter().find(|id| matches!(btf.resolve_type_by_id(*id), Ok(btf_rs::Type::Func(_))));
+        }
+        self.functions().get(name).copied()
     }
 
     /// Every kernel function BTF describes, by name.
