@@ -178,7 +178,7 @@ impl Checker<'_> {
         // Positions in bits, for bit-fields; C's (GCC's) layout: a bit-field
         // shares its type's storage unit with the bits before it when it fits.
         let (mut bits_used, mut align) = (0usize, 1usize);
-        for m in members {
+        for (i, m) in members.iter().enumerate() {
             let base = match self.type_spec(&m.spec, &m.span) {
                 // A struct no one declared is incomplete here, as DTrace
                 // declares it forward (struct/err.D_DECL_INCOMPLETE.simple).
@@ -196,7 +196,14 @@ impl Checker<'_> {
                 }
                 other => other?,
             };
-            let ty = self.declarator_type(base, &m.declarator.ops, &m.span)?;
+            let ty = match m.declarator.ops.split_first() {
+                // C's flexible array member (`uint64_t e3[];`, last): no
+                // bytes of its own, indexed past the struct's end.
+                Some((ast::DeclOp::Array(None), outer)) if i + 1 == members.len() && !union => {
+                    Type::Array(Box::new(self.declarator_type(base, outer, &m.span)?), 0)
+                }
+                _ => self.declarator_type(base, &m.declarator.ops, &m.span)?,
+            };
             if let Type::Struct(r) = &ty {
                 if r.body == RecordBody::Forward {
                     return Err(CompileError::new(
