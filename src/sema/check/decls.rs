@@ -381,8 +381,16 @@ impl Checker<'_> {
     pub(super) fn declarator_type(&mut self, base: Type, ops: &[ast::DeclOp], span: &Span) -> Result<Type> {
         let mut ty = base;
         // Operators are listed from the name outwards, so the last applies first.
-        for op in ops.iter().rev() {
+        let mut ops = ops.iter().rev().peekable();
+        while let Some(op) = ops.next() {
             ty = match op {
+                // A pointer to a function (`void (*g)();`, a struct member):
+                // D cannot call it, so it is an address, as BTF's are read.
+                ast::DeclOp::Function(params) if matches!(ops.peek(), Some(ast::DeclOp::Pointer)) => {
+                    self.function_prototype(params)?;
+                    ops.next();
+                    Type::Pointer(Box::new(Type::Void))
+                }
                 ast::DeclOp::Pointer => Type::Pointer(Box::new(ty)),
                 ast::DeclOp::Array(Some(len)) => {
                     let len = self.constant_value(len)?;
