@@ -131,6 +131,7 @@ pub(crate) fn compile(
             defaultargs: options.defaultargs,
             stackframes: options.stackframes,
             ustackframes: options.ustackframes,
+            jstackframes: options.jstackframes,
             maxframes: options.maxframes,
             scratchsize: options.scratchsize,
             empty: options.empty,

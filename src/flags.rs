@@ -108,6 +108,8 @@ pub(crate) struct Options {
     pub flowindent: bool,
     /// Frames ustack() keeps (ustackframes; at most the kernel's 127).
     pub ustackframes: u32,
+    /// Frames jstack() keeps (jstackframes).
+    pub jstackframes: u32,
     /// Frames stack() keeps when not given a count (stackframes).
     pub stackframes: u32,
     /// RLIMIT_MEMLOCK for BPF maps and programs (lockmem; None: libbpf's
@@ -247,6 +249,7 @@ impl Default for Options {
             specsize: 32 << 10,
             flowindent: false,
             ustackframes: 100,
+            jstackframes: 50,
             stackframes: 20,
             lockmem: None,
             maxframes: u32::from(crate::sema::ir::ustack_value::MAX_FRAMES),
@@ -375,8 +378,7 @@ const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("encoding", "no DOF is written (-G writes an ELF object)"),
     ("grabanon", "there is no anonymous tracing on Linux"),
     ("iregs", "BPF programs have no DIF registers to size"),
-    ("jstackframes", "jstack() is not supported"),
-    ("jstackstrsize", "jstack() is not supported"),
+    ("jstackstrsize", "jstack() annotates no Java frames here (it is ustack())"),
     ("ld_path", "-G writes its object without a linker"),
     ("ldpath", "-G writes its object without a linker"),
     ("libdir", "only the built-in D library is loaded"),
@@ -573,6 +575,7 @@ impl Options {
             }
             "maxframes" => self.maxframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
             "ustackframes" => self.ustackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
+            "jstackframes" => self.jstackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
             "stackindent" => {
                 self.stackindent = usize::try_from(number()?).ok().filter(|v| *v <= 1024).ok_or_else(bad)?
             }

@@ -873,6 +873,7 @@ pub(crate) mod testing {
                 defaultargs: false,
                 stackframes: 20,
                 ustackframes: 100,
+                jstackframes: 50,
                 maxframes: 127,
                 scratchsize: 4096,
                 empty: false,

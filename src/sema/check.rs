@@ -50,6 +50,8 @@ pub(crate) struct CheckOptions<'a> {
     pub stackframes: u32,
     /// Frames of a ustack() given no count (ustackframes).
     pub ustackframes: u32,
+    /// Frames of a jstack() given no count (jstackframes).
+    pub jstackframes: u32,
     /// Most frames of any stack()/ustack() (maxframes).
     pub maxframes: u32,
     /// Bytes of alloca() and copyin() memory per clause (scratchsize).
@@ -377,9 +379,9 @@ impl<'a> Checker<'a> {
             Scope::Thread => true,
             Scope::Clause => {
                 return Err(CompileError::new(
-                    "D_DECL_CLASS",
+                    "D_DECL_LOCASSC",
                     span,
-                    format!("associative arrays may not be declared as clause-local: {name}"),
+                    format!("associative arrays may not be declared as local variables: {name}"),
                 ))
             }
         };
@@ -398,9 +400,17 @@ impl<'a> Checker<'a> {
         if thread_local {
             columns.push(KeyColumn { ty: Type::Int { size: 4, signed: true, name: "id_t" }, bytes: 8 });
         }
-        for key in keys {
+        for (i, key) in keys.iter().enumerate() {
             let ty = self.type_name(key)?;
             let bytes = match ty {
+                // dt_decl_prototype of an array's tuple.
+                Type::Void => {
+                    return Err(CompileError::new(
+                        "D_DECL_PROTO_TYPE",
+                        &key.span,
+                        format!("array prototype may not use parameter of type void: (anonymous), parameter #{}", i + 1),
+                    ))
+                }
                 Type::String => var_bytes(&Type::String, self.opts.strsize),
                 Type::Int { .. } | Type::Pointer(_) => 8,
                 _ => {

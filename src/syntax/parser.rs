@@ -595,6 +595,24 @@ impl<'a> Parser<'a> {
                             self.bump()?;
                         }
                         Struct | Union | Enum => {
+                            // `unsigned struct s`, `long struct s`: the
+                            // attributes need an integer (dt_decl_check).
+                            let attribute = |w: &[&str]| words.iter().any(|x| w.contains(&x.as_str()));
+                            if named.is_none() && tagged.is_none() && attribute(&["signed", "unsigned"]) {
+                                return Err(ParseError::new(
+                                    token.span.clone(),
+                                    "D_DECL_SIGNINT",
+                                    "invalid type declaration: signed and unsigned may only be used with integer type",
+                                ));
+                            }
+                            if named.is_none() && tagged.is_none() && attribute(&["long"]) {
+                                return Err(ParseError::new(
+                                    token.span.clone(),
+                                    "D_DECL_LONGINT",
+                                    "invalid type declaration: long and long long may only be used with integer or \
+                                     floating-point type",
+                                ));
+                            }
                             // `struct a { ... } struct b { ... };`: a missing
                             // `;` makes one declaration of two types.
                             if !nothing_yet {
@@ -814,9 +832,27 @@ impl<'a> Parser<'a> {
         }
         loop {
             let start = self.peek_start()?;
-            let (_, spec) = self.parse_decl_specifiers(true)?;
+            let (class, spec) = self.parse_decl_specifiers(true)?;
+            // dt_decl_pop_param: a parameter's storage class may only be
+            // register (or none).
+            if class.is_some_and(|c| c != StorageClass::Register) {
+                return Err(ParseError::new(
+                    start..self.prev_end,
+                    "D_DECL_PARMCLASS",
+                    "inappropriate storage class for function or associative array parameter",
+                ));
+            }
             let declarator = self.parse_declarator(DeclaratorKind::Either)?;
             let span = self.span_from(start);
+            // dt_decl_prototype: `void` stands alone, without a name.
+            let void = matches!(&spec, TypeSpec::Builtin { words, .. } if words.len() == 1 && words[0] == "void");
+            if let (true, true, Some(name)) = (void, declarator.ops.is_empty(), &declarator.name) {
+                return Err(ParseError::new(
+                    span,
+                    "D_DECL_PROTO_NAME",
+                    format!("void parameter may not have a name: {name}"),
+                ));
+            }
             params.push((TypeName { spec, ops: declarator.ops, span }, declarator.name));
             if !self.eat(Punct::Comma)? {
                 break;

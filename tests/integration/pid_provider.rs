@@ -202,6 +202,10 @@ fn ustack_in_a_syscall_probe_of_the_target() {
     let out = run(&["-qn", r#"syscall::write:entry /pid == $target/ { @[ustack(2)] = count(); }"#, "-c", "echo hello"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert!(out.stdout.lines().any(|l| l.trim_start().starts_with("libc.so.6`")), "{}", out.stdout);
+    // jstack() is ustack() where no Java VM annotates frames.
+    let out = run(&["-qn", r#"syscall::write:entry /pid == $target/ { jstack(); }"#, "-c", "echo hello"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.lines().any(|l| l.trim_start().starts_with("libc.so.6`")), "{}", out.stdout);
 }
 
 #[test]

@@ -157,6 +157,12 @@ impl Checker<'_> {
             });
         }
         let ExprKind::Str(fmt) = &args[0].kind else {
+            // The prototype wants a string (printf(1): D_PROTO_ARG); a
+            // string it cannot read at compile time is not a format.
+            let first = self.expr(&args[0])?;
+            if first.ty != Type::String {
+                return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, name, 1, "string", &first.ty.name()));
+            }
             return Err(CompileError::new(
                 "D_PRINTF_ARG_FMT",
                 &args[0].span,
@@ -301,7 +307,11 @@ impl Checker<'_> {
                 }
                 let e = self.expr(&args[0])?;
                 if e.ty == Type::Void {
-                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "trace", 1, "@", "void"));
+                    return Err(CompileError::new(
+                        "D_TRACE_VOID",
+                        &args[0].span,
+                        "trace( ) may not be applied to a void expression",
+                    ));
                 }
                 if let Type::Struct(_) | Type::Array(..) = e.ty {
                     copy_fits("a trace( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
@@ -318,6 +328,13 @@ impl Checker<'_> {
                     ));
                 }
                 let e = char_array(self.expr(&args[0])?);
+                if e.ty == Type::Void {
+                    return Err(CompileError::new(
+                        "D_PRINT_VOID",
+                        &args[0].span,
+                        "print( ) may not be applied to a void expression",
+                    ));
+                }
                 let node = self.print_node(&e.ty, &args[0].span)?;
                 if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
                     copy_fits("a print( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
@@ -355,7 +372,7 @@ impl Checker<'_> {
             "tracemem" => self.tracemem(name_span, args)?,
             "printm" => self.printm(name_span, args)?,
             "stack" => {
-                let id = self.stack(name, name_span, args, span)?;
+                let id = self.stack(name, args, span)?;
                 (RecordKind::Stack, ActionKind::Record(vec![id]))
             }
             // As a statement, func() and its kin trace the symbol.
@@ -363,8 +380,9 @@ impl Checker<'_> {
                 let symbol = self.symbol(name, name_span, args, span)?;
                 (RecordKind::Trace, ActionKind::Record(vec![symbol]))
             }
-            "ustack" => {
-                let id = self.ustack(name, name_span, args, span)?;
+            // jstack() is ustack() where no Java VM annotates frames.
+            "ustack" | "jstack" => {
+                let id = self.ustack(name, args, span)?;
                 (RecordKind::Stack, ActionKind::Record(vec![id]))
             }
             "trunc" => {
@@ -526,8 +544,8 @@ impl Checker<'_> {
     }
 
     /// stack(), stack(n): the kernel stack, `n` frames or stackframes'.
-    pub(super) fn stack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
-        self.arity(name, name_span, args, 0, 1)?;
+    pub(super) fn stack(&mut self, name: &str, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        too_many_stack_args(name, args, 1, "D_STACK_PROTO")?;
         let frames = self.stack_depth(args.first(), self.opts.stackframes, "D_STACK_SIZE", "stack")?;
         self.program.stack_depths.insert(frames);
         Ok(TExpr { kind: TKind::StackId(frames), ty: Type::Stack, span: span.clone() })
@@ -548,9 +566,10 @@ impl Checker<'_> {
     /// `ustack([nframes[, strsize]])`: the user stack, `nframes` frames or
     /// ustackframes'; strsize (for Java frames in DTrace) is accepted and
     /// unused.
-    pub(super) fn ustack(&mut self, name: &str, name_span: &Span, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
-        self.arity(name, name_span, args, 0, 2)?;
-        let frames = self.stack_depth(args.first(), self.opts.ustackframes, "D_USTACK_FRAMES", "ustack")?;
+    pub(super) fn ustack(&mut self, name: &str, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
+        too_many_stack_args(name, args, 2, "D_USTACK_PROTO")?;
+        let default = if name == "jstack" { self.opts.jstackframes } else { self.opts.ustackframes };
+        let frames = self.stack_depth(args.first(), default, "D_USTACK_FRAMES", name)?;
         if let Some(arg) = args.get(1) {
             if self.integer_constant(arg).is_none_or(|n| n < 0) {
                 return Err(CompileError::new(
@@ -613,8 +632,8 @@ impl Checker<'_> {
         span: &Span,
     ) -> Result<TExpr> {
         match name {
-            "stack" => self.stack(name, name_span, args, span),
-            "ustack" => self.ustack(name, name_span, args, span),
+            "stack" => self.stack(name, args, span),
+            "ustack" | "jstack" => self.ustack(name, args, span),
             _ if SymbolKind::of_function(name).is_some() => self.symbol(name, name_span, args, span),
             "progenyof" => {
                 self.arity(name, name_span, args, 1, 1)?;
@@ -823,7 +842,7 @@ impl Checker<'_> {
 /// Actions that are values too: stack(), ustack() and the symbol
 /// functions record what they name as a statement, and give it as a value.
 pub(super) fn is_value_action(name: &str) -> bool {
-    matches!(name, "stack" | "ustack") || SymbolKind::of_function(name).is_some()
+    matches!(name, "stack" | "ustack" | "jstack") || SymbolKind::of_function(name).is_some()
 }
 
 /// Whether `name` is an action (a statement, not a value).
@@ -866,6 +885,18 @@ pub(super) fn is_action(name: &str) -> bool {
             | "umod"
             | "uaddr"
     )
+}
+
+/// dt_action_stack and dt_action_ustack count their own arguments.
+fn too_many_stack_args(name: &str, args: &[ast::Expr], max: usize, tag: &'static str) -> Result<()> {
+    match args.get(max) {
+        Some(extra) => Err(CompileError::new(
+            tag,
+            &extra.span,
+            format!("{name}( ) prototype mismatch: too many arguments"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// How many arguments an action takes (its prototype's count).

@@ -18,11 +18,12 @@ impl Checker<'_> {
         span: &Span,
     ) -> Result<(RecordKind, ActionKind)> {
         let (format, aggs) = match args.first().map(|a| &a.kind) {
+            // Its prototype takes at least one argument (printa(@...)).
             None => {
                 return Err(CompileError::new(
-                    "D_PRINTA_PROTO",
+                    "D_PROTO_LEN",
                     name_span,
-                    "printa( ) prototype mismatch: 0 args passed, 1 expected",
+                    "printa( ) prototype mismatch: 0 args passed, at least 1 expected",
                 ))
             }
             Some(ExprKind::Str(fmt)) => {

@@ -392,10 +392,22 @@ impl Checker<'_> {
                     Type::Pointer(Box::new(Type::Void))
                 }
                 ast::DeclOp::Pointer => Type::Pointer(Box::new(ty)),
+                // dt_decl_array's checks, in its order.
                 ast::DeclOp::Array(Some(len)) => {
+                    if ty == Type::Void {
+                        return Err(CompileError::new("D_DECL_VOIDOBJ", span, "cannot declare array of void"));
+                    }
                     let len = self.constant_value(len)?;
                     if len <= 0 {
-                        return Err(CompileError::new("D_DECL_ARRSUB", span, "array dimension must be positive"));
+                        return Err(CompileError::new(
+                            "D_DECL_ARRSUB",
+                            span,
+                            "positive integral constant expression or tuple signature expected as array declaration \
+                             subscript",
+                        ));
+                    }
+                    if len > i64::from(u32::MAX) {
+                        return Err(CompileError::new("D_DECL_ARRBIG", span, "array dimension too big"));
                     }
                     Type::Array(Box::new(ty), len as usize)
                 }

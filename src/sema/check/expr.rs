@@ -564,6 +564,23 @@ impl Checker<'_> {
                 return self.inline_call(name, keys, &span);
             }
             ExprKind::Index(base, keys) if !self.names_assoc_array(base) => {
+                // A tuple index on a variable that is no associative array
+                // (dt_cook_op2's D_ARR_BADREF).
+                if keys.len() > 1 {
+                    let named = match &base.kind {
+                        ExprKind::Ident(n) => Some(format!("scalar {n}")),
+                        ExprKind::SelfVar(n) => Some(format!("scalar self->{n}")),
+                        ExprKind::ThisVar(n) => Some(format!("scalar this->{n}")),
+                        _ => None,
+                    };
+                    if let Some(named) = named {
+                        return Err(CompileError::new(
+                            "D_ARR_BADREF",
+                            &span,
+                            format!("cannot access {named} as an associative array"),
+                        ));
+                    }
+                }
                 let base = self.expr(base)?;
                 let base = self.char_array(base);
                 if pointee(&base.ty).is_none() {

@@ -233,6 +233,14 @@ fn check_specifier_words(words: &[&str], span: &Span) -> Result<()> {
     let count = |w: &str| words.iter().filter(|x| **x == w).count();
     let bases = ["char", "int", "void", "float", "double"].iter().map(|b| count(b)).sum::<usize>();
     let combo = || CompileError::new("D_DECL_COMBO", span, "invalid type combination");
+    let attributes = ["short", "long", "signed", "unsigned"].iter().map(|a| count(a)).sum::<usize>();
+    if bases == 1 && count("void") == 1 && attributes > 0 {
+        return Err(CompileError::new(
+            "D_DECL_VOIDATTR",
+            span,
+            "invalid type declaration: attributes may not be used with void type",
+        ));
+    }
     if bases > 1 || (count("signed") > 0 && count("unsigned") > 0) || (count("void") > 0 && words.len() > 1) {
         return Err(combo());
     }

@@ -1,0 +1,1 @@
+this int a[int];

@@ -1,0 +1,3 @@
+long struct s {
+	int i;
+};

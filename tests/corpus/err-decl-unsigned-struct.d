@@ -1,0 +1,3 @@
+unsigned struct s {
+	int i;
+};

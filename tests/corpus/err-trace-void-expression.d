@@ -1,0 +1,1 @@
+BEGIN { trace(trace(1)); }
