@@ -92,7 +92,8 @@ pub(crate) fn compile(
                 return Err(format!("invalid probe specifier {given}: {why}"));
             }
         };
-        let ast = syntax::parse(&text, &is_type).map_err(|e| {
+        let parse = if matches!(source, ProgramSource::Script(_)) { syntax::parse_script } else { syntax::parse };
+        let ast = parse(&text, &is_type).map_err(|e| {
             format_error(
                 source,
                 &text,

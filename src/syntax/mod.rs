@@ -51,6 +51,15 @@ pub fn parse(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<ast::Program, 
     parser::Parser::new(src, is_type).parse_program()
 }
 
+/// `parse` for a script file (-s): a probe description there must be
+/// followed by a predicate or actions, as DTrace's grammar requires of
+/// file input.
+pub fn parse_script(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<ast::Program, ParseError> {
+    let mut parser = parser::Parser::new(src, is_type);
+    parser.script_file = true;
+    parser.parse_program()
+}
+
 /// 1-based line number of a byte offset, for messages. Offsets past the end
 /// count as the last line.
 pub fn line_of(src: &str, offset: usize) -> usize {

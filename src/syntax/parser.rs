@@ -60,6 +60,9 @@ pub(crate) struct Parser<'a> {
     /// Inside `/ predicate /`, where a `/` followed by `{`, `;`, `/` or the
     /// end of input closes the predicate instead of dividing.
     in_predicate: bool,
+    /// The source is a script file (-s), where a probe description needs a
+    /// predicate or actions after it; `dtrace -n BEGIN` need not.
+    pub(crate) script_file: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -74,6 +77,7 @@ impl<'a> Parser<'a> {
             nesting: 0,
             stack_base: stack_position(),
             in_predicate: false,
+            script_file: false,
         }
     }
 
@@ -373,6 +377,15 @@ impl<'a> Parser<'a> {
                 condition.span.clone(),
                 "D_SYNTAX",
                 "expected actions { } following probe description and predicate",
+            ));
+        } else if self.script_file {
+            // The D grammar's probe_definition: only a description given on
+            // the command line may stand alone.
+            let span = probes.first().map_or(0..0, |p| p.span.clone());
+            return Err(ParseError::new(
+                span,
+                "D_SYNTAX",
+                "expected predicate and/or actions following probe description",
             ));
         } else {
             // `dtrace -n BEGIN`: a bare description takes the default action.

@@ -196,6 +196,11 @@ impl Checker<'_> {
                 }
                 other => other?,
             };
+            // `int f();` as a member: a function has no bytes (dt_decl_member).
+            if let Some(ast::DeclOp::Function(_)) = m.declarator.ops.first() {
+                let name = m.declarator.name.as_deref().unwrap_or("(anon)");
+                return Err(CompileError::new("D_DECL_VOIDOBJ", &m.span, format!("cannot have void member: {name}")));
+            }
             let ty = match m.declarator.ops.split_first() {
                 // C's flexible array member (`uint64_t e3[];`, last): no
                 // bytes of its own, indexed past the struct's end.
@@ -341,6 +346,14 @@ impl Checker<'_> {
                     "D_DECL_ENOFLOW",
                     span,
                     format!("enumerator '{name}' value overflows INT_MIN ({})", i32::MIN),
+                ));
+            }
+            // Twice in one enum: CTF refuses the second (dt_decl_enumerator).
+            if enumerators.iter().any(|(_, known)| known == name) {
+                return Err(CompileError::new(
+                    "D_UNKNOWN",
+                    span,
+                    format!("failed to define enumerator '{name}': Duplicate member or variable name"),
                 ));
             }
             if self.declared.constants.contains_key(name) || builtin(name).is_some() {

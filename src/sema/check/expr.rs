@@ -837,6 +837,24 @@ impl Checker<'_> {
         if arithmetic && (pointee(&l.ty).is_some() || pointee(&r.ty).is_some()) {
             return self.pointer_add(op, l, r, span);
         }
+        // A char pointer or array compared with a string is the string at
+        // that address (dt_node_is_strcompat): `s == "abc"` for `char *s`.
+        let strsize = self.opts.strsize;
+        let as_string = |e: TExpr| -> TExpr {
+            let len = match &e.ty {
+                Type::Pointer(to) if matches!(**to, Type::Int { size: 1, .. }) => strsize,
+                Type::Array(elem, len) if matches!(**elem, Type::Int { size: 1, .. }) => *len,
+                _ => return e,
+            };
+            let span = e.span.clone();
+            TExpr { kind: TKind::LoadStr(Box::new(e), len), ty: Type::String, span }
+        };
+        let (l, r) = match (&l.ty, &r.ty) {
+            (Type::String, Type::String) => (l, r),
+            (Type::String, _) if relational => (l, as_string(r)),
+            (_, Type::String) if relational => (as_string(l), r),
+            _ => (l, r),
+        };
         if l.ty == Type::String || r.ty == Type::String {
             if relational && l.ty == r.ty {
                 return Ok(typed(TKind::StrCmp { op, lhs: Box::new(l), rhs: Box::new(r) }, Type::INT));

@@ -1,0 +1,5 @@
+enum colors {
+	RED,
+	GREEN,
+	GREEN = 2
+};
