@@ -963,6 +963,18 @@ impl<'a> Emitter<'a> {
                 self.current_pid();
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));
                 self.emit(stx(Size::DW, R1, off as i16, R0));
+            } else if let Type::Struct(r) = &column.ty {
+                // Its bytes, from the address the struct value is, the
+                // column's padding cleared (keys compare as bytes).
+                self.expr(key)?;
+                self.emit(mov(R3, R0));
+                self.emit(ldx(Size::DW, R1, FP, key_ptr));
+                for word in 0..column.bytes / 8 {
+                    self.emit(st_imm(Size::DW, R1, (off + 8 * word as i32) as i16, 0));
+                }
+                self.emit(alu_imm(Alu::Add, R1, off));
+                self.emit(mov_imm(R2, r.size as i32));
+                self.emit(call(Helper::ProbeReadKernel));
             } else if column.ty != Type::String {
                 self.expr(key)?;
                 self.emit(ldx(Size::DW, R1, FP, key_ptr));

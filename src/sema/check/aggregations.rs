@@ -370,6 +370,7 @@ impl Checker<'_> {
             (Type::String, TKind::LoadStr(_, len)) => (len + 1).next_multiple_of(8).min(string_bytes),
             (Type::String, _) => string_bytes,
             (Type::Symbol(kind), _) => kind.recorded_bytes(),
+            (Type::Struct(r), _) => r.size.next_multiple_of(8),
             _ => 8,
         };
         KeyColumn { ty: k.ty.clone(), bytes }

@@ -1091,7 +1091,11 @@ impl Checker<'_> {
             columns.push(KeyColumn { ty: Type::Int { size: 4, signed: true, name: "id_t" }, bytes: 8 });
         }
         for k in &keys {
-            if !matches!(k.ty, Type::String | Type::Int { .. } | Type::Pointer(_) | Type::Stack | Type::Symbol(_)) {
+            // A struct key is its bytes (tst.StructAssoc).
+            if !matches!(
+                k.ty,
+                Type::String | Type::Int { .. } | Type::Pointer(_) | Type::Stack | Type::Symbol(_) | Type::Struct(_)
+            ) {
                 return Err(CompileError::new(
                     "D_KEY_TYPE",
                     &k.span,
@@ -1118,7 +1122,10 @@ impl Checker<'_> {
                     ));
                 }
                 for (k, (have, new)) in array.keys.iter_mut().zip(&columns).enumerate().skip(skip) {
-                    if (have.ty == Type::String) != (new.ty == Type::String) {
+                    let is_struct = |t: &Type| matches!(t, Type::Struct(_));
+                    if (have.ty == Type::String) != (new.ty == Type::String)
+                        || ((is_struct(&have.ty) || is_struct(&new.ty)) && have.ty != new.ty)
+                    {
                         return Err(CompileError::new(
                             "D_PROTO_ARG",
                             &keys[k - skip].span,
