@@ -77,9 +77,10 @@ pub(crate) fn compile(
             ProgramSource::Description(text) => text.clone(),
             // -i: the probe of that ID, by its full description.
             ProgramSource::Probe { desc: Ok(desc), given } if desc.starts_with('#') => {
-                let probe = given.parse().ok().and_then(|id| registry.get(id));
+                let (id, rest) = crate::flags::split_clause(given);
+                let probe = id.trim().parse().ok().and_then(|id| registry.get(id));
                 match probe {
-                    Some(p) => p.full_name(),
+                    Some(p) => format!("{}{rest}", p.full_name()),
                     None => {
                         return Err(format!(
                             "invalid probe specifier {given}: probe description :::{given} does not match any probes"

@@ -715,6 +715,11 @@ pub(crate) fn command() -> Command {
 /// The description -P (field 0), -m (1) or -f (2) makes of `given`: its
 /// fields end at that field (`-f vmlinux:vfs_read` is `:vmlinux:vfs_read:`);
 /// more fields than that are DTrace's "Overspecified probe description".
+/// A -P/-m/-f/-i argument's name and the predicate or actions after it.
+pub(crate) fn split_clause(given: &str) -> (&str, &str) {
+    given.split_at(given.find(['{', '/']).unwrap_or(given.len()))
+}
+
 fn field_desc(given: &str, field: usize) -> Result<String, String> {
     let parts: Vec<&str> = given.split(':').collect();
     if parts.len() > field + 1 {
@@ -750,10 +755,19 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
     };
     collect("name", &|v| ProgramSource::Description(v.to_string()));
     collect("script", &|v| ProgramSource::Script(v.to_string()));
+    // A predicate or actions may follow the name (`-P dtrace'{ ... }'`,
+    // `-i '1{ ... }'`): the clause is the probe description with them.
+    let with_clause = |desc: Result<String, String>, rest: &str| desc.map(|d| format!("{d}{rest}"));
     for (id, field) in [("provider", 0), ("module", 1), ("function", 2)] {
-        collect(id, &|v| ProgramSource::Probe { desc: field_desc(v, field), given: v.to_string() });
+        collect(id, &|v| {
+            let (name, rest) = split_clause(v);
+            ProgramSource::Probe { desc: with_clause(field_desc(name, field), rest), given: v.to_string() }
+        });
     }
-    collect("id", &|v| ProgramSource::Probe { desc: Ok(format!("#{v}")), given: v.to_string() });
+    collect("id", &|v| {
+        let (id, rest) = split_clause(v);
+        ProgramSource::Probe { desc: Ok(format!("#{id}{rest}")), given: v.to_string() }
+    });
     indexed.sort_by_key(|(i, _)| *i);
     let mut targets: Vec<(usize, TargetSpec)> = Vec::new();
     for (id, make) in [("command", TargetSpec::Command as fn(String) -> TargetSpec), ("pid", TargetSpec::Pid)] {

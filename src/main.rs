@@ -362,7 +362,8 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     for source in &flags.sources {
         match source {
             ProgramSource::Probe { desc: Ok(text), given } if text.starts_with('#') => {
-                let id: u32 = given.parse().map_err(|_| format!("invalid probe identifier {given}"))?;
+                let (id, _) = crate::flags::split_clause(given);
+                let id: u32 = id.trim().parse().map_err(|_| format!("invalid probe identifier {given}"))?;
                 if registry.get(id).is_none() {
                     return Err(format!(
                         "invalid probe specifier {given}: probe description :::{id} does not match any probes"

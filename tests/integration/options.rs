@@ -168,6 +168,11 @@ fn probe_options_are_named_as_given_in_errors() {
     );
     let out = run(&["-i", "1", "-c", "true"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
+    // A clause may follow the name (dtraceUtil/tst.DestructWithID).
+    let clause = run(&["-qi", "1{ trace(1); exit(0); }"]);
+    assert_eq!((clause.code(), clause.stdout.as_str()), (0, "1\n"), "{}", clause.stderr);
+    let clause = run(&["-qP", "dtrace/probename == \"BEGIN\"/{ trace(2); exit(0); }"]);
+    assert_eq!((clause.code(), clause.stdout.as_str()), (0, "2\n"), "{}", clause.stderr);
     // A process's provider that has no such probes is reported, and the
     // listing goes on (dtrace-utils' usdt/tst.dlclose1).
     let listed = run(&["-lP", "nosuchprov1", "-n", "BEGIN"]);
