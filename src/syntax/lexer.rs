@@ -428,6 +428,11 @@ impl<'a> Lexer<'a> {
                 None => TokenKind::Ident(word.to_string()),
             });
         };
+        // A backquote alone is the empty symbol, which no lookup finds
+        // (sizeof/err.D_IDENT_UNDEF.UnknownSymbol).
+        if word == "`" {
+            return Ok(TokenKind::Backquote { module: None, name: String::new() });
+        }
         let name_ok = name.bytes().next().is_some_and(is_ident_start) && !name.contains('`');
         if !name_ok {
             return Err(syntax_error_near(start..end, word));

@@ -336,8 +336,9 @@ impl Checker<'_> {
                 }
                 None => match (self.lookup_var(Scope::Global, name), builtin_constant(name)) {
                     (Some((var, ty)), _) => typed(TKind::Var(var), ty),
-                    // D's NULL: a void pointer 0.
-                    (None, _) if name == "NULL" => typed(TKind::Int(0), Type::Pointer(Box::new(Type::Void))),
+                    // D's NULL: the integer 0, which any pointer takes
+                    // (sizeof (NULL) is 4: sizeof/tst.SizeofNULL).
+                    (None, _) if name == "NULL" => typed(TKind::Int(0), Type::INT),
                     (None, Some(value)) => typed(TKind::Int(value), Type::INT),
                     // An array named without its index (dt_xcook_ident).
                     (None, None)

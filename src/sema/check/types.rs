@@ -68,6 +68,10 @@ impl Checker<'_> {
                 span,
                 format!("{shown} is a per-CPU variable; those are not supported yet"),
             )),
+            // The empty symbol (a backquote alone) is no identifier at all.
+            KernelVariable::Unknown if name.is_empty() => {
+                Err(CompileError::new("D_IDENT_UNDEF", span, format!("failed to resolve {shown}: Unknown symbol name")))
+            }
             KernelVariable::Unknown => {
                 Err(CompileError::new("D_SYM_BADREF", span, format!("failed to resolve {shown}: Unknown symbol name")))
             }
