@@ -115,7 +115,15 @@ impl Checker<'_> {
     }
 
     /// `base[index]` where base is a pointer or an array: the element.
-    pub(super) fn pointer_index(&mut self, base: TExpr, keys: &[ast::Expr], span: &Span) -> Result<TExpr> {
+    /// `one_past`: the element is the operand of `&`, which may name the
+    /// one past the end of an array.
+    pub(super) fn pointer_index(
+        &mut self,
+        base: TExpr,
+        keys: &[ast::Expr],
+        one_past: bool,
+        span: &Span,
+    ) -> Result<TExpr> {
         if keys.len() != 1 {
             return Err(CompileError::new(
                 "D_OP_INDEX",
@@ -127,7 +135,8 @@ impl Checker<'_> {
         // A constant index is checked against the array's size here (not
         // a flexible array member's, of no size).
         if let (Type::Array(_, len @ 1..), TKind::Int(at)) = (&base.ty, &index.kind) {
-            if (*at as i64) < 0 || *at as i64 >= *len as i64 {
+            let end = *len as i64 + i64::from(one_past);
+            if (*at as i64) < 0 || *at as i64 >= end {
                 return Err(CompileError::new(
                     "D_ARR_BOUNDS",
                     span,
@@ -565,6 +574,8 @@ impl Checker<'_> {
                 return self.inline_call(name, keys, &span);
             }
             ExprKind::Index(base, keys) if !self.names_assoc_array(base) => {
+                // Only this element's own `&` may name the one past the end.
+                let one_past = std::mem::take(&mut self.address_of_element);
                 // A tuple index on a variable that is no associative array
                 // (dt_cook_op2's D_ARR_BADREF).
                 if keys.len() > 1 {
@@ -591,7 +602,7 @@ impl Checker<'_> {
                         format!("operator [ ] cannot be applied to type {}", base.ty.name()),
                     ));
                 }
-                return self.pointer_index(base, keys, &span);
+                return self.pointer_index(base, keys, one_past, &span);
             }
             ExprKind::Index(base, keys) => {
                 let (place, ty) = self.element(base, keys, None, &span)?;
@@ -768,9 +779,14 @@ impl Checker<'_> {
                             ))
                         }
                     },
+                    ExprKind::Index(..) => {
+                        self.address_of_element = true;
+                        let e = self.expr(inner);
+                        self.address_of_element = false;
+                        e?
+                    }
                     ExprKind::Arrow(..)
                     | ExprKind::Member(..)
-                    | ExprKind::Index(..)
                     | ExprKind::Unary(UnOp::Deref, _)
                     | ExprKind::Backquote { .. } => self.expr(inner)?,
                     _ => {
