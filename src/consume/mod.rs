@@ -699,7 +699,14 @@ impl State<'_> {
                 }
             }
             RecordKind::Denormalize(agg) => self.aggs.denormalize(*agg),
-            RecordKind::Setopt { name, value } => self.setopt(name, value.as_deref(), data),
+            RecordKind::Setopt { name, value } => {
+                // A value computed in the probe is the record's string.
+                let recorded = match values.first() {
+                    Some(printf::Value::Str(bytes)) => Some(String::from_utf8_lossy(bytes).into_owned()),
+                    _ => None,
+                };
+                self.setopt(name, value.as_deref().or(recorded.as_deref()), data)
+            }
             RecordKind::System(format) => {
                 let mut command = Vec::new();
                 printf::format(&self.program.formats[*format], &values, &self.aggs.symbols, &mut command);

@@ -426,18 +426,31 @@ impl Checker<'_> {
                 let factor = self.scalar_arg(name, "D_NORMALIZE_SCALAR", &args[1])?;
                 (RecordKind::Normalize(agg), ActionKind::Record(vec![factor]))
             }
+            // The option's name is a constant; its value may be computed
+            // (setopt("aggsortpos", lltostr(j))), recorded and applied by
+            // the consumer when the record comes.
             "setopt" => {
                 self.arity(name, name_span, args, 1, 2)?;
-                let mut strings = Vec::new();
-                for (i, a) in args.iter().enumerate() {
-                    let ExprKind::Str(text) = &a.kind else {
-                        let ty = self.expr(a)?.ty.name();
-                        return Err(incompatible_arg("D_PROTO_ARG", &a.span, "setopt", i + 1, "string", &ty));
-                    };
-                    strings.push(String::from_utf8_lossy(text).into_owned());
+                let ExprKind::Str(option) = &args[0].kind else {
+                    let ty = self.expr(&args[0])?.ty.name();
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "setopt", 1, "string", &ty));
+                };
+                let option = String::from_utf8_lossy(option).into_owned();
+                match args.get(1).map(|a| (a, &a.kind)) {
+                    None => (RecordKind::Setopt { name: option, value: None }, ActionKind::Record(Vec::new())),
+                    Some((_, ExprKind::Str(text))) => {
+                        let value = Some(String::from_utf8_lossy(text).into_owned());
+                        (RecordKind::Setopt { name: option, value }, ActionKind::Record(Vec::new()))
+                    }
+                    Some((a, _)) => {
+                        let value = self.expr(a)?;
+                        if value.ty != Type::String {
+                            let ty = value.ty.name();
+                            return Err(incompatible_arg("D_PROTO_ARG", &a.span, "setopt", 2, "string", &ty));
+                        }
+                        (RecordKind::Setopt { name: option, value: None }, ActionKind::Record(vec![value]))
+                    }
                 }
-                let value = strings.get(1).cloned();
-                (RecordKind::Setopt { name: strings.swap_remove(0), value }, ActionKind::Record(Vec::new()))
             }
             "exit" => {
                 self.arity(name, name_span, args, 1, 1)?;
