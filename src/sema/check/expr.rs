@@ -507,6 +507,12 @@ impl Checker<'_> {
                     Type::Int { size: 8, signed: false, name: "size_t" },
                 )
             }
+            // A string constant's size is its characters and NUL, as C's
+            // (sizeof/tst.SizeofStrConst: sizeof ("hi") is 3).
+            ExprKind::SizeofExpr(inner) if matches!(inner.kind, ExprKind::Str(_)) => {
+                let ExprKind::Str(text) = &inner.kind else { unreachable!("matched a string") };
+                typed(TKind::Int(text.len() as u64 + 1), Type::Int { size: 8, signed: false, name: "size_t" })
+            }
             ExprKind::SizeofExpr(inner) => {
                 self.last_bitfield = None;
                 let member = matches!(inner.kind, ExprKind::Member(..) | ExprKind::Arrow(..));
