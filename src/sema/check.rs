@@ -337,6 +337,12 @@ impl<'a> Checker<'a> {
         let base = self.type_spec(&decl.spec, &decl.span)?;
         for d in &decl.declarators {
             let Some(name) = &d.name else { continue };
+            // A function declared without a storage class (or static) is
+            // extern, as dt_decl makes it: `void func(int, int);`.
+            if scope == Scope::Global && matches!(d.ops.first(), Some(ast::DeclOp::Function(_))) {
+                self.extern_declarator(base.clone(), &d.ops, &d.span)?;
+                continue;
+            }
             if let Some(ast::DeclOp::AssocArray(keys)) = d.ops.first() {
                 let value = self.declarator_type(base.clone(), &d.ops[1..], &d.span)?;
                 self.declare_assoc_array(scope, name, keys, value, &d.span)?;
