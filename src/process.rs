@@ -266,7 +266,7 @@ const NT_STAPSDT: u32 = 3;
 /// The USDT notes of an ELF file. A site's address is adjusted by how far
 /// `.stapsdt.base` moved since the note was written (prelink), as
 /// <sys/sdt.h> asks of its readers.
-pub(crate) fn usdt_notes(file: &object::File) -> Vec<UsdtNote> {
+pub(crate) fn usdt_notes<'data, R: object::ReadRef<'data>>(file: &object::File<'data, R>) -> Vec<UsdtNote> {
     use object::ObjectSection;
     let Some(section) = file.section_by_name(".note.stapsdt") else { return Vec::new() };
     let Ok(data) = section.data() else { return Vec::new() };
@@ -432,6 +432,8 @@ pub(crate) struct Processes {
     /// Programs of -c commands not yet exec'd: their pid shows dtrace.
     exec_hints: HashMap<u32, PathBuf>,
     files: HashMap<PathBuf, Rc<ElfSymbols>>,
+    /// The USDT providers of files' notes, read without their symbols.
+    note_providers: HashMap<PathBuf, Rc<[String]>>,
     /// The -c and -p processes: USDT probes named without a pid are theirs.
     pub targets: Vec<u32>,
 }
@@ -454,6 +456,36 @@ impl Processes {
         let e = Rc::new(ElfSymbols::load(path)?);
         self.files.insert(path.to_path_buf(), e.clone());
         Some(e)
+    }
+
+    /// The stapsdt providers named in the notes of the ELF file at `path`
+    /// (its section table and notes are all that is read), once a file.
+    pub(crate) fn note_providers(&mut self, path: &Path) -> Rc<[String]> {
+        if let Some(p) = self.note_providers.get(path) {
+            return p.clone();
+        }
+        let providers: Rc<[String]> = read_note_providers(path).into();
+        self.note_providers.insert(path.to_path_buf(), providers.clone());
+        providers
+    }
+
+    /// The ELF files process `pid` maps, executable first.
+    pub(crate) fn mapped_files(&self, pid: u32) -> Vec<PathBuf> {
+        mapped_modules(pid).1
+    }
+
+    /// The modules of process `pid` among `paths` only (the files whose
+    /// USDT notes a system-wide search found), without reading the rest.
+    pub(crate) fn some_modules(&mut self, pid: u32, paths: &[PathBuf]) -> Vec<Module> {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+        paths
+            .iter()
+            .filter_map(|path| {
+                let elf = self.file(path)?;
+                let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                Some(Module { name, is_exe: exe.as_ref() == Some(path), elf })
+            })
+            .collect()
     }
 
     /// The modules of process `pid`, read once.
@@ -494,6 +526,33 @@ fn mapped_modules(pid: u32) -> (Option<PathBuf>, Vec<PathBuf>) {
         }
     }
     (exe, paths)
+}
+
+/// The stapsdt providers of an ELF file's notes, reading only its headers,
+/// section table and notes (a system-wide search opens every mapped file).
+fn read_note_providers(path: &Path) -> Vec<String> {
+    let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
+    let cache = object::read::ReadCache::new(file);
+    let Ok(elf) = object::File::parse(&cache) else { return Vec::new() };
+    let mut providers: Vec<String> = Vec::new();
+    for note in usdt_notes(&elf) {
+        if !providers.contains(&note.provider) {
+            providers.push(note.provider);
+        }
+    }
+    providers
+}
+
+/// Every process but this one, by pid (`/proc`).
+pub(crate) fn all_pids() -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut pids: Vec<u32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&pid| pid != me)
+        .collect();
+    pids.sort_unstable();
+    pids
 }
 
 /// The files a program will map when it runs: itself, its interpreter and

@@ -108,23 +108,37 @@ impl Provider for Usdt {
         if desc.provider.is_empty() {
             return None;
         }
+        let glob = desc.provider.contains(['*', '?', '[', '\\']);
         let (prefix, pid) = split_pid(&desc.provider);
         let pids = match pid {
-            Some(pid) => vec![pid],
-            None => {
+            Some(pid) if !glob => {
+                self.make_probes(pid, None, probes, cx);
+                vec![pid]
+            }
+            _ => {
                 // A provider the registry has (syscall) is not a USDT one.
-                let literal = !desc.provider.contains(['*', '?', '[', '\\']);
-                if literal && probes.has_provider(&desc.provider) {
+                if !glob && probes.has_provider(&desc.provider) {
                     return None;
                 }
-                cx.processes.targets.clone()
+                let mut pids = cx.processes.targets.clone();
+                for &pid in &pids {
+                    self.make_probes(pid, None, probes, cx);
+                }
+                if glob {
+                    // `python*:::`: every process with a provider the glob
+                    // matches, as DTrace's USDT providers are registered
+                    // system-wide (the digits may be the glob's own:
+                    // `prov*7` names the processes whose pid ends in 7).
+                    for (pid, files) in self.processes_matching(&desc.provider, cx) {
+                        self.make_probes(pid, Some(&files), probes, cx);
+                        pids.push(pid);
+                    }
+                }
+                pids
             }
         };
-        for &pid in &pids {
-            self.make_probes(pid, probes, cx);
-        }
         // `python:::` (no pid, no glob): the targets' python<pid> probes.
-        if pid.is_none() && !prefix.contains(['*', '?', '[', '\\']) {
+        if pid.is_none() && !glob {
             let ids: Vec<u32> = self
                 .made
                 .iter()
@@ -295,12 +309,15 @@ fn attach_multi(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut Enab
             retprobe: false,
             ..Default::default()
         };
-        let link = skel
-            .progs
-            .dt_usdt_fire_multi
-            .attach_uprobe_multi_with_opts(pid as i32, path, "", opts)
-            .with_context(|| format!("attaching USDT probes in {} for pid {pid}", path.display()))?;
-        cx.links.push(link);
+        match skel.progs.dt_usdt_fire_multi.attach_uprobe_multi_with_opts(pid as i32, path, "", opts) {
+            Ok(link) => cx.links.push(link),
+            // A process found system-wide may exit before it is attached:
+            // its probes are gone, as in DTrace.
+            Err(_) if process_gone(pid) => {}
+            Err(e) => {
+                return Err(e).with_context(|| format!("attaching USDT probes in {} for pid {pid}", path.display()))
+            }
+        }
     }
     Ok(())
 }
@@ -320,16 +337,22 @@ fn attach_single(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut Ena
             ref_ctr_offset: p.site.semaphore as usize,
             ..Default::default()
         };
-        let link = skel
-            .progs
-            .dt_usdt_fire1
-            .attach_uprobe_with_opts(p.pid as i32, p.path, p.site.offset as usize, opts)
-            .with_context(|| {
-                format!("attaching a USDT probe at {}+0x{:x} for pid {}", p.path.display(), p.site.offset, p.pid)
-            })?;
-        cx.links.push(link);
+        match skel.progs.dt_usdt_fire1.attach_uprobe_with_opts(p.pid as i32, p.path, p.site.offset as usize, opts) {
+            Ok(link) => cx.links.push(link),
+            Err(_) if process_gone(p.pid) => {}
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("attaching a USDT probe at {}+0x{:x} for pid {}", p.path.display(), p.site.offset, p.pid)
+                })
+            }
+        }
     }
     Ok(())
+}
+
+/// Whether process `pid` has exited (and been reaped).
+fn process_gone(pid: u32) -> bool {
+    !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// A probe name as DTrace shows it: `__` is `-`.
@@ -341,12 +364,40 @@ pub(crate) fn probe_name(note_name: &str) -> String {
 type ProbeKey = (String, String, String);
 
 impl Usdt {
-    /// Makes the probes of every USDT site in process `pid`'s files.
-    fn make_probes(&mut self, pid: u32, probes: &mut ProbeTable, cx: &mut ProvideContext) {
+    /// The processes (but the targets) with a USDT provider `glob` names
+    /// `<provider><pid>`, and which of their files declare one.
+    fn processes_matching(&mut self, glob: &str, cx: &mut ProvideContext) -> Vec<(u32, Vec<PathBuf>)> {
+        let mut found = Vec::new();
+        for pid in crate::process::all_pids() {
+            if cx.processes.targets.contains(&pid) || self.done.contains(&pid) {
+                continue;
+            }
+            let files: Vec<PathBuf> = cx
+                .processes
+                .mapped_files(pid)
+                .into_iter()
+                .filter(|path| {
+                    let providers = cx.processes.note_providers(path);
+                    providers.iter().any(|p| glob_match(glob, &format!("{}{pid}", probe_name(p))))
+                })
+                .collect();
+            if !files.is_empty() {
+                found.push((pid, files));
+            }
+        }
+        found
+    }
+
+    /// Makes the probes of every USDT site in process `pid`'s files (or in
+    /// `only` those of them).
+    fn make_probes(&mut self, pid: u32, only: Option<&[PathBuf]>, probes: &mut ProbeTable, cx: &mut ProvideContext) {
         if !self.done.insert(pid) {
             return;
         }
-        let modules = cx.processes.modules(pid);
+        let modules = match only {
+            Some(paths) => std::rc::Rc::new(cx.processes.some_modules(pid, paths)),
+            None => cx.processes.modules(pid),
+        };
         for module in modules.iter() {
             let elf = &module.elf;
             // Probes in file order of their first site.

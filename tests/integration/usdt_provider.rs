@@ -405,3 +405,70 @@ fn bss_semaphores_and_double_underscore_providers() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert!(out.stdout.contains(&format!("my-prov{pid} 7\n")), "{}", out.stdout);
 }
+
+/// A provider glob without a pid (`sysw*:::`) names the USDT probes of
+/// every process that has a matching provider, found system-wide as
+/// DTrace's registered providers are; digits in a glob are the glob's
+/// (`s*w<pid>` is one process, not pid <pid> of provider `s*w`).
+#[test]
+fn provider_globs_find_usdt_processes_system_wide() {
+    let dir = build_dir("systemwide");
+    std::fs::write(
+        dir.join("main.c"),
+        "#include <sys/sdt.h>\n#include <stdio.h>\n#include <stdlib.h>\n\
+         int main(int argc, char **argv) {\n\tint me = atoi(argv[1]);\n\tchar line[16];\n\t\
+         while (fgets(line, sizeof line, stdin)) {\n\t\tSTAP_PROBE1(sysw, ping, me);\n\t\t\
+         printf(\"ok\\n\"); fflush(stdout);\n\t}\n\treturn 0;\n}\n",
+    )
+    .expect("write");
+    sh(&dir, "gcc -O1 -o main main.c");
+    let mut children: Vec<(std::process::Child, std::io::Lines<BufReader<std::process::ChildStdout>>)> = (1..=3)
+        .map(|i| {
+            let mut child = Command::new(dir.join("main"))
+                .arg(i.to_string())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("main");
+            let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+            (child, lines)
+        })
+        .collect();
+    let pids: Vec<u32> = children.iter().map(|(c, _)| c.id()).collect();
+    // Each has run (and mapped its libraries) before dtrace looks.
+    for (child, lines) in &mut children {
+        writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("write");
+        assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("ok"));
+    }
+    let listed = run(&["-ln", "sysw*:::ping"]);
+    for pid in &pids {
+        assert!(listed.stdout.contains(&format!("sysw{pid} ")), "{}", listed.stdout);
+    }
+    let second = format!("s*w{}:::ping", pids[1]);
+    let clause = format!(r#"{second} {{ printf("second %d\n", arg0); }}"#);
+    let mut t = Tracer::spawn(&[
+        "-q",
+        "-n",
+        READY,
+        "-n",
+        r#"sysw*:::ping { printf("%s %d\n", probeprov, arg0); n++; } sysw*:::ping /n == 3/ { exit(0); }"#,
+        "-n",
+        &clause,
+    ]);
+    t.wait_for("ready");
+    for (child, lines) in &mut children {
+        writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("write");
+        assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("ok"));
+    }
+    let out = t.finish();
+    for (mut child, _) in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    for (i, pid) in pids.iter().enumerate() {
+        assert!(out.stdout.contains(&format!("sysw{pid} {}\n", i + 1)), "{}", out.stdout);
+    }
+    assert_eq!(out.stdout.matches("second ").collect::<Vec<_>>().len(), 1, "{}", out.stdout);
+    assert!(out.stdout.contains("second 2\n"), "{}", out.stdout);
+}
