@@ -547,10 +547,8 @@ fn read_note_providers(path: &Path) -> Vec<String> {
 pub(crate) fn all_pids() -> Vec<u32> {
     let me = std::process::id();
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let mut pids: Vec<u32> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .filter(|&pid| pid != me)
-        .collect();
+    let mut pids: Vec<u32> =
+        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).filter(|&pid| pid != me).collect();
     pids.sort_unstable();
     pids
 }

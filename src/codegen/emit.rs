@@ -1723,10 +1723,11 @@ impl<'a> Emitter<'a> {
                 self.stack_top = saved;
             }
             TKind::ClearVar(
-                Place::Memory(_) | Place::Bitfield { .. } | Place::ElementMember { .. } | Place::ThreadLocalMember { .. },
-            ) => {
-                return Err(CodegenError("internal error: a string in memory is no variable".into()))
-            }
+                Place::Memory(_)
+                | Place::Bitfield { .. }
+                | Place::ElementMember { .. }
+                | Place::ThreadLocalMember { .. },
+            ) => return Err(CodegenError("internal error: a string in memory is no variable".into())),
             TKind::CopyInStr(addr, None) => {
                 self.expr(addr)?;
                 self.read_str_into_scratch(Helper::ProbeReadUserStr, self.strsize())?;

@@ -23,10 +23,10 @@ use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags, MapHandle, MapType};
 
+use crate::codegen::emit::ChainPart;
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::codegen::maps::{patch_maps, MapRef};
 use crate::codegen::splice;
-use crate::codegen::emit::ChainPart;
 use crate::codegen::Generated;
 use crate::defs::layout::{self, core_skel};
 use crate::kallsyms::KernelSymbols;

@@ -148,7 +148,12 @@ impl<'a> Checker<'a> {
             registry,
             // String constant 0 is the empty string, which generated code
             // falls back on; NULL_STRING is a NULL string.
-            program: Program { strsize, max_strlen, strings: vec![Vec::new(), NULL_STRING_BYTES.to_vec()], ..Program::default() },
+            program: Program {
+                strsize,
+                max_strlen,
+                strings: vec![Vec::new(), NULL_STRING_BYTES.to_vec()],
+                ..Program::default()
+            },
             var_index: HashMap::new(),
             actions_in_clause: 0,
             layouts: Vec::new(),
@@ -418,7 +423,10 @@ impl<'a> Checker<'a> {
                     return Err(CompileError::new(
                         "D_DECL_PROTO_TYPE",
                         &key.span,
-                        format!("array prototype may not use parameter of type void: (anonymous), parameter #{}", i + 1),
+                        format!(
+                            "array prototype may not use parameter of type void: (anonymous), parameter #{}",
+                            i + 1
+                        ),
                     ))
                 }
                 Type::String => var_bytes(&Type::String, self.opts.strsize),

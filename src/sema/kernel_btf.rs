@@ -92,8 +92,7 @@ impl KernelBtf {
         for t in types {
             match (t, union) {
                 (btf_rs::Type::Struct(s), false) | (btf_rs::Type::Union(s), true) => {
-                    let record =
-                        Rc::new(Record {
+                    let record = Rc::new(Record {
                         name: name.to_string(),
                         typedef: None,
                         union,

@@ -152,14 +152,26 @@ fn solaris_interrupt_probes_fire_on_the_irq_tracepoints() {
     let mut t = Tracer::spawn(&["-qn", READY, "-n", script]);
     t.wait_for("ready");
     let dd = Command::new("dd")
-        .args(["if=/dev/zero", &format!("of={file}"), "bs=64k", "count=16", "oflag=direct", "conv=fsync", "status=none"])
+        .args([
+            "if=/dev/zero",
+            &format!("of={file}"),
+            "bs=64k",
+            "count=16",
+            "oflag=direct",
+            "conv=fsync",
+            "status=none",
+        ])
         .status();
     let _ = std::fs::remove_file(&file);
     assert!(dd.expect("run dd").success());
     let out = t.stop();
     out.assert_no_panic();
     let irqs = |what: &str| -> Vec<String> {
-        out.stdout.lines().filter_map(|l| l.strip_prefix(what)).map(|l| l.split(' ').next().unwrap().to_string()).collect()
+        out.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(what))
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .collect()
     };
     let (started, completed) = (irqs("start "), irqs("complete "));
     assert!(!started.is_empty(), "{}\n{}", out.stdout, out.stderr);

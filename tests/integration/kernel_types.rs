@@ -64,7 +64,9 @@ fn a_wrong_member_is_named_with_its_struct() {
     assert_eq!(out.code(), 1);
     // An undeclared struct is a forward declaration, as DTrace's dt_decl_type makes it.
     assert!(
-        out.stderr.contains("operator -> cannot be applied to a forward declaration: no struct no_such_struct definition is available"),
+        out.stderr.contains(
+            "operator -> cannot be applied to a forward declaration: no struct no_such_struct definition is available"
+        ),
         "{}",
         out.stderr
     );
@@ -427,7 +429,12 @@ fn stringof_reads_a_user_address_as_the_process_string() {
     std::fs::write(&path, "x\n").expect("write");
     let shown = path.to_string_lossy().into_owned();
     let command = format!("cat {shown}");
-    let out = run(&["-qn", "syscall::openat:entry /pid == $target/ { printf(\"[%s]\\n\", stringof(arg1)); }", "-c", &command]);
+    let out = run(&[
+        "-qn",
+        "syscall::openat:entry /pid == $target/ { printf(\"[%s]\\n\", stringof(arg1)); }",
+        "-c",
+        &command,
+    ]);
     std::fs::remove_file(&path).ok();
     assert!(out.stdout.contains(&format!("[{shown}]\n")), "{}\n{}", out.stdout, out.stderr);
     let out = run(&["-qn", "BEGIN { trace(stringof(0)); } BEGIN { exit(0); }"]);
@@ -456,7 +463,8 @@ fn vtimestamp_of_a_thread_running_before_tracing_began() {
     std::io::BufRead::read_line(&mut std::io::BufReader::new(spinner.stdout.take().expect("stdout")), &mut said)
         .expect("read");
     assert_eq!(said, "spinning\n");
-    let probe = format!("syscall::getppid:entry /pid == {}/ {{ printf(\"%d\\n\", vtimestamp / 1000000); }}", spinner.id());
+    let probe =
+        format!("syscall::getppid:entry /pid == {}/ {{ printf(\"%d\\n\", vtimestamp / 1000000); }}", spinner.id());
     let mut t = Tracer::spawn(&["-qn", READY, "-n", &probe]);
     t.wait_for("ready");
     std::thread::sleep(std::time::Duration::from_millis(300));

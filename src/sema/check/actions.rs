@@ -166,10 +166,32 @@ impl Checker<'_> {
             ));
         };
         // The arguments are cooked before the format is parsed, as in DTrace.
-        let values: Vec<TExpr> = args[1..].iter().map(|a| self.expr(a)).collect::<Result<_>>()?;
+        // An aggregation cooks to DTrace's dynamic type, which the format
+        // then refuses by its kind's name (err.D_PRINTF_ARG_TYPE.aggarg).
+        let mut refused = None;
+        let mut dynamic = Vec::new();
+        let mut values = Vec::new();
+        for a in &args[1..] {
+            let is_aggregation = matches!(&a.kind,
+                ExprKind::Aggregation(n) if self.program.aggregations.iter().any(|x| x.name == *n));
+            dynamic.push(is_aggregation);
+            if is_aggregation {
+                // D_AGG_SCALAR, unless the format refuses it first.
+                if let Err(e) = self.expr(a) {
+                    refused.get_or_insert(e);
+                }
+                values.push(TExpr { kind: TKind::Int(0), ty: Type::Void, span: a.span.clone() });
+            } else {
+                values.push(self.expr(a)?);
+            }
+        }
         let format =
             printf::parse_format(fmt).map_err(|e| CompileError::new("D_SYNTAX", &args[0].span, e.to_string()))?;
-        check_printf_args(name, &format, &values, span)?;
+        let dynamic_kind = |i: usize| dynamic.get(i).copied().unwrap_or(false).then_some("aggregation");
+        check_printf_args(name, &format, &values, &dynamic_kind, span)?;
+        if let Some(e) = refused {
+            return Err(e);
+        }
         self.program.formats.push(format);
         Ok((self.program.formats.len() - 1, values))
     }
@@ -899,11 +921,9 @@ pub(super) fn is_action(name: &str) -> bool {
 /// dt_action_stack and dt_action_ustack count their own arguments.
 fn too_many_stack_args(name: &str, args: &[ast::Expr], max: usize, tag: &'static str) -> Result<()> {
     match args.get(max) {
-        Some(extra) => Err(CompileError::new(
-            tag,
-            &extra.span,
-            format!("{name}( ) prototype mismatch: too many arguments"),
-        )),
+        Some(extra) => {
+            Err(CompileError::new(tag, &extra.span, format!("{name}( ) prototype mismatch: too many arguments")))
+        }
         None => Ok(()),
     }
 }
@@ -1001,7 +1021,16 @@ pub(super) fn arg_class(ty: &Type) -> ArgClass {
     }
 }
 
-pub(super) fn check_printf_args(action: &str, format: &printf::Format, values: &[TExpr], span: &Span) -> Result<()> {
+/// Checks a format's conversions against its values; `dynamic(i)` names the
+/// kind of value `i` where it has DTrace's dynamic type (an aggregation),
+/// as dt_node_type_name does.
+fn check_printf_args(
+    action: &str,
+    format: &printf::Format,
+    values: &[TExpr],
+    dynamic: &dyn Fn(usize) -> Option<&'static str>,
+    span: &Span,
+) -> Result<()> {
     // freopen("") restores the original output.
     if format.is_empty() && action != "freopen" {
         return Err(CompileError::new("D_PRINTF_FMT_EMPTY", span, printf::Format::empty_message(action)));
@@ -1040,7 +1069,11 @@ pub(super) fn check_printf_args(action: &str, format: &printf::Format, values: &
                 return Err(CompileError::new(
                     "D_PRINTF_ARG_TYPE",
                     &arg.span,
-                    conv.incompatible_message(action, Some(next + 2), &arg.ty.name()),
+                    conv.incompatible_message(
+                        action,
+                        Some(next + 2),
+                        &dynamic(next).map_or_else(|| arg.ty.name(), str::to_string),
+                    ),
                 ));
             }
             next += 1;

@@ -135,7 +135,8 @@ impl Checker<'_> {
             // (dt_decl_type's forward tag): pointers to it are fine, its
             // size and members are not, until a definition completes it.
             if !name.is_empty() && matches!(self.kernel_btf.record(name, union), Ok(None)) {
-                let forward = Record { name: name.to_string(), typedef: None, union, size: 0, body: RecordBody::Forward };
+                let forward =
+                    Record { name: name.to_string(), typedef: None, union, size: 0, body: RecordBody::Forward };
                 let forward = Rc::new(forward);
                 self.declared.records.insert((name.to_string(), union), forward.clone());
                 return Ok(Type::Struct(forward));
@@ -311,7 +312,9 @@ impl Checker<'_> {
     /// values by name); a reference names a D enum or the kernel's.
     pub(super) fn enum_type(&mut self, spec: &ast::EnumSpec) -> Result<Type> {
         let ty = match &spec.name {
-            Some(name) => Type::Int { size: 4, signed: true, name: crate::sema::kernel_btf::intern(format!("enum {name}")) },
+            Some(name) => {
+                Type::Int { size: 4, signed: true, name: crate::sema::kernel_btf::intern(format!("enum {name}")) }
+            }
             None => Type::INT,
         };
         let Type::Int { name: type_name, .. } = ty else { unreachable!("an enum is an int") };

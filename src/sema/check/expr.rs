@@ -502,10 +502,7 @@ impl Checker<'_> {
             ExprKind::SizeofType(tn) => {
                 let ty = self.type_name(tn)?;
                 let ty = self.resolved(ty);
-                typed(
-                    TKind::Int(sizeof(&ty, &self.opts, &span)?),
-                    Type::Int { size: 8, signed: false, name: "size_t" },
-                )
+                typed(TKind::Int(sizeof(&ty, &self.opts, &span)?), Type::Int { size: 8, signed: false, name: "size_t" })
             }
             // A string constant's size is its characters and NUL, as C's
             // (sizeof/tst.SizeofStrConst: sizeof ("hi") is 3).
@@ -1035,8 +1032,8 @@ impl Checker<'_> {
                                 thread_local_member(&addr, 0).ok_or_else(|| unsupported("a self-> struct"))?;
                             Ok((Place::ThreadLocalMember { var, offset }, Type::String))
                         } else if in_element(&addr) {
-                            let (array, keys, offset) = element_member(&addr, 0)
-                                .ok_or_else(|| unsupported("an associative array's struct"))?;
+                            let (array, keys, offset) =
+                                element_member(&addr, 0).ok_or_else(|| unsupported("an associative array's struct"))?;
                             Ok((Place::ElementMember { array, keys: keys.to_vec(), offset }, Type::String))
                         } else {
                             Ok((Place::Memory(addr), Type::String))

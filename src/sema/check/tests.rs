@@ -144,10 +144,7 @@ fn translators_check_their_members_when_used() {
     assert_eq!(type_of("curpsinfo->pr_fname"), "string");
     assert_eq!(type_of("xlate <lwpsinfo_t *> (curthread)->pr_lwpid"), "id_t");
     assert_eq!(error_of("BEGIN { trace(curpsinfo->pr_x); }"), "translator does not define conversion for member: pr_x");
-    assert_eq!(
-        error_of("BEGIN { trace(curpsinfo); }"),
-        "a translated psinfo_t * can only be used with -> or . yet"
-    );
+    assert_eq!(error_of("BEGIN { trace(curpsinfo); }"), "a translated psinfo_t * can only be used with -> or . yet");
 }
 
 #[test]

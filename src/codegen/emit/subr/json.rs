@@ -209,8 +209,14 @@ impl Emitter<'_> {
     /// each element's index value (-1 when not a number; none is 0, as
     /// dtrace_strtoll reads it) and start. Too many elements: no value.
     fn json_split_selector(&mut self, j: &Json, selector: i16) {
-        let (top, done, skip, separator, store, not_digit) =
-            (self.new_label(), self.new_label(), self.new_label(), self.new_label(), self.new_label(), self.new_label());
+        let (top, done, skip, separator, store, not_digit) = (
+            self.new_label(),
+            self.new_label(),
+            self.new_label(),
+            self.new_label(),
+            self.new_label(),
+            self.new_label(),
+        );
         self.set(Var::Nelems, 1);
         self.emit(ldx(Size::DW, R1, FP, selector));
         self.emit(mov(R2, R8));
@@ -527,8 +533,14 @@ impl Emitter<'_> {
     }
 
     fn json_number(&mut self, j: &Json) {
-        let (frac, exp, ended, after, to_frac, to_exp) =
-            (self.new_label(), self.new_label(), self.new_label(), self.new_label(), self.new_label(), self.new_label());
+        let (frac, exp, ended, after, to_frac, to_exp) = (
+            self.new_label(),
+            self.new_label(),
+            self.new_label(),
+            self.new_label(),
+            self.new_label(),
+            self.new_label(),
+        );
         self.handler(j, State::Number);
         self.jump(jmp_imm(Cond::Ne, R5, b'.' as i32, 0), to_frac);
         self.append_in_state(j, State::NumberFrac);

@@ -1,0 +1,5 @@
+BEGIN
+{
+	@a = count();
+	printf("hello %d %d", 123, @a);
+}
