@@ -814,9 +814,11 @@ impl<'a> Parser<'a> {
         if self.eat(Punct::RBracket)? {
             return Ok(DeclOp::Array(None));
         }
+        self.refuse_variable_length_tuple()?;
         if self.nth_starts_type(0)? {
             let mut keys = Vec::new();
             loop {
+                self.refuse_variable_length_tuple()?;
                 keys.push(self.parse_type_name()?);
                 if !self.eat(Punct::Comma)? {
                     break;
@@ -828,6 +830,21 @@ impl<'a> Parser<'a> {
         let size = self.parse_conditional()?;
         self.expect(Punct::RBracket)?;
         Ok(DeclOp::Array(Some(size)))
+    }
+
+    /// dt_decl_prototype: an associative array's tuple (`int a[...]`) has
+    /// no variable-length part.
+    fn refuse_variable_length_tuple(&mut self) -> Result<(), ParseError> {
+        if self.peek_punct()? != Some(Punct::Ellipsis) {
+            return Ok(());
+        }
+        let start = self.peek_start()?;
+        self.bump()?;
+        Err(ParseError::new(
+            start..self.prev_end,
+            "D_DECL_PROTO_VARARGS",
+            "array prototype may not use a variable-length argument list",
+        ))
     }
 
     /// After `(`: parameter declarations up to and including `)`. Parameter
@@ -844,6 +861,12 @@ impl<'a> Parser<'a> {
             return Ok(params);
         }
         loop {
+            // `int f(int, ...)`, `f(...)`: a function's variable-length
+            // argument list, last (extern functions are declared, never
+            // called, so it is not kept).
+            if self.eat(Punct::Ellipsis)? {
+                break;
+            }
             let start = self.peek_start()?;
             let (class, spec) = self.parse_decl_specifiers(true)?;
             // dt_decl_pop_param: a parameter's storage class may only be

@@ -1,0 +1,6 @@
+int a[int, ...];
+
+BEGIN
+{
+	exit(0);
+}

@@ -1,0 +1,8 @@
+extern int varargs1(...);
+extern int varargs2(int, ...);
+
+BEGIN
+{
+	printf("declared\n");
+	exit(0);
+}
