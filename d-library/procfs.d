@@ -5,11 +5,22 @@
  * checked against the running kernel's BTF only when a script uses it.
  */
 
-/* Seconds and nanoseconds, as Solaris' timestruc_t. */
-typedef struct timestruc {
+/*
+ * Seconds and nanoseconds: the system call ABI's struct timespec (which
+ * Linux's kernel types call struct __kernel_timespec; there is no struct
+ * timespec in its BTF), Solaris' timestruc_t and timespec_t. And the ABI's
+ * struct timeval, for scripts that copyin() them.
+ */
+typedef struct timespec {
 	long	tv_sec;
 	long	tv_nsec;
 } timestruc_t;
+typedef struct timespec timespec_t;
+
+struct timeval {
+	long	tv_sec;
+	long	tv_usec;
+};
 
 /* A count of nanoseconds as a timestruc_t. */
 translator timestruc_t < uint64_t NS > {

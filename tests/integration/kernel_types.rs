@@ -552,3 +552,28 @@ fn uregs_holds_the_registers_a_system_call_was_made_with() {
     let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.is_empty() && *l != "ready").collect();
     assert!(!lines.is_empty() && lines.iter().all(|l| *l == want), "{}", out.stdout);
 }
+
+/// `struct timespec` is the system call ABI's (the kernel's BTF has none):
+/// a script copies in clock_nanosleep()'s request and reads its members;
+/// a script's own definition (`#include <time.h>` under -C) replaces it.
+#[test]
+fn struct_timespec_is_the_system_call_abi_type() {
+    let out = run(&[
+        "-qn",
+        "syscall::clock_nanosleep:entry /pid == $target/ {
+            this->ts = (struct timespec *)copyin(arg2, sizeof (struct timespec));
+            printf(\"%d %d.%09d\\n\", sizeof (timespec_t), this->ts->tv_sec, this->ts->tv_nsec);
+        }",
+        "-c",
+        "sleep 1.25",
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "16 1.250000000", "{}", out.stderr);
+    let path = script(
+        "timespec-include",
+        "#include <time.h>\nBEGIN { printf(\"%d\\n\", sizeof (struct timespec)); exit(0); }\n",
+    );
+    let out = run(&["-C", "-qs", &path]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "16");
+}

@@ -20,6 +20,11 @@ use crate::provider::ProbeArg;
 pub(super) struct Declared {
     typedefs: HashMap<String, Type>,
     records: HashMap<(String, bool), Rc<Record>>,
+    /// Structs the D library defines (struct timespec): a script may define
+    /// its own, as a kernel type may be redefined in D (`#include <time.h>`).
+    library_records: std::collections::HashSet<(String, bool)>,
+    /// Whether the D library is being read.
+    in_library: bool,
     /// Enumerators: `enum e { A, B = 5 }` declares A = 0 and B = 5, of
     /// type `enum e` (an int).
     constants: HashMap<String, (i64, Type)>,
@@ -71,6 +76,13 @@ impl Checker<'_> {
     /// Loads the D library files (parsed, not yet type-checked against the
     /// kernel: translators are checked when used).
     pub(crate) fn load_library(&mut self, library: &[(String, ast::Program)]) -> Result<()> {
+        self.declared.in_library = true;
+        let loaded = self.load_library_items(library);
+        self.declared.in_library = false;
+        loaded
+    }
+
+    fn load_library_items(&mut self, library: &[(String, ast::Program)]) -> Result<()> {
         for (_, program) in library {
             for item in &program.items {
                 match item {
@@ -162,12 +174,17 @@ impl Checker<'_> {
             body: RecordBody::D(laid_out),
         });
         if !name.is_empty() {
-            let declared = self.declared.records.get(&(name.clone(), union));
-            if declared.is_some_and(|r| r.body != RecordBody::Forward) {
+            let key = (name.clone(), union);
+            let declared = self.declared.records.get(&key);
+            let shadows_library = self.declared.library_records.remove(&key);
+            if declared.is_some_and(|r| r.body != RecordBody::Forward) && !shadows_library {
                 let kind = if union { "union" } else { "struct" };
                 return Err(CompileError::new("D_DECL_TYPERED", span, format!("type redeclared: {kind} {name}")));
             }
-            self.declared.records.insert((name, union), record.clone());
+            if self.declared.in_library {
+                self.declared.library_records.insert(key.clone());
+            }
+            self.declared.records.insert(key, record.clone());
         }
         Ok(Type::Struct(record))
     }
