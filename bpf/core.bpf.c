@@ -165,6 +165,23 @@ int dt_psargs_exec(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* Processes that exec'd, while a script's USDT provider globs wait for
+ * processes started after tracing began: the consumer reads their notes
+ * (src/provider/usdt.rs, Retained). Sized by the runtime. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);
+	__type(value, __u32);
+} dt_execs SEC(".maps");
+
+SEC("raw_tp/sched_process_exec")
+int dt_exec_notify(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	bpf_map_push_elem(&dt_execs, &pid, 0);
+	return 0;
+}
+
 /* sched_process_fork(parent, child) runs in the parent, whose command line
  * a new process shares until it execs; a new thread changes nothing. */
 SEC("raw_tp/sched_process_fork")

@@ -262,7 +262,8 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         testing: std::env::var_os("_DTRACE_TESTING").is_some(),
         output_fd,
     };
-    let outcome = consume::run(&session, &compiled.program, &registry, &opts, out, metrics, &mut targets);
+    let outcome =
+        consume::run(&session, &compiled.program, &compiled.generated, &registry, &opts, out, metrics, &mut targets);
     drop(session);
     match outcome {
         Ok(status) => Ok(status),

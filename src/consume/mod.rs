@@ -84,6 +84,8 @@ struct Flow {
 struct State<'a> {
     program: &'a Program,
     registry: &'a Registry,
+    /// Where probes made after tracing began are (processes found later).
+    session: &'a Session,
     quiet: bool,
     /// -F: the flow of each CPU, when indenting.
     flows: Option<HashMap<u32, Flow>>,
@@ -230,6 +232,7 @@ struct DropReport {
 pub(crate) fn run(
     session: &Session,
     program: &Program,
+    generated: &crate::codegen::Generated,
     registry: &Registry,
     opts: &ConsumeOptions,
     out: Box<dyn Write + '_>,
@@ -239,6 +242,7 @@ pub(crate) fn run(
     let state = Rc::new(RefCell::new(State {
         program,
         registry,
+        session,
         quiet: opts.quiet,
         flows: opts.flowindent.then(HashMap::new),
         out: Output { inner: out, inner_fd: Some(opts.output_fd), reopened: None, failure: None, capture: None },
@@ -316,6 +320,11 @@ pub(crate) fn run(
         }
         ring.consume()?;
         state.borrow_mut().out.flush().ok();
+        // Processes that started since: their probes retained descriptions
+        // (provider globs) match.
+        for warning in session.enable_started_processes(program, generated) {
+            eprintln!("dtrace: {warning}");
+        }
         // dtrace.c's notice() is silent under -q or the quiet pragma.
         if !opts.quiet {
             for notice in exit_notices {
@@ -492,6 +501,15 @@ impl RingPolicy {
 }
 
 impl State<'_> {
+    /// The probe with ID `id`: the registry's, or one made in a process
+    /// found after tracing began.
+    fn probe<T>(&self, id: u32, f: impl FnOnce(&crate::provider::Probe) -> T) -> Option<T> {
+        match self.registry.get(id) {
+            Some(p) => Some(f(p)),
+            None => self.session.late_probe(id).map(|p| f(&p)),
+        }
+    }
+
     /// A record to print: at once, or kept by the ring policy.
     fn emit_record(&mut self, data: &[u8]) {
         if self.ring.is_none() {
@@ -565,14 +583,16 @@ impl State<'_> {
         let mut line = Vec::new();
         if self.format == OutputFormat::Json {
             // The record's fields say which probe fired: no columns.
-        } else if let Some(flows) = &mut self.flows {
+        } else if self.flows.is_some() {
             // dtrace(1) prints the flow columns even when quiet.
             if !self.heading_printed {
                 line.extend(format!("{:>3} {:<41}\n", "CPU", "FUNCTION").as_bytes());
                 self.heading_printed = true;
             }
-            let flow = flows.entry(cpu).or_default();
-            let name = self.registry.get(probe_id).map(|p| flow_column(flow, p, epid)).unwrap_or_default();
+            let mut flows = self.flows.take();
+            let flow = flows.as_mut().map(|f| f.entry(cpu).or_default());
+            let name = flow.and_then(|flow| self.probe(probe_id, |p| flow_column(flow, p, epid))).unwrap_or_default();
+            self.flows = flows;
             line.extend(format!("{cpu:>3} {name:<41} ").as_bytes());
         } else if !self.quiet {
             // dtrace-utils' test mode has no CPU and ID columns.
@@ -586,7 +606,7 @@ impl State<'_> {
             if !self.testing {
                 line.extend(format!("{cpu:>3} {probe_id:>6} ").as_bytes());
             }
-            let name = self.registry.get(probe_id).map(|p| format!("{}:{}", p.function, p.name)).unwrap_or_default();
+            let name = self.probe(probe_id, |p| format!("{}:{}", p.function, p.name)).unwrap_or_default();
             line.extend(format!("{name:>32} ").as_bytes());
         }
         let mut rendered = match self.format {
@@ -611,7 +631,12 @@ impl State<'_> {
             Rendered::Json(output) if output.is_empty() => {}
             Rendered::Json(output) => {
                 let timestamp = read_u64(data, layout::HDR_TIMESTAMP);
-                let record = json::probe_record(timestamp, cpu, probe_id, self.registry.get(probe_id), output);
+                let record = match self.registry.get(probe_id) {
+                    Some(p) => json::probe_record(timestamp, cpu, probe_id, Some(p), output),
+                    None => {
+                        json::probe_record(timestamp, cpu, probe_id, self.session.late_probe(probe_id).as_ref(), output)
+                    }
+                };
                 self.write_json_line(&record);
             }
         }
@@ -831,7 +856,7 @@ impl State<'_> {
         if let Err(why) = result {
             let epid = read_u32(data, layout::HDR_EPID);
             let probe_id = read_u32(data, layout::HDR_PROBE_ID);
-            let probe = self.registry.get(probe_id).map(|p| p.full_name()).unwrap_or_default();
+            let probe = self.probe(probe_id, |p| p.full_name()).unwrap_or_default();
             self.out.flush().ok();
             // An option without a value is set to "1"; DTrace's message
             // ends in a newline of its own, so a blank line follows.
@@ -870,7 +895,7 @@ impl State<'_> {
         let action = read_u32(data, layout::FAULT_ACTION);
         let kind = read_u32(data, layout::FAULT_KIND);
         let addr = read_u64(data, layout::FAULT_ADDR);
-        let probe = self.registry.get(probe_id).map(|p| p.full_name()).unwrap_or_default();
+        let probe = self.probe(probe_id, |p| p.full_name()).unwrap_or_default();
         let (fault, address) = match kind {
             layout::FAULT_DIVZERO => ("divide-by-zero", None),
             layout::FAULT_ILLOP => ("illegal operation", None),

@@ -129,6 +129,33 @@ pub(crate) trait Provider {
     /// arrays with the generated clause programs and attaches them. What it
     /// returns keeps everything loaded until it is dropped.
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>>;
+
+    /// For descriptions kept for processes that start after tracing began
+    /// (`python*:::entry`, by clause index): what finds and enables their
+    /// probes in each such process. None for a provider whose probes are
+    /// all known at start. New probes' IDs start at `first_id`.
+    fn retain(
+        &self,
+        _retained: &[(usize, ProbeDesc)],
+        _first_id: u32,
+        _cx: &mut EnableContext,
+    ) -> Result<Option<Box<dyn Retained>>> {
+        Ok(None)
+    }
+}
+
+/// A provider's probes in processes started after tracing began, made and
+/// attached as each starts (DTrace's retained enablings).
+pub(crate) trait Retained {
+    /// Process `pid` exec'd: makes and attaches the probes its files have
+    /// that the retained descriptions match; returns them.
+    fn process_started(&mut self, pid: u32, cx: &mut LateContext) -> Result<Vec<Probe>>;
+}
+
+/// What a provider needs to enable probes after tracing began.
+pub(crate) struct LateContext<'a> {
+    /// Loads (once per type and list) the program of a clause list.
+    pub clause_program: &'a mut dyn FnMut(&[usize], ClauseProgType) -> Result<i32>,
 }
 
 /// A provider's part of a tracing session, alive while it runs. The
@@ -255,6 +282,22 @@ impl ProbeTable {
             owner: self.owner,
             key,
         });
+    }
+
+    /// An empty table whose IDs start at `first_id`, for provider `owner`
+    /// (probes made after tracing began).
+    pub(crate) fn starting_at(first_id: u32, owner: usize) -> ProbeTable {
+        ProbeTable { probes: Vec::new(), next_id: first_id, owner }
+    }
+
+    /// The probes added since the table had `count`.
+    pub(crate) fn added_since(&self, count: usize) -> &[Probe] {
+        &self.probes[count.min(self.probes.len())..]
+    }
+
+    /// How many probes it has.
+    pub(crate) fn len(&self) -> usize {
+        self.probes.len()
     }
 
     /// The next ID `add` hands out.
@@ -419,6 +462,22 @@ impl Registry {
 
     /// The enabled probes grouped by the provider that serves them, in
     /// provider order: (provider, its enabled probes).
+    /// What each provider keeps for processes started later, given every
+    /// clause's retained descriptions.
+    pub(crate) fn retain(
+        &self,
+        retained: &[(usize, ProbeDesc)],
+        cx: &mut EnableContext,
+    ) -> Result<Vec<Box<dyn Retained>>> {
+        let mut kept = Vec::new();
+        for provider in &self.providers {
+            if let Some(r) = provider.retain(retained, self.table.next_id(), cx)? {
+                kept.push(r);
+            }
+        }
+        Ok(kept)
+    }
+
     pub(crate) fn by_provider<'a>(
         &'a self,
         enabled: impl Iterator<Item = (u32, &'a [usize])>,

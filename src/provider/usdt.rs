@@ -23,13 +23,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::skel::OpenSkel;
-use libbpf_rs::{MapCore, MapFlags};
+use libbpf_rs::{Link, MapCore, MapFlags};
 
 use super::desc::{glob_match, split_pid, ProbeDesc};
 use super::uprobe::{self, ClauseSlots, MAX_SINGLE_UPROBES};
 use super::{
-    Attributes, EnableContext, Enabled, Enabling, KernelFacts, Loaded, Probe, ProbeArg, ProbeTable, ProvideContext,
-    Provider,
+    Attributes, EnableContext, Enabled, Enabling, KernelFacts, LateContext, Loaded, Probe, ProbeArg, ProbeTable,
+    ProvideContext, Provider, Retained,
 };
 use crate::process::UsdtNote;
 
@@ -173,6 +173,47 @@ impl Provider for Usdt {
         }
     }
 
+    /// Descriptions with a provider glob keep matching: a process that
+    /// execs later with a matching provider gets its probes then.
+    fn retain(
+        &self,
+        retained: &[(usize, ProbeDesc)],
+        first_id: u32,
+        cx: &mut EnableContext,
+    ) -> Result<Option<Box<dyn Retained>>> {
+        if retained.is_empty() {
+            return Ok(None);
+        }
+        let open = |cx: &EnableContext, multi: bool| -> Result<skel::UsdtSkel<'static>> {
+            let mut open = cx.open(skel::UsdtSkelBuilder::default(), "USDT")?;
+            super::autoload_only(
+                open.open_object_mut(),
+                if multi { &["dt_usdt_fire_multi"] } else { &["dt_usdt_fire1"] },
+            );
+            open.maps.dt_usdt_specs.set_max_entries(LATE_SITES)?;
+            if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+                super::script_needs!(ro, cx.needs);
+            }
+            Ok(open.load()?)
+        };
+        let (skel, multi) = uprobe::load(cx, open, "USDT probes need")?;
+        let usdt = Usdt { declared: self.declared.clone(), ..Usdt::default() };
+        Ok(Some(Box::new(LateUsdt {
+            usdt,
+            table: ProbeTable::starting_at(first_id, 0),
+            processes: crate::process::Processes::default(),
+            kernel: crate::sema::kernel_btf::KernelBtf::default(),
+            retained: retained.to_vec(),
+            started_traced: self.done.clone(),
+            skel,
+            multi,
+            slots: Vec::new(),
+            sites_used: 0,
+            links: Vec::new(),
+            full: false,
+        })))
+    }
+
     /// As the Solaris Dynamic Tracing Guide gives for USDT providers.
     fn argument_attributes(&self) -> Attributes {
         ("Evolving", "Evolving", "ISA")
@@ -219,22 +260,13 @@ impl Provider for Usdt {
         };
         let (skel, multi) = uprobe::load(cx, open, "USDT probes need")?;
         for (i, site) in specs.iter().enumerate() {
-            let spec = encode_spec(site);
-            // SAFETY: dt_usdt_spec is the skeleton's plain-old-data twin of
-            // the C struct (no padding is read as anything but bytes).
-            let bytes = unsafe {
-                std::slice::from_raw_parts(
-                    (&spec as *const skel::types::dt_usdt_spec).cast::<u8>(),
-                    std::mem::size_of::<skel::types::dt_usdt_spec>(),
-                )
-            };
-            skel.maps.dt_usdt_specs.update(&(i as u32).to_ne_bytes(), bytes, MapFlags::ANY)?;
+            write_spec(&skel, i as u32, site)?;
         }
         slots.fill(cx, &skel.maps.dt_usdt_progs, multi, "USDT")?;
         if multi {
-            attach_multi(&skel, &placed, cx)?;
+            attach_multi(&skel, &placed, &mut cx.links)?;
         } else {
-            attach_single(&skel, &placed, cx)?;
+            attach_single(&skel, &placed, &mut cx.links)?;
         }
         match undecoded.as_slice() {
             [] => {}
@@ -246,6 +278,125 @@ impl Provider for Usdt {
             )),
         }
         Ok(Box::new(Loaded(skel)))
+    }
+}
+
+/// Sites of probes in processes found after tracing began (each a spec
+/// map entry, preallocated).
+const LATE_SITES: u32 = 4096;
+
+/// The USDT probes of processes that exec after tracing began, made and
+/// attached as each is found (DTrace's retained enablings), with entry
+/// programs of their own.
+struct LateUsdt {
+    usdt: Usdt,
+    table: ProbeTable,
+    processes: crate::process::Processes,
+    kernel: crate::sema::kernel_btf::KernelBtf,
+    /// (clause index, description) of every provider glob.
+    retained: Vec<(usize, ProbeDesc)>,
+    /// Processes whose probes were made at start: their own exec (a -c
+    /// command's) is not a new process.
+    started_traced: HashSet<u32>,
+    skel: skel::UsdtSkel<'static>,
+    multi: bool,
+    /// The clause list of each program-array slot.
+    slots: Vec<Vec<usize>>,
+    sites_used: u32,
+    links: Vec<Link>,
+    /// Every spec entry is used (said once).
+    full: bool,
+}
+
+impl Retained for LateUsdt {
+    fn process_started(&mut self, pid: u32, cx: &mut LateContext) -> Result<Vec<Probe>> {
+        if self.started_traced.remove(&pid) {
+            return Ok(Vec::new());
+        }
+        let globs: Vec<&str> = self.retained.iter().map(|(_, d)| d.provider.as_str()).collect();
+        let files: Vec<PathBuf> = self
+            .processes
+            .mapped_files(pid)
+            .into_iter()
+            .filter(|path| {
+                let providers = self.processes.note_providers(path);
+                providers.iter().any(|p| globs.iter().any(|g| glob_match(g, &format!("{}{pid}", probe_name(p)))))
+            })
+            .collect();
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        // A pid seen before has exec'd a new program: its probes are new.
+        self.usdt.done.remove(&pid);
+        let before = self.table.len();
+        let mut pcx = ProvideContext { processes: &mut self.processes, kernel: &mut self.kernel, refusal: None };
+        self.usdt.make_probes(pid, Some(&files), &mut self.table, &mut pcx);
+        let ty = if self.multi { super::KPROBE_UPROBE_MULTI } else { super::KPROBE };
+        let mut made = Vec::new();
+        let mut placed = Vec::new();
+        for probe in self.table.added_since(before) {
+            let mut clauses: Vec<usize> = self
+                .retained
+                .iter()
+                .filter(|(_, d)| {
+                    glob_match(&d.provider, probe.provider)
+                        && glob_match(&d.module, &probe.module)
+                        && glob_match(&d.function, &probe.function)
+                        && glob_match(&d.name, &probe.name)
+                })
+                .map(|(c, _)| *c)
+                .collect();
+            clauses.sort_unstable();
+            clauses.dedup();
+            if clauses.is_empty() {
+                continue;
+            }
+            let slot = match self.slots.iter().position(|c| *c == clauses) {
+                Some(slot) => slot,
+                None => {
+                    let capacity = self.skel.maps.dt_usdt_progs.max_entries() as usize;
+                    if self.slots.len() == capacity {
+                        bail!("too many different clause lists on USDT probes (the limit is {capacity})");
+                    }
+                    let fd = (cx.clause_program)(&clauses, ty)?;
+                    let slot = self.slots.len();
+                    self.skel.maps.dt_usdt_progs.update(
+                        &(slot as u32).to_ne_bytes(),
+                        &fd.to_ne_bytes(),
+                        MapFlags::ANY,
+                    )?;
+                    self.slots.push(clauses);
+                    slot
+                }
+            };
+            let sites = &self.usdt.probes[probe.key as usize];
+            if self.sites_used as usize + sites.sites.len() > LATE_SITES as usize {
+                if !self.full {
+                    self.full = true;
+                    bail!("more than {LATE_SITES} USDT probe sites in processes started since tracing began");
+                }
+                break;
+            }
+            for site in &sites.sites {
+                write_spec(&self.skel, self.sites_used, site)?;
+                placed.push(Placed {
+                    id: probe.id,
+                    pid,
+                    path: &sites.path,
+                    site,
+                    slot: slot as u32,
+                    spec: self.sites_used,
+                });
+                self.sites_used += 1;
+            }
+            made.push(probe.clone());
+        }
+        if self.multi {
+            attach_multi(&self.skel, &placed, &mut self.links)?;
+        } else {
+            attach_single(&self.skel, &placed, &mut self.links)?;
+        }
+        Ok(made)
     }
 }
 
@@ -265,6 +416,21 @@ impl Placed<'_> {
     fn cookie(&self) -> u64 {
         (u64::from(self.id) << 32) | (u64::from(self.spec) << 8) | u64::from(self.slot)
     }
+}
+
+/// Puts site `site`'s argument locations at `index` of the spec map.
+fn write_spec(skel: &skel::UsdtSkel<'static>, index: u32, site: &Site) -> Result<()> {
+    let spec = encode_spec(site);
+    // SAFETY: dt_usdt_spec is the skeleton's plain-old-data twin of the C
+    // struct (no padding is read as anything but bytes).
+    let bytes = unsafe {
+        std::slice::from_raw_parts(
+            (&spec as *const skel::types::dt_usdt_spec).cast::<u8>(),
+            std::mem::size_of::<skel::types::dt_usdt_spec>(),
+        )
+    };
+    skel.maps.dt_usdt_specs.update(&index.to_ne_bytes(), bytes, MapFlags::ANY)?;
+    Ok(())
 }
 
 /// The C struct dt_usdt_spec for a site.
@@ -296,7 +462,7 @@ fn encode_spec(site: &Site) -> skel::types::dt_usdt_spec {
 
 /// Attaches every site with one multi-uprobe link per process and file
 /// (Linux 6.6), semaphores as the links' reference counters.
-fn attach_multi(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut EnableContext) -> Result<()> {
+fn attach_multi(skel: &skel::UsdtSkel<'static>, placed: &[Placed], links: &mut Vec<Link>) -> Result<()> {
     let mut groups: BTreeMap<(u32, &Path), Vec<&Placed>> = BTreeMap::new();
     for p in placed {
         groups.entry((p.pid, p.path)).or_default().push(p);
@@ -310,7 +476,7 @@ fn attach_multi(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut Enab
             ..Default::default()
         };
         match skel.progs.dt_usdt_fire_multi.attach_uprobe_multi_with_opts(pid as i32, path, "", opts) {
-            Ok(link) => cx.links.push(link),
+            Ok(link) => links.push(link),
             // A process found system-wide may exit before it is attached:
             // its probes are gone, as in DTrace.
             Err(_) if process_gone(pid) => {}
@@ -323,7 +489,7 @@ fn attach_multi(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut Enab
 }
 
 /// Attaches one uprobe per site, where the kernel has no multi-uprobe links.
-fn attach_single(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut EnableContext) -> Result<()> {
+fn attach_single(skel: &skel::UsdtSkel<'static>, placed: &[Placed], links: &mut Vec<Link>) -> Result<()> {
     if placed.len() > MAX_SINGLE_UPROBES {
         bail!(
             "{} USDT probe sites need multi-uprobe links (Linux 6.6 or later); this kernel attaches uprobes one \
@@ -338,7 +504,7 @@ fn attach_single(skel: &skel::UsdtSkel<'static>, placed: &[Placed], cx: &mut Ena
             ..Default::default()
         };
         match skel.progs.dt_usdt_fire1.attach_uprobe_with_opts(p.pid as i32, p.path, p.site.offset as usize, opts) {
-            Ok(link) => cx.links.push(link),
+            Ok(link) => links.push(link),
             Err(_) if process_gone(p.pid) => {}
             Err(e) => {
                 return Err(e).with_context(|| {

@@ -30,7 +30,10 @@ use crate::codegen::splice;
 use crate::codegen::Generated;
 use crate::defs::layout::{self, core_skel};
 use crate::kallsyms::KernelSymbols;
-use crate::provider::{ClauseProgType, EnableContext, Enabling, EntryWork, Fires, Registry, ScriptNeeds};
+use crate::provider::desc::ProbeDesc;
+use crate::provider::{
+    ClauseProgType, EnableContext, Enabling, EntryWork, Fires, LateContext, Probe, Registry, Retained, ScriptNeeds,
+};
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
 
@@ -57,10 +60,18 @@ pub(crate) struct Session {
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
     _links: Vec<Link>,
-    _programs: Vec<OwnedFd>,
-    /// Parts of clause lists split over several programs: a program array
-    /// is emptied when user space closes it.
-    _chains: Chains,
+    /// The clause programs loaded, and where more are loaded (processes
+    /// whose USDT probes retained descriptions match, found later).
+    clause_programs: std::cell::RefCell<ClausePrograms>,
+    /// The generated code's maps by role (`code_maps`'s, which `_maps` and
+    /// the core object keep open).
+    code_map_fds: BTreeMap<MapRef, i32>,
+    /// What providers keep for processes started later (retained
+    /// descriptions), and the probes made in them so far.
+    late: std::cell::RefCell<Vec<Box<dyn Retained>>>,
+    late_probes: std::cell::RefCell<BTreeMap<u32, Probe>>,
+    /// The first look for started processes looks at all of them.
+    look_at_every_process: std::cell::Cell<bool>,
     /// What keeps the joined entry programs attached.
     _held: Vec<OwnedFd>,
     _maps: Vec<MapHandle>,
@@ -122,18 +133,15 @@ impl CodeMaps {
             Some("dt_probenames"),
             4,
             (4 * program.strsize) as u32,
-            generated.clauses_of.len().max(1) as u32,
+            // Room for probes of processes found later, where kept for.
+            generated.clauses_of.len().max(1) as u32
+                + if program.clauses.iter().any(|c| !c.retained.is_empty()) { LATE_PROBES } else { 0 },
             &map_opts(),
         )?;
         if program.uses_probe_names {
             for &id in generated.clauses_of.keys() {
                 let Some(p) = registry.get(id) else { continue };
-                let mut value = vec![0u8; 4 * program.strsize];
-                for (k, field) in [p.provider, &p.module, &p.function, &p.name].iter().enumerate() {
-                    let n = field.len().min(program.max_strlen);
-                    value[k * program.strsize..k * program.strsize + n].copy_from_slice(&field.as_bytes()[..n]);
-                }
-                probenames.update(&id.to_ne_bytes(), &value, MapFlags::ANY)?;
+                probenames.update(&id.to_ne_bytes(), &probe_names_value(p, program), MapFlags::ANY)?;
             }
         }
         keep(MapRef::ProbeNames, probenames, &mut maps);
@@ -308,6 +316,12 @@ pub(crate) fn start(
     open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
     open_core.progs.dt_psargs_exec.set_autoload(program.uses_psargs_table);
     open_core.progs.dt_psargs_fork.set_autoload(program.uses_psargs_table);
+    let retained: Vec<(usize, ProbeDesc)> =
+        program.clauses.iter().enumerate().flat_map(|(i, c)| c.retained.iter().map(move |d| (i, d.clone()))).collect();
+    open_core.progs.dt_exec_notify.set_autoload(!retained.is_empty());
+    if !retained.is_empty() {
+        open_core.maps.dt_execs.set_max_entries(EXEC_QUEUE)?;
+    }
     if program.uses_psargs_table {
         open_core.maps.dt_psargs.set_max_entries(psargs::ENTRIES)?;
     }
@@ -380,41 +394,16 @@ pub(crate) fn start(
 
     // A tail call needs caller and callee of one program type, so one clause
     // list may be loaded once per entry-program type.
-    let mut programs = Vec::new();
-    let mut chains = Chains::default();
-    let mut loaded: BTreeMap<(ClauseProgType, Vec<usize>), i32> = BTreeMap::new();
+    let mut clause_programs = ClausePrograms::default();
     let mut clause_program = |clauses: &[usize], prog_type: ClauseProgType| -> Result<i32> {
-        if let Some(fd) = loaded.get(&(prog_type, clauses.to_vec())) {
-            return Ok(*fd);
-        }
-        let mut load = ClauseLoader { program, generated, code_maps: &code_maps, chains: &mut chains, prog_type };
-        let fd = load.clauses(clauses, ChainPart::default()).map_err(|e| match e {
-            LoadError::TooComplex(why) => {
-                let probe = generated
-                    .clauses_of
-                    .iter()
-                    .find(|(_, list)| list.as_slice() == clauses)
-                    .and_then(|(id, _)| registry.get(*id))
-                    .map_or_else(|| "one probe".to_string(), |p| p.full_name());
-                // The verifier follows json()'s loop once per byte of strsize.
-                let hint = if program.uses_json {
-                    " (each json( ) call is checked once per byte of strsize: fewer calls in one clause, or a smaller strsize)"
-                } else {
-                    ""
-                };
-                // The loader splits a list down to single clauses: one of
-                // those is what the verifier refused.
-                anyhow::anyhow!(
-                    "a clause enabled on {probe} is too much for the kernel's verifier ({why}): \
-                     split its work over more clauses{hint}"
-                )
-            }
-            LoadError::Other(e) => e,
-        })?;
-        let raw = fd.as_raw_fd();
-        programs.push(fd);
-        loaded.insert((prog_type, clauses.to_vec()), raw);
-        Ok(raw)
+        clause_programs.load(program, generated, &code_maps.fds, clauses, prog_type, &|clauses| {
+            generated
+                .clauses_of
+                .iter()
+                .find(|(_, list)| list.as_slice() == clauses)
+                .and_then(|(id, _)| registry.get(*id))
+                .map_or_else(|| "one probe".to_string(), |p| p.full_name())
+        })
     };
 
     let inline_clauses = |entry: &[libbpf_sys::bpf_insn],
@@ -483,15 +472,24 @@ pub(crate) fn start(
         cx.on_task_stack = false;
         providers.push(provider.enable(&probes, &mut cx)?);
     }
+    let late = registry.retain(&retained, &mut cx)?;
     let EnableContext { links: provider_links, held, warnings, .. } = cx;
     links.extend(provider_links);
+    if !late.is_empty() {
+        // From here on no exec is missed; the first look at the processes
+        // (enable_started_processes) finds those started since compiling.
+        links.push(core.progs.dt_exec_notify.attach().context("attaching the exec program of retained USDT globs")?);
+    }
     Ok(Session {
         core,
         providers,
         warnings,
         _links: links,
-        _programs: programs,
-        _chains: chains,
+        clause_programs: std::cell::RefCell::new(clause_programs),
+        code_map_fds: code_maps.fds,
+        late: std::cell::RefCell::new(late),
+        late_probes: std::cell::RefCell::new(BTreeMap::new()),
+        look_at_every_process: std::cell::Cell::new(true),
         _held: held,
         _maps: code_maps.owned,
         aggregations: code_maps.aggregations,
@@ -502,6 +500,64 @@ pub(crate) fn start(
 }
 
 impl Session {
+    /// Makes and attaches the probes retained descriptions match in the
+    /// processes that exec'd since the last call (at the first, in every
+    /// process); what could not be enabled, in words.
+    pub(crate) fn enable_started_processes(&self, program: &Program, generated: &Generated) -> Vec<String> {
+        let mut late = self.late.borrow_mut();
+        if late.is_empty() {
+            return Vec::new();
+        }
+        let mut pids = if self.look_at_every_process.replace(false) { crate::process::all_pids() } else { Vec::new() };
+        while let Ok(Some(value)) = self.core.maps.dt_execs.lookup_and_delete(&[]) {
+            if let Ok(bytes) = <[u8; 4]>::try_from(value.as_slice()) {
+                pids.push(u32::from_ne_bytes(bytes));
+            }
+        }
+        if pids.is_empty() {
+            return Vec::new();
+        }
+        let mut warnings = Vec::new();
+        let mut clause_programs = self.clause_programs.borrow_mut();
+        let fds = &self.code_map_fds;
+        let mut clause_program = |clauses: &[usize], prog_type: ClauseProgType| {
+            clause_programs.load(program, generated, fds, clauses, prog_type, &|_| "a USDT probe".to_string())
+        };
+        let mut cx = LateContext { clause_program: &mut clause_program };
+        for pid in pids {
+            for retained in late.iter_mut() {
+                match retained.process_started(pid, &mut cx) {
+                    Ok(probes) => {
+                        for probe in probes {
+                            if program.uses_probe_names {
+                                if let Some(&fd) = fds.get(&MapRef::ProbeNames) {
+                                    let value = probe_names_value(&probe, program);
+                                    // SAFETY: key and value are the map's sizes (4 and 4 * strsize).
+                                    unsafe {
+                                        libbpf_sys::bpf_map_update_elem(
+                                            fd,
+                                            probe.id.to_ne_bytes().as_ptr().cast(),
+                                            value.as_ptr().cast(),
+                                            0,
+                                        );
+                                    }
+                                }
+                            }
+                            self.late_probes.borrow_mut().insert(probe.id, probe);
+                        }
+                    }
+                    Err(e) => warnings.push(format!("failed to enable probes in process {pid}: {e:#}")),
+                }
+            }
+        }
+        warnings
+    }
+
+    /// A probe made after tracing began (in a process found later).
+    pub(crate) fn late_probe(&self, id: u32) -> Option<Probe> {
+        self.late_probes.borrow().get(&id).cloned()
+    }
+
     pub(crate) fn events_map(&self) -> &libbpf_rs::MapMut<'static> {
         &self.core.maps.dt_events
     }
@@ -661,6 +717,22 @@ fn stack_map_entries(value_size: u32) -> u32 {
     power_of_two.clamp(1024, 65536)
 }
 
+/// Execs not yet looked at by the consumer, at most.
+const EXEC_QUEUE: u32 = 4096;
+/// Probes of processes found after tracing began whose names probeprov &c.
+/// read, at most.
+const LATE_PROBES: u32 = 4096;
+
+/// A probe's four names as dt_probenames holds them, strsize bytes each.
+fn probe_names_value(p: &Probe, program: &Program) -> Vec<u8> {
+    let mut value = vec![0u8; 4 * program.strsize];
+    for (k, field) in [p.provider, &p.module, &p.function, &p.name].iter().enumerate() {
+        let n = field.len().min(program.max_strlen);
+        value[k * program.strsize..k * program.strsize + n].copy_from_slice(&field.as_bytes()[..n]);
+    }
+    value
+}
+
 /// kernel.perf_event_max_stack: the most frames a stack map may hold.
 fn perf_event_max_stack() -> u32 {
     std::fs::read_to_string("/proc/sys/kernel/perf_event_max_stack")
@@ -767,10 +839,62 @@ impl Chains {
 /// much for one program is split in two, the first half tail-calling the
 /// second (each split again as needed), so that what DTrace runs runs
 /// here; one clause too much alone stays an error.
+/// The programs loaded for clause lists, once per list and program type.
+#[derive(Default)]
+struct ClausePrograms {
+    programs: Vec<OwnedFd>,
+    /// Parts of clause lists split over several programs: a program array
+    /// is emptied when user space closes it.
+    chains: Chains,
+    loaded: BTreeMap<(ClauseProgType, Vec<usize>), i32>,
+}
+
+impl ClausePrograms {
+    /// The program of `clauses` as a `prog_type` program (loaded on first
+    /// use); `probe_of` names a probe they are enabled on, for the error
+    /// of a clause too much for the verifier.
+    fn load(
+        &mut self,
+        program: &Program,
+        generated: &Generated,
+        fds: &BTreeMap<MapRef, i32>,
+        clauses: &[usize],
+        prog_type: ClauseProgType,
+        probe_of: &dyn Fn(&[usize]) -> String,
+    ) -> Result<i32> {
+        if let Some(fd) = self.loaded.get(&(prog_type, clauses.to_vec())) {
+            return Ok(*fd);
+        }
+        let mut load = ClauseLoader { program, generated, fds, chains: &mut self.chains, prog_type };
+        let fd = load.clauses(clauses, ChainPart::default()).map_err(|e| match e {
+            LoadError::TooComplex(why) => {
+                let probe = probe_of(clauses);
+                // The verifier follows json()'s loop once per byte of strsize.
+                let hint = if program.uses_json {
+                    " (each json( ) call is checked once per byte of strsize: fewer calls in one clause, or a smaller strsize)"
+                } else {
+                    ""
+                };
+                // The loader splits a list down to single clauses: one of
+                // those is what the verifier refused.
+                anyhow::anyhow!(
+                    "a clause enabled on {probe} is too much for the kernel's verifier ({why}): \
+                     split its work over more clauses{hint}"
+                )
+            }
+            LoadError::Other(e) => e,
+        })?;
+        let raw = fd.as_raw_fd();
+        self.programs.push(fd);
+        self.loaded.insert((prog_type, clauses.to_vec()), raw);
+        Ok(raw)
+    }
+}
+
 struct ClauseLoader<'a> {
     program: &'a Program,
     generated: &'a Generated,
-    code_maps: &'a CodeMaps,
+    fds: &'a BTreeMap<MapRef, i32>,
     chains: &'a mut Chains,
     prog_type: ClauseProgType,
 }
@@ -782,12 +906,17 @@ impl ClauseLoader<'_> {
                 .chain_part(self.program, clauses, chain)
                 .map_err(|e| LoadError::Other(anyhow::anyhow!("{}", e.0)))?
         } else {
-            self.generated.programs.get(clauses).cloned().ok_or_else(|| {
-                LoadError::Other(anyhow::anyhow!("internal error: no program for clauses {clauses:?}"))
-            })?
+            match self.generated.programs.get(clauses) {
+                Some(insns) => insns.clone(),
+                // A list no probe had at start (a process found later).
+                None => self
+                    .generated
+                    .chain_part(self.program, clauses, chain)
+                    .map_err(|e| LoadError::Other(anyhow::anyhow!("{}", e.0)))?,
+            }
         };
         let chain_fd = self.chains.fd(self.prog_type);
-        patch_maps(&mut insns, &|m| if m == MapRef::Chain { chain_fd } else { self.code_maps.fd(m) })
+        patch_maps(&mut insns, &|m| if m == MapRef::Chain { chain_fd } else { self.fds.get(&m).copied() })
             .map_err(|e| LoadError::Other(anyhow::Error::msg(e)))?;
         match load_program(self.prog_type, &insns, clauses.len() > 1) {
             Err(LoadError::TooComplex(_)) if clauses.len() > 1 => {

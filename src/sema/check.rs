@@ -222,6 +222,7 @@ impl<'a> Checker<'a> {
 
     fn clause(&mut self, clause: &ast::Clause) -> Result<()> {
         let mut probes = Vec::new();
+        let mut retained = Vec::new();
         for spec in &clause.probes {
             let target = self.opts.target_pid;
             self.macro_args_used.extend(macro_references(&spec.text));
@@ -242,6 +243,9 @@ impl<'a> Checker<'a> {
             // twice per firing, and counts twice in "matched N probes".
             self.matched += ids.len();
             probes.extend(ids);
+            if desc.provider.contains(['*', '?', '[', '\\']) {
+                retained.push(desc);
+            }
         }
         self.clause_alloca = 0;
         self.clause_probes = probes.clone();
@@ -293,6 +297,7 @@ impl<'a> Checker<'a> {
             records,
             speculates: self.order.speculated,
             more_present_bits,
+            retained,
         });
         Ok(())
     }

@@ -707,6 +707,10 @@ pub(crate) struct Clause {
     /// Where the presence bits of actions past the header's 64 are: words
     /// at the end of the record (0 when the clause has at most 64 actions).
     pub more_present_bits: usize,
+    /// Its descriptions whose provider is a glob (`python*:::entry`): kept
+    /// for USDT providers of processes that start after tracing began, as
+    /// DTrace's enablings are retained.
+    pub retained: Vec<crate::provider::desc::ProbeDesc>,
 }
 
 impl Clause {
