@@ -147,8 +147,9 @@ pub(crate) trait Provider {
 /// A provider's probes in processes started after tracing began, made and
 /// attached as each starts (DTrace's retained enablings).
 pub(crate) trait Retained {
-    /// Process `pid` exec'd: makes and attaches the probes its files have
-    /// that the retained descriptions match; returns them.
+    /// Process `pid` exec'd, or is one running when tracing began: makes
+    /// and attaches the probes its files have that the retained
+    /// descriptions match, where not made before; returns them.
     fn process_started(&mut self, pid: u32, cx: &mut LateContext) -> Result<Vec<Probe>>;
 }
 

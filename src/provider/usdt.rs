@@ -204,7 +204,7 @@ impl Provider for Usdt {
             processes: crate::process::Processes::default(),
             kernel: crate::sema::kernel_btf::KernelBtf::default(),
             retained: retained.to_vec(),
-            started_traced: self.done.clone(),
+            made_in: self.probes.iter().map(|p| (p.pid, p.path.clone())).collect(),
             skel,
             multi,
             slots: Vec::new(),
@@ -295,9 +295,8 @@ struct LateUsdt {
     kernel: crate::sema::kernel_btf::KernelBtf,
     /// (clause index, description) of every provider glob.
     retained: Vec<(usize, ProbeDesc)>,
-    /// Processes whose probes were made at start: their own exec (a -c
-    /// command's) is not a new process.
-    started_traced: HashSet<u32>,
+    /// (process, file) of every probe made, at start or since.
+    made_in: HashSet<(u32, PathBuf)>,
     skel: skel::UsdtSkel<'static>,
     multi: bool,
     /// The clause list of each program-array slot.
@@ -310,14 +309,14 @@ struct LateUsdt {
 
 impl Retained for LateUsdt {
     fn process_started(&mut self, pid: u32, cx: &mut LateContext) -> Result<Vec<Probe>> {
-        if self.started_traced.remove(&pid) {
-            return Ok(Vec::new());
-        }
         let globs: Vec<&str> = self.retained.iter().map(|(_, d)| d.provider.as_str()).collect();
+        // A file whose probes this process has (made at start, or at an
+        // earlier look) keeps them: its links follow the process.
         let files: Vec<PathBuf> = self
             .processes
             .mapped_files(pid)
             .into_iter()
+            .filter(|path| !self.made_in.contains(&(pid, path.clone())))
             .filter(|path| {
                 let providers = self.processes.note_providers(path);
                 providers.iter().any(|p| globs.iter().any(|g| glob_match(g, &format!("{}{pid}", probe_name(p)))))
@@ -326,7 +325,7 @@ impl Retained for LateUsdt {
         if files.is_empty() {
             return Ok(Vec::new());
         }
-        // A pid seen before has exec'd a new program: its probes are new.
+        self.made_in.extend(files.iter().map(|f| (pid, f.clone())));
         self.usdt.done.remove(&pid);
         let before = self.table.len();
         let mut pcx = ProvideContext { processes: &mut self.processes, kernel: &mut self.kernel, refusal: None };

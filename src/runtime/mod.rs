@@ -508,6 +508,7 @@ impl Session {
         if late.is_empty() {
             return Vec::new();
         }
+        // First every process running, then those that exec'd since.
         let mut pids = if self.look_at_every_process.replace(false) { crate::process::all_pids() } else { Vec::new() };
         while let Ok(Some(value)) = self.core.maps.dt_execs.lookup_and_delete(&[]) {
             if let Ok(bytes) = <[u8; 4]>::try_from(value.as_slice()) {

@@ -472,3 +472,62 @@ fn provider_globs_find_usdt_processes_system_wide() {
     assert_eq!(out.stdout.matches("second ").collect::<Vec<_>>().len(), 1, "{}", out.stdout);
     assert!(out.stdout.contains("second 2\n"), "{}", out.stdout);
 }
+
+/// A program that fires `late:ping` with a count: N times 40 ms apart and
+/// exits when given N, else once per line of its input, answering "ok".
+fn late_program() -> PathBuf {
+    let dir = build_dir("late");
+    std::fs::write(
+        dir.join("main.c"),
+        "#include <sys/sdt.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n\
+         int main(int argc, char **argv) {\n\tint n = 0;\n\tchar line[16];\n\t\
+         if (argc > 1) {\n\t\tfor (int i = atoi(argv[1]); n < i; n++) {\n\t\t\tSTAP_PROBE1(late, ping, n);\n\t\t\tusleep(40000);\n\t\t}\n\t\treturn 0;\n\t}\n\t\
+         while (fgets(line, sizeof line, stdin)) {\n\t\tSTAP_PROBE1(late, ping, n);\n\t\tn++;\n\t\t\
+         printf(\"ok\\n\"); fflush(stdout);\n\t}\n\treturn 0;\n}\n",
+    )
+    .expect("write");
+    sh(&dir, "gcc -O1 -o main main.c");
+    dir.join("main")
+}
+
+/// A provider glob keeps matching after tracing began (DTrace's retained
+/// enablings; with -Z it may match nothing at first): a process started
+/// later gets its probes when it execs, and a -c command's probes, made
+/// before it runs, fire once each.
+#[test]
+fn provider_globs_match_processes_started_later() {
+    let prog = late_program();
+    let mut t =
+        Tracer::spawn(&["-Z", "-q", "-n", READY, "-n", r#"lat*:::ping { printf("%s %d\n", probeprov, arg0); }"#]);
+    t.wait_for("ready");
+    let mut child = Command::new(&prog).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("main");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let pid = child.id();
+    let mut ping = |child: &mut std::process::Child| {
+        writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("write");
+        assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("ok"));
+    };
+    // The probes are attached within a moment of the exec (bounded here:
+    // each try waits a second for the firing's line).
+    let mut first = None;
+    for _ in 0..10 {
+        ping(&mut child);
+        if let Ok(line) = t.next_line() {
+            first = Some(line);
+            break;
+        }
+    }
+    let first = first.expect("the later process's probe never fired");
+    let n: u32 = first.strip_prefix(&format!("late{pid} ")).and_then(|n| n.parse().ok()).expect(&first);
+    ping(&mut child);
+    assert_eq!(t.next_line().as_deref(), Ok(format!("late{pid} {}", n + 1).as_str()));
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let out = t.stop();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+
+    let cmd = format!("{} 5", prog.display());
+    let out = run(&["-q", "-n", r#"lat*:::ping { printf("%d\n", arg0); }"#, "-c", &cmd]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "0\n1\n2\n3\n4", "{}", out.stderr);
+}
