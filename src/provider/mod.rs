@@ -45,7 +45,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags};
 
 use crate::process::Processes;
-use desc::ProbeDesc;
+pub(crate) use desc::ProbeDesc;
 pub(crate) use relocation::without_kernel_types as open_opts_without_kernel_types;
 
 /// Every provider, in the order their probes are numbered.
@@ -157,6 +157,7 @@ pub(crate) trait Retained {
 pub(crate) struct LateContext<'a> {
     /// Loads (once per type and list) the program of a clause list.
     pub clause_program: &'a mut dyn FnMut(&[usize], ClauseProgType) -> Result<i32>,
+    pub kernel: &'a mut dyn KernelFacts,
 }
 
 /// A provider's part of a tracing session, alive while it runs. The

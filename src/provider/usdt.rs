@@ -202,7 +202,6 @@ impl Provider for Usdt {
             usdt,
             table: ProbeTable::starting_at(first_id, 0),
             processes: crate::process::Processes::default(),
-            kernel: crate::sema::kernel_btf::KernelBtf::default(),
             retained: retained.to_vec(),
             made_in: self.probes.iter().map(|p| (p.pid, p.path.clone())).collect(),
             skel,
@@ -292,7 +291,6 @@ struct LateUsdt {
     usdt: Usdt,
     table: ProbeTable,
     processes: crate::process::Processes,
-    kernel: crate::sema::kernel_btf::KernelBtf,
     /// (clause index, description) of every provider glob.
     retained: Vec<(usize, ProbeDesc)>,
     /// (process, file) of every probe made, at start or since.
@@ -328,7 +326,7 @@ impl Retained for LateUsdt {
         self.made_in.extend(files.iter().map(|f| (pid, f.clone())));
         self.usdt.done.remove(&pid);
         let before = self.table.len();
-        let mut pcx = ProvideContext { processes: &mut self.processes, kernel: &mut self.kernel, refusal: None };
+        let mut pcx = ProvideContext { processes: &mut self.processes, kernel: &mut *cx.kernel, refusal: None };
         self.usdt.make_probes(pid, Some(&files), &mut self.table, &mut pcx);
         let ty = if self.multi { super::KPROBE_UPROBE_MULTI } else { super::KPROBE };
         let mut made = Vec::new();

@@ -30,9 +30,9 @@ use crate::codegen::splice;
 use crate::codegen::Generated;
 use crate::defs::layout::{self, core_skel};
 use crate::kallsyms::KernelSymbols;
-use crate::provider::desc::ProbeDesc;
 use crate::provider::{
-    ClauseProgType, EnableContext, Enabling, EntryWork, Fires, LateContext, Probe, Registry, Retained, ScriptNeeds,
+    ClauseProgType, EnableContext, Enabling, EntryWork, Fires, LateContext, Probe, ProbeDesc, Registry, Retained,
+    ScriptNeeds,
 };
 use crate::sema::check::var_bytes;
 use crate::sema::ir::Program;
@@ -524,7 +524,8 @@ impl Session {
         let mut clause_program = |clauses: &[usize], prog_type: ClauseProgType| {
             clause_programs.load(program, generated, fds, clauses, prog_type, &|_| "a USDT probe".to_string())
         };
-        let mut cx = LateContext { clause_program: &mut clause_program };
+        let mut kernel = crate::sema::kernel_btf::KernelBtf::default();
+        let mut cx = LateContext { clause_program: &mut clause_program, kernel: &mut kernel };
         for pid in pids {
             for retained in late.iter_mut() {
                 match retained.process_started(pid, &mut cx) {
