@@ -80,7 +80,9 @@ pub(crate) struct Options {
     pub max_strlen: usize,
     /// Bytes of alloca() (and copyin()) memory one clause may use.
     pub scratchsize: usize,
-    pub bufsize: u32,
+    /// The principal buffer's bytes (bufsize): any size parses; the kernel
+    /// gets at most what it can map (see `bufresize`).
+    pub bufsize: u64,
     pub switchrate: Duration,
     pub dynvarsize: u64,
     pub destructive: bool,
@@ -140,6 +142,9 @@ pub(crate) struct Options {
     /// evaltime: where -c commands stop for tracing to begin.
     pub evaltime: EvalTime,
     pub bufpolicy: BufPolicy,
+    /// bufresize=auto (the default): a buffer too big to allocate is
+    /// halved until it fits; manual: tracing fails.
+    pub bufresize_auto: bool,
     /// oformat: DTrace's text, or FreeBSD's structured records as JSON.
     pub oformat: OutputFormat,
     /// -O: with oformat=json, the aggregations are printed at exit too.
@@ -265,6 +270,7 @@ impl Default for Options {
             child_env: Vec::new(),
             evaltime: EvalTime::default(),
             bufpolicy: BufPolicy::default(),
+            bufresize_auto: true,
             oformat: OutputFormat::Text,
             print_aggregations_at_exit: false,
             metricsfile: None,
@@ -538,7 +544,7 @@ impl Options {
                 }
                 self.scratchsize = v as usize;
             }
-            "bufsize" => self.bufsize = u32::try_from(size()?).map_err(|_| bad())?,
+            "bufsize" => self.bufsize = size()?,
             "dynvarsize" => self.dynvarsize = size()?,
             "aggsize" => self.aggsize = Some(size()?),
             "specsize" => self.specsize = size()?,
@@ -560,9 +566,7 @@ impl Options {
                     _ => BufPolicy::Ring,
                 }
             }
-            "bufresize" => {
-                one_of(&["auto", "manual"])?;
-            }
+            "bufresize" => self.bufresize_auto = one_of(&["auto", "manual"])? == "auto",
             "nspec" => {
                 let v = number()?;
                 // A speculation's tag keeps its ID below SPEC_TAG_STEP.

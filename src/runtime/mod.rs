@@ -39,7 +39,11 @@ use crate::sema::ir::Program;
 
 /// Options that shape the maps and buffers.
 pub(crate) struct RuntimeOptions {
-    pub bufsize: u32,
+    /// Bytes of the buffer records reach the consumer through.
+    pub bufsize: u64,
+    /// bufresize=auto: a buffer the kernel cannot allocate is halved until
+    /// it can (DTrace's policy); manual: the error stands.
+    pub bufresize_auto: bool,
     /// Bytes each dynamic variable (associative array, thread-local) may
     /// hold (the dynvarsize option).
     pub dynvarsize: u64,
@@ -302,36 +306,8 @@ pub(crate) fn start(
         );
     }
 
-    // Core object: the maps every entry program shares.
-    let storage = Box::leak(Box::new(std::mem::MaybeUninit::uninit()));
-    // Only the optional programs read kernel structs: without them, libbpf
-    // need not read the kernel's BTF (open_opts_without_kernel_types).
-    let open_core = if program.uses_vtimestamp || program.uses_psargs_table {
-        core_skel::CoreSkelBuilder::default().open(storage)
-    } else {
-        core_skel::CoreSkelBuilder::default().open_opts(crate::provider::open_opts_without_kernel_types()?, storage)
-    };
-    let mut open_core = open_core.context("opening the core object")?;
-    open_core.maps.dt_events.set_max_entries(opts.bufsize.next_power_of_two().max(4096))?;
-    open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
-    open_core.progs.dt_psargs_exec.set_autoload(program.uses_psargs_table);
-    open_core.progs.dt_psargs_fork.set_autoload(program.uses_psargs_table);
     let retained: Vec<(usize, ProbeDesc)> =
         program.clauses.iter().enumerate().flat_map(|(i, c)| c.retained.iter().map(move |d| (i, d.clone()))).collect();
-    open_core.progs.dt_exec_notify.set_autoload(!retained.is_empty());
-    if !retained.is_empty() {
-        open_core.maps.dt_execs.set_max_entries(EXEC_QUEUE)?;
-    }
-    if program.uses_psargs_table {
-        open_core.maps.dt_psargs.set_max_entries(psargs::ENTRIES)?;
-    }
-    if !program.uses_vtimestamp {
-        // An LRU map is preallocated: keep the unused one small.
-        open_core.maps.dt_vtime.set_max_entries(1)?;
-    }
-    // Speculation IDs count from 1; entry 0 stays free and refuses every use.
-    open_core.maps.dt_specs.set_max_entries(opts.nspec + 1)?;
-    open_core.maps.dt_spec_free.set_max_entries(opts.nspec.max(1))?;
     // `caller` looks for the first frame in traced code: the kernel's code
     // without the tracing machinery, as kallsyms tells it.
     let kernel_symbols = std::cell::OnceCell::new();
@@ -340,11 +316,21 @@ pub(crate) fn start(
     } else {
         Vec::new()
     };
-    open_core.maps.dt_caller_code.set_max_entries(caller_ranges.len().max(1) as u32)?;
-    if program.uses_cpuinfo {
-        open_core.maps.dt_cpuinfo.set_max_entries(libbpf_rs::num_possible_cpus()? as u32)?;
+    // The ring buffer's size is a power of two the kernel can map.
+    if !opts.bufresize_auto && opts.bufsize > MAX_RING {
+        anyhow::bail!(
+            "a buffer of {} bytes is more than the kernel maps ({MAX_RING} bytes), and bufresize=manual forbids a smaller one",
+            opts.bufsize
+        );
     }
-    let core = open_core.load().context("loading the core object")?;
+    let mut ring_size = opts.bufsize.clamp(MIN_RING, MAX_RING).next_power_of_two() as u32;
+    let core = loop {
+        match load_core(program, opts, ring_size, !retained.is_empty(), caller_ranges.len()) {
+            Ok(core) => break core,
+            Err(e) if opts.bufresize_auto && ring_size > MIN_RING as u32 && out_of_memory(&e) => ring_size /= 2,
+            Err(e) => return Err(e),
+        }
+    };
     for (i, (start, end)) in caller_ranges.iter().enumerate() {
         let mut range = [0u8; layout::CODE_RANGE_SIZE];
         range[..8].copy_from_slice(&start.to_ne_bytes());
@@ -717,6 +703,62 @@ fn stack_map_entries(value_size: u32) -> u32 {
     let fit = (16 << 20) / (value_size + 24);
     let power_of_two = 1u32 << (31 - fit.max(1).leading_zeros());
     power_of_two.clamp(1024, 65536)
+}
+
+/// The smallest and largest ring buffers (the kernel maps at most 2^31
+/// bytes of one).
+const MIN_RING: u64 = 4096;
+const MAX_RING: u64 = 1 << 31;
+
+/// Whether loading failed for want of memory (a buffer too big for it).
+fn out_of_memory(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<libbpf_rs::Error>().is_some_and(|e| e.kind() == libbpf_rs::ErrorKind::OutOfMemory)
+            || c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::OutOfMemory)
+    })
+}
+
+/// Opens and loads the core object: the maps every entry program shares,
+/// its ring buffer of `ring_size` bytes, and the programs the script needs.
+fn load_core(
+    program: &Program,
+    opts: &RuntimeOptions,
+    ring_size: u32,
+    retains: bool,
+    caller_ranges: usize,
+) -> Result<core_skel::CoreSkel<'static>> {
+    let storage = Box::leak(Box::new(std::mem::MaybeUninit::uninit()));
+    // Only the optional programs read kernel structs: without them, libbpf
+    // need not read the kernel's BTF (open_opts_without_kernel_types).
+    let open_core = if program.uses_vtimestamp || program.uses_psargs_table {
+        core_skel::CoreSkelBuilder::default().open(storage)
+    } else {
+        core_skel::CoreSkelBuilder::default().open_opts(crate::provider::open_opts_without_kernel_types()?, storage)
+    };
+    let mut open_core = open_core.context("opening the core object")?;
+    open_core.maps.dt_events.set_max_entries(ring_size)?;
+    open_core.progs.dt_vtime_switch.set_autoload(program.uses_vtimestamp);
+    open_core.progs.dt_psargs_exec.set_autoload(program.uses_psargs_table);
+    open_core.progs.dt_psargs_fork.set_autoload(program.uses_psargs_table);
+    open_core.progs.dt_exec_notify.set_autoload(retains);
+    if retains {
+        open_core.maps.dt_execs.set_max_entries(EXEC_QUEUE)?;
+    }
+    if program.uses_psargs_table {
+        open_core.maps.dt_psargs.set_max_entries(psargs::ENTRIES)?;
+    }
+    if !program.uses_vtimestamp {
+        // An LRU map is preallocated: keep the unused one small.
+        open_core.maps.dt_vtime.set_max_entries(1)?;
+    }
+    // Speculation IDs count from 1; entry 0 stays free and refuses every use.
+    open_core.maps.dt_specs.set_max_entries(opts.nspec + 1)?;
+    open_core.maps.dt_spec_free.set_max_entries(opts.nspec.max(1))?;
+    open_core.maps.dt_caller_code.set_max_entries(caller_ranges.max(1) as u32)?;
+    if program.uses_cpuinfo {
+        open_core.maps.dt_cpuinfo.set_max_entries(libbpf_rs::num_possible_cpus()? as u32)?;
+    }
+    open_core.load().context("loading the core object")
 }
 
 /// Execs not yet looked at by the consumer, at most.

@@ -320,6 +320,17 @@ fn b_sets_the_buffer_size() {
     let out = run(&["-q", "-b4", "-n", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 1);
     assert_eq!(out.stderr, "dtrace: could not enable tracing: Enabling exceeds size of buffer\n");
+    // Any size parses (illumos' tst.BufsizeTera); under bufresize=auto the
+    // kernel gets what it can allocate, under manual a size past what it
+    // maps is refused.
+    let out = run(&["-b", "1t", "-b", "2t", "-e"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let out = run(&["-q", "-b", "64g", "-x", "bufresize=manual", "-n", "BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("bufresize=manual forbids a smaller one"), "{}", out.stderr);
+    let out = run(&["-x", "bufresize=sometimes", "-n", "BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("Invalid value for specified option"), "{}", out.stderr);
 }
 
 #[test]
