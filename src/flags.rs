@@ -145,6 +145,9 @@ pub(crate) struct Options {
     /// bufresize=auto (the default): a buffer too big to allocate is
     /// halved until it fits; manual: tracing fails.
     pub bufresize_auto: bool,
+    /// nusdtprobes: the most USDT probes of processes found after tracing
+    /// began (provider globs) enabled at a time.
+    pub nusdtprobes: u32,
     /// oformat: DTrace's text, or FreeBSD's structured records as JSON.
     pub oformat: OutputFormat,
     /// -O: with oformat=json, the aggregations are printed at exit too.
@@ -271,6 +274,7 @@ impl Default for Options {
             evaltime: EvalTime::default(),
             bufpolicy: BufPolicy::default(),
             bufresize_auto: true,
+            nusdtprobes: 256,
             oformat: OutputFormat::Text,
             print_aggregations_at_exit: false,
             metricsfile: None,
@@ -336,6 +340,7 @@ const OPTION_NAMES: &[&str] = &[
     "modpath",
     "nolibs",
     "nspec",
+    "nusdtprobes",
     "oformat",
     "pgmax",
     "preallocate",
@@ -566,6 +571,7 @@ impl Options {
                     _ => BufPolicy::Ring,
                 }
             }
+            "nusdtprobes" => self.nusdtprobes = u32::try_from(number()?).ok().filter(|n| *n > 0).ok_or_else(bad)?,
             "bufresize" => self.bufresize_auto = one_of(&["auto", "manual"])? == "auto",
             "nspec" => {
                 let v = number()?;

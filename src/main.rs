@@ -221,6 +221,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     let runtime_opts = runtime::RuntimeOptions {
         bufsize: kernel_bufsize,
         bufresize_auto: flags.options.bufresize_auto,
+        nusdtprobes: flags.options.nusdtprobes,
         dynvarsize: flags.options.dynvarsize,
         aggsize: flags.options.aggsize,
         nspec: flags.options.nspec,

@@ -543,6 +543,15 @@ fn read_note_providers(path: &Path) -> Vec<String> {
     providers
 }
 
+/// When process `pid` started, in clock ticks since boot (field 22 of
+/// /proc/PID/stat): with the pid, it names one process (pids are reused).
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name, in parentheses, may hold spaces: count after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
 /// Every process but this one, by pid (`/proc`).
 pub(crate) fn all_pids() -> Vec<u32> {
     let me = std::process::id();

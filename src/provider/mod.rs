@@ -147,6 +147,10 @@ pub(crate) trait Provider {
 /// A provider's probes in processes started after tracing began, made and
 /// attached as each starts (DTrace's retained enablings).
 pub(crate) trait Retained {
+    /// Lets go of the probes of processes that have exited (their room
+    /// counts toward nusdtprobes); returns their IDs.
+    fn reap(&mut self) -> Vec<u32>;
+
     /// Process `pid` exec'd, or is one running when tracing began: makes
     /// and attaches the probes its files have that the retained
     /// descriptions match, where not made before; returns them.
@@ -158,6 +162,8 @@ pub(crate) struct LateContext<'a> {
     /// Loads (once per type and list) the program of a clause list.
     pub clause_program: &'a mut dyn FnMut(&[usize], ClauseProgType) -> Result<i32>,
     pub kernel: &'a mut dyn KernelFacts,
+    /// What could not be done but does not stop tracing, in words.
+    pub warnings: Vec<String>,
 }
 
 /// A provider's part of a tracing session, alive while it runs. The
@@ -664,6 +670,9 @@ pub(crate) struct EnableContext<'a> {
     pub held: Vec<OwnedFd>,
     /// Probes that are enabled but cannot fire on this kernel, and why.
     pub warnings: Vec<String>,
+    /// The most probes of processes found after tracing began that are
+    /// enabled at a time (nusdtprobes).
+    pub late_probes: u32,
 }
 
 impl EnableContext<'_> {

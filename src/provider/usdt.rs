@@ -190,7 +190,7 @@ impl Provider for Usdt {
                 open.open_object_mut(),
                 if multi { &["dt_usdt_fire_multi"] } else { &["dt_usdt_fire1"] },
             );
-            open.maps.dt_usdt_specs.set_max_entries(LATE_SITES)?;
+            open.maps.dt_usdt_specs.set_max_entries(LateUsdt::spec_entries(cx.late_probes))?;
             if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
                 super::script_needs!(ro, cx.needs);
             }
@@ -207,15 +207,18 @@ impl Provider for Usdt {
             skel,
             multi,
             slots: Vec::new(),
-            sites_used: 0,
-            links: Vec::new(),
-            full: false,
+            live: HashMap::new(),
+            free_specs: Vec::new(),
+            next_spec: 0,
+            max_probes: cx.late_probes as usize,
+            said_full: false,
         })))
     }
 
-    /// As the Solaris Dynamic Tracing Guide gives for USDT providers.
+    /// As dtrace-utils lists USDT probes (usdt/tst.multiprov-dupprobe):
+    /// DTrace's default for a provider whose definition gives none.
     fn argument_attributes(&self) -> Attributes {
-        ("Evolving", "Evolving", "ISA")
+        ("Private", "Private", "Unknown")
     }
 
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>> {
@@ -280,13 +283,11 @@ impl Provider for Usdt {
     }
 }
 
-/// Sites of probes in processes found after tracing began (each a spec
-/// map entry, preallocated).
-const LATE_SITES: u32 = 4096;
-
 /// The USDT probes of processes that exec after tracing began, made and
 /// attached as each is found (DTrace's retained enablings), with entry
-/// programs of their own.
+/// programs of their own. At most `max_probes` are enabled at a time
+/// (nusdtprobes); a process's probes go, and their room with them, when it
+/// exits.
 struct LateUsdt {
     usdt: Usdt,
     table: ProbeTable,
@@ -299,13 +300,53 @@ struct LateUsdt {
     multi: bool,
     /// The clause list of each program-array slot.
     slots: Vec<Vec<usize>>,
-    sites_used: u32,
+    /// The processes with probes made here, by pid.
+    live: HashMap<u32, LiveProcess>,
+    /// Spec map entries free again, and the first never used.
+    free_specs: Vec<u32>,
+    next_spec: u32,
+    max_probes: usize,
+    /// Whether the limit has been said to be reached.
+    said_full: bool,
+}
+
+/// A process's probes made after tracing began.
+struct LiveProcess {
+    /// Its start time (/proc/PID/stat), which tells a reused pid.
+    started: Option<u64>,
+    ids: Vec<u32>,
+    specs: Vec<u32>,
     links: Vec<Link>,
-    /// Every spec entry is used (said once).
-    full: bool,
+}
+
+impl LateUsdt {
+    /// The spec map's entries: room for a few sites per probe.
+    fn spec_entries(max_probes: u32) -> u32 {
+        (4 * max_probes).max(1024)
+    }
 }
 
 impl Retained for LateUsdt {
+    fn reap(&mut self) -> Vec<u32> {
+        let gone: Vec<u32> = self
+            .live
+            .iter()
+            .filter(|(pid, p)| crate::process::start_time(**pid) != p.started || p.started.is_none())
+            .map(|(pid, _)| *pid)
+            .collect();
+        let mut ids = Vec::new();
+        for pid in gone {
+            let Some(p) = self.live.remove(&pid) else { continue };
+            // Dropping the links detaches them (and lets go of semaphores).
+            drop(p.links);
+            self.free_specs.extend(p.specs);
+            ids.extend(p.ids);
+            self.made_in.retain(|(made, _)| *made != pid);
+            self.usdt.done.remove(&pid);
+        }
+        ids
+    }
+
     fn process_started(&mut self, pid: u32, cx: &mut LateContext) -> Result<Vec<Probe>> {
         let globs: Vec<&str> = self.retained.iter().map(|(_, d)| d.provider.as_str()).collect();
         // A file whose probes this process has (made at start, or at an
@@ -329,8 +370,16 @@ impl Retained for LateUsdt {
         let mut pcx = ProvideContext { processes: &mut self.processes, kernel: &mut *cx.kernel, refusal: None };
         self.usdt.make_probes(pid, Some(&files), &mut self.table, &mut pcx);
         let ty = if self.multi { super::KPROBE_UPROBE_MULTI } else { super::KPROBE };
+        let live_probes: usize = self.live.values().map(|p| p.ids.len()).sum();
+        let process = self.live.entry(pid).or_insert_with(|| LiveProcess {
+            started: crate::process::start_time(pid),
+            ids: Vec::new(),
+            specs: Vec::new(),
+            links: Vec::new(),
+        });
         let mut made = Vec::new();
         let mut placed = Vec::new();
+        let mut refused = 0;
         for probe in self.table.added_since(before) {
             let mut clauses: Vec<usize> = self
                 .retained
@@ -346,6 +395,13 @@ impl Retained for LateUsdt {
             clauses.sort_unstable();
             clauses.dedup();
             if clauses.is_empty() {
+                continue;
+            }
+            let sites = &self.usdt.probes[probe.key as usize];
+            let spec_room =
+                self.free_specs.len() + (self.skel.maps.dt_usdt_specs.max_entries() - self.next_spec) as usize;
+            if live_probes + made.len() >= self.max_probes || sites.sites.len() > spec_room {
+                refused += 1;
                 continue;
             }
             let slot = match self.slots.iter().position(|c| *c == clauses) {
@@ -366,32 +422,30 @@ impl Retained for LateUsdt {
                     slot
                 }
             };
-            let sites = &self.usdt.probes[probe.key as usize];
-            if self.sites_used as usize + sites.sites.len() > LATE_SITES as usize {
-                if !self.full {
-                    self.full = true;
-                    bail!("more than {LATE_SITES} USDT probe sites in processes started since tracing began");
-                }
-                break;
-            }
             for site in &sites.sites {
-                write_spec(&self.skel, self.sites_used, site)?;
-                placed.push(Placed {
-                    id: probe.id,
-                    pid,
-                    path: &sites.path,
-                    site,
-                    slot: slot as u32,
-                    spec: self.sites_used,
+                let spec = self.free_specs.pop().unwrap_or_else(|| {
+                    self.next_spec += 1;
+                    self.next_spec - 1
                 });
-                self.sites_used += 1;
+                write_spec(&self.skel, spec, site)?;
+                process.specs.push(spec);
+                placed.push(Placed { id: probe.id, pid, path: &sites.path, site, slot: slot as u32, spec });
             }
+            process.ids.push(probe.id);
             made.push(probe.clone());
         }
+        if refused > 0 && !self.said_full {
+            self.said_full = true;
+            cx.warnings.push(format!(
+                "{refused} USDT probes of process {pid} not enabled: more than nusdtprobes ({}) probes of \
+                 processes found since tracing began would be enabled at once",
+                self.max_probes
+            ));
+        }
         if self.multi {
-            attach_multi(&self.skel, &placed, &mut self.links)?;
+            attach_multi(&self.skel, &placed, &mut process.links)?;
         } else {
-            attach_single(&self.skel, &placed, &mut self.links)?;
+            attach_single(&self.skel, &placed, &mut process.links)?;
         }
         Ok(made)
     }

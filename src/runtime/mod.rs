@@ -44,6 +44,9 @@ pub(crate) struct RuntimeOptions {
     /// bufresize=auto: a buffer the kernel cannot allocate is halved until
     /// it can (DTrace's policy); manual: the error stands.
     pub bufresize_auto: bool,
+    /// The most USDT probes of processes found after tracing began that
+    /// are enabled at a time (nusdtprobes).
+    pub nusdtprobes: u32,
     /// Bytes each dynamic variable (associative array, thread-local) may
     /// hold (the dynvarsize option).
     pub dynvarsize: u64,
@@ -139,7 +142,7 @@ impl CodeMaps {
             (4 * program.strsize) as u32,
             // Room for probes of processes found later, where kept for.
             generated.clauses_of.len().max(1) as u32
-                + if program.clauses.iter().any(|c| !c.retained.is_empty()) { LATE_PROBES } else { 0 },
+                + if program.clauses.iter().any(|c| !c.retained.is_empty()) { opts.nusdtprobes } else { 0 },
             &map_opts(),
         )?;
         if program.uses_probe_names {
@@ -451,6 +454,7 @@ pub(crate) fn start(
         held: Vec::new(),
         links: Vec::new(),
         warnings: Vec::new(),
+        late_probes: opts.nusdtprobes,
     };
     let enabled = generated.clauses_of.iter().map(|(id, clauses)| (*id, clauses.as_slice()));
     let mut providers = Vec::new();
@@ -511,7 +515,16 @@ impl Session {
             clause_programs.load(program, generated, fds, clauses, prog_type, &|_| "a USDT probe".to_string())
         };
         let mut kernel = crate::sema::kernel_btf::KernelBtf::default();
-        let mut cx = LateContext { clause_program: &mut clause_program, kernel: &mut kernel };
+        let mut cx = LateContext { clause_program: &mut clause_program, kernel: &mut kernel, warnings: Vec::new() };
+        // Probes of processes that exited make room first.
+        for retained in late.iter_mut() {
+            for id in retained.reap() {
+                if let Some(&fd) = fds.get(&MapRef::ProbeNames) {
+                    // SAFETY: the key is the map's size (4 bytes).
+                    unsafe { libbpf_sys::bpf_map_delete_elem(fd, id.to_ne_bytes().as_ptr().cast()) };
+                }
+            }
+        }
         for pid in pids {
             for retained in late.iter_mut() {
                 match retained.process_started(pid, &mut cx) {
@@ -538,6 +551,7 @@ impl Session {
                 }
             }
         }
+        warnings.extend(cx.warnings);
         warnings
     }
 
@@ -763,9 +777,6 @@ fn load_core(
 
 /// Execs not yet looked at by the consumer, at most.
 const EXEC_QUEUE: u32 = 4096;
-/// Probes of processes found after tracing began whose names probeprov &c.
-/// read, at most.
-const LATE_PROBES: u32 = 4096;
 
 /// A probe's four names as dt_probenames holds them, strsize bytes each.
 fn probe_names_value(p: &Probe, program: &Program) -> Vec<u8> {

@@ -531,3 +531,55 @@ fn provider_globs_match_processes_started_later() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim(), "0\n1\n2\n3\n4", "{}", out.stderr);
 }
+
+/// nusdtprobes bounds the probes of processes found later that are enabled
+/// at once (said once on stderr), and a process's probes make room again
+/// when it exits.
+#[test]
+fn nusdtprobes_bounds_later_probes_and_an_exit_makes_room() {
+    let prog = late_program();
+    let mut t = Tracer::spawn(&[
+        "-Z",
+        "-q",
+        "-x",
+        "nusdtprobes=1",
+        "-n",
+        READY,
+        "-n",
+        r#"lat*:::ping { printf("%s\n", probeprov); }"#,
+    ]);
+    t.wait_for("ready");
+    let start = || {
+        let mut child = Command::new(&prog).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("main");
+        let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        (child, lines)
+    };
+    let ping = |(child, lines): &mut (std::process::Child, std::io::Lines<BufReader<std::process::ChildStdout>>)| {
+        writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("write");
+        assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("ok"));
+    };
+    // Pings until dtrace prints a line (each try waits a second for it).
+    let fired = |t: &mut Tracer, process: &mut (std::process::Child, _), tries: usize| -> Option<String> {
+        (0..tries).find_map(|_| {
+            ping(process);
+            t.next_line().ok()
+        })
+    };
+    let mut first = start();
+    let first_pid = first.0.id();
+    assert_eq!(fired(&mut t, &mut first, 10), Some(format!("late{first_pid}")));
+    let mut second = start();
+    assert_eq!(fired(&mut t, &mut second, 3), None, "a second process's probe is past nusdtprobes=1");
+    drop(first.0.stdin.take());
+    let _ = first.0.wait();
+    let mut third = start();
+    let third_pid = third.0.id();
+    assert_eq!(fired(&mut t, &mut third, 10), Some(format!("late{third_pid}")), "the first's exit made room");
+    for (mut child, _) in [second, third] {
+        drop(child.stdin.take());
+        let _ = child.wait();
+    }
+    let out = t.stop();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stderr.matches("more than nusdtprobes (1)").count(), 1, "{}", out.stderr);
+}
