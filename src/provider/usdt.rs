@@ -11,7 +11,9 @@
 //! file's name and the function the symbol that holds the site. One probe
 //! may have several sites (a macro used twice in one function), each with
 //! its own argument locations. A probe named without a pid (`python:::`)
-//! means the -c and -p processes'.
+//! means the -c and -p processes'. A provider glob (`python*:::`) names
+//! every process with a matching provider, and keeps matching those that
+//! exec later (`LateUsdt`: DTrace's retained enablings).
 //!
 //! Semaphores (`<provider>_<name>_semaphore`, which `*_ENABLED()` tests) are
 //! the kernel's uprobe reference counters: it increments them in the
@@ -184,19 +186,8 @@ impl Provider for Usdt {
         if retained.is_empty() {
             return Ok(None);
         }
-        let open = |cx: &EnableContext, multi: bool| -> Result<skel::UsdtSkel<'static>> {
-            let mut open = cx.open(skel::UsdtSkelBuilder::default(), "USDT")?;
-            super::autoload_only(
-                open.open_object_mut(),
-                if multi { &["dt_usdt_fire_multi"] } else { &["dt_usdt_fire1"] },
-            );
-            open.maps.dt_usdt_specs.set_max_entries(LateUsdt::spec_entries(cx.late_probes))?;
-            if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-                super::script_needs!(ro, cx.needs);
-            }
-            Ok(open.load()?)
-        };
-        let (skel, multi) = uprobe::load(cx, open, "USDT probes need")?;
+        let specs = LateUsdt::spec_entries(cx.late_probes);
+        let (skel, multi) = uprobe::load(cx, |cx, multi| open_entry_programs(cx, multi, specs), "USDT probes need")?;
         let usdt = Usdt { declared: self.declared.clone(), ..Usdt::default() };
         Ok(Some(Box::new(LateUsdt {
             usdt,
@@ -248,19 +239,8 @@ impl Provider for Usdt {
         if specs.len() > MAX_SITES {
             bail!("too many USDT probe sites (the limit is {MAX_SITES})");
         }
-        let open = |cx: &EnableContext, multi: bool| -> Result<skel::UsdtSkel<'static>> {
-            let mut open = cx.open(skel::UsdtSkelBuilder::default(), "USDT")?;
-            super::autoload_only(
-                open.open_object_mut(),
-                if multi { &["dt_usdt_fire_multi"] } else { &["dt_usdt_fire1"] },
-            );
-            open.maps.dt_usdt_specs.set_max_entries(specs.len().max(1) as u32)?;
-            if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
-                super::script_needs!(ro, cx.needs);
-            }
-            Ok(open.load()?)
-        };
-        let (skel, multi) = uprobe::load(cx, open, "USDT probes need")?;
+        let entries = specs.len().max(1) as u32;
+        let (skel, multi) = uprobe::load(cx, |cx, multi| open_entry_programs(cx, multi, entries), "USDT probes need")?;
         for (i, site) in specs.iter().enumerate() {
             write_spec(&skel, i as u32, site)?;
         }
@@ -467,6 +447,18 @@ impl Placed<'_> {
     fn cookie(&self) -> u64 {
         (u64::from(self.id) << 32) | (u64::from(self.spec) << 8) | u64::from(self.slot)
     }
+}
+
+/// Opens and loads the entry programs (the multi-uprobe one or the single
+/// one) with room for `specs` sites.
+fn open_entry_programs(cx: &EnableContext, multi: bool, specs: u32) -> Result<skel::UsdtSkel<'static>> {
+    let mut open = cx.open(skel::UsdtSkelBuilder::default(), "USDT")?;
+    super::autoload_only(open.open_object_mut(), if multi { &["dt_usdt_fire_multi"] } else { &["dt_usdt_fire1"] });
+    open.maps.dt_usdt_specs.set_max_entries(specs)?;
+    if let Some(ro) = open.maps.rodata_data.as_deref_mut() {
+        super::script_needs!(ro, cx.needs);
+    }
+    Ok(open.load()?)
 }
 
 /// Puts site `site`'s argument locations at `index` of the spec map.
