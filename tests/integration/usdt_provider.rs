@@ -473,20 +473,21 @@ fn provider_globs_find_usdt_processes_system_wide() {
     assert!(out.stdout.contains("second 2\n"), "{}", out.stdout);
 }
 
-/// A program that fires `late:ping` with a count: N times 40 ms apart and
-/// exits when given N, else once per line of its input, answering "ok".
-fn late_program() -> PathBuf {
-    let dir = build_dir("late");
+/// A program that fires `<provider>:ping` with a count: N times 40 ms apart
+/// and exits when given N, else once per line of its input, answering "ok".
+/// (Each test its own provider: a glob sees every process, other tests'.)
+fn late_program(provider: &str) -> PathBuf {
+    let dir = build_dir(provider);
     std::fs::write(
         dir.join("main.c"),
         "#include <sys/sdt.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n\
          int main(int argc, char **argv) {\n\tint n = 0;\n\tchar line[16];\n\t\
-         if (argc > 1) {\n\t\tfor (int i = atoi(argv[1]); n < i; n++) {\n\t\t\tSTAP_PROBE1(late, ping, n);\n\t\t\tusleep(40000);\n\t\t}\n\t\treturn 0;\n\t}\n\t\
-         while (fgets(line, sizeof line, stdin)) {\n\t\tSTAP_PROBE1(late, ping, n);\n\t\tn++;\n\t\t\
+         if (argc > 1) {\n\t\tfor (int i = atoi(argv[1]); n < i; n++) {\n\t\t\tSTAP_PROBE1(PROVIDER, ping, n);\n\t\t\tusleep(40000);\n\t\t}\n\t\treturn 0;\n\t}\n\t\
+         while (fgets(line, sizeof line, stdin)) {\n\t\tSTAP_PROBE1(PROVIDER, ping, n);\n\t\tn++;\n\t\t\
          printf(\"ok\\n\"); fflush(stdout);\n\t}\n\treturn 0;\n}\n",
     )
     .expect("write");
-    sh(&dir, "gcc -O1 -o main main.c");
+    sh(&dir, &format!("gcc -O1 -DPROVIDER={provider} -o main main.c"));
     dir.join("main")
 }
 
@@ -496,7 +497,7 @@ fn late_program() -> PathBuf {
 /// before it runs, fire once each.
 #[test]
 fn provider_globs_match_processes_started_later() {
-    let prog = late_program();
+    let prog = late_program("later");
     let mut t =
         Tracer::spawn(&["-Z", "-q", "-n", READY, "-n", r#"lat*:::ping { printf("%s %d\n", probeprov, arg0); }"#]);
     t.wait_for("ready");
@@ -518,16 +519,16 @@ fn provider_globs_match_processes_started_later() {
         }
     }
     let first = first.expect("the later process's probe never fired");
-    let n: u32 = first.strip_prefix(&format!("late{pid} ")).and_then(|n| n.parse().ok()).expect(&first);
+    let n: u32 = first.strip_prefix(&format!("later{pid} ")).and_then(|n| n.parse().ok()).expect(&first);
     ping(&mut child);
-    assert_eq!(t.next_line().as_deref(), Ok(format!("late{pid} {}", n + 1).as_str()));
+    assert_eq!(t.next_line().as_deref(), Ok(format!("later{pid} {}", n + 1).as_str()));
     drop(child.stdin.take());
     let _ = child.wait();
     let out = t.stop();
     assert_eq!(out.code(), 0, "{}", out.stderr);
 
     let cmd = format!("{} 5", prog.display());
-    let out = run(&["-q", "-n", r#"lat*:::ping { printf("%d\n", arg0); }"#, "-c", &cmd]);
+    let out = run(&["-q", "-n", r#"late*:::ping { printf("%d\n", arg0); }"#, "-c", &cmd]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim(), "0\n1\n2\n3\n4", "{}", out.stderr);
 }
@@ -537,7 +538,7 @@ fn provider_globs_match_processes_started_later() {
 /// when it exits.
 #[test]
 fn nusdtprobes_bounds_later_probes_and_an_exit_makes_room() {
-    let prog = late_program();
+    let prog = late_program("bounded");
     let mut t = Tracer::spawn(&[
         "-Z",
         "-q",
@@ -546,7 +547,7 @@ fn nusdtprobes_bounds_later_probes_and_an_exit_makes_room() {
         "-n",
         READY,
         "-n",
-        r#"lat*:::ping { printf("%s\n", probeprov); }"#,
+        r#"bound*:::ping { printf("%s\n", probeprov); }"#,
     ]);
     t.wait_for("ready");
     let start = || {
@@ -567,14 +568,14 @@ fn nusdtprobes_bounds_later_probes_and_an_exit_makes_room() {
     };
     let mut first = start();
     let first_pid = first.0.id();
-    assert_eq!(fired(&mut t, &mut first, 10), Some(format!("late{first_pid}")));
+    assert_eq!(fired(&mut t, &mut first, 10), Some(format!("bounded{first_pid}")));
     let mut second = start();
     assert_eq!(fired(&mut t, &mut second, 3), None, "a second process's probe is past nusdtprobes=1");
     drop(first.0.stdin.take());
     let _ = first.0.wait();
     let mut third = start();
     let third_pid = third.0.id();
-    assert_eq!(fired(&mut t, &mut third, 10), Some(format!("late{third_pid}")), "the first's exit made room");
+    assert_eq!(fired(&mut t, &mut third, 10), Some(format!("bounded{third_pid}")), "the first's exit made room");
     for (mut child, _) in [second, third] {
         drop(child.stdin.take());
         let _ = child.wait();
