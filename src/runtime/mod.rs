@@ -462,7 +462,12 @@ pub(crate) fn start(
         cx.on_task_stack = false;
         providers.push(provider.enable(&probes, &mut cx)?);
     }
-    let late = registry.retain(&retained, &mut cx)?;
+    // What cannot watch for later processes (an old kernel's uprobes)
+    // leaves the probes found now traced.
+    let late = registry.retain(&retained, &mut cx).unwrap_or_else(|e| {
+        cx.warnings.push(format!("processes started from now on are not traced: {e:#}"));
+        Vec::new()
+    });
     let EnableContext { links: provider_links, held, warnings, .. } = cx;
     links.extend(provider_links);
     if !late.is_empty() {
