@@ -102,6 +102,8 @@ pub(crate) struct Options {
     /// How often the consumer reads aggregations for printa (aggrate).
     pub aggrate: Duration,
     pub aggsort: AggSortOptions,
+    /// agghist, aggpack, aggzoom, encoding.
+    pub aggdisplay: AggDisplayOptions,
     /// How many speculations may be in use at once.
     pub nspec: u32,
     /// Bytes of records one speculation may hold.
@@ -225,6 +227,50 @@ impl AggSortOptions {
     }
 }
 
+/// How aggregations are drawn (illumos' and FreeBSD's options, settable
+/// at run time with setopt()): agghist draws count() and sum() values as
+/// bars, aggpack packs quantize() and lquantize() into one line a key,
+/// aggzoom scales bars to the largest value, encoding picks the characters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct AggDisplayOptions {
+    pub hist: bool,
+    pub pack: bool,
+    pub zoom: bool,
+    pub encoding: Encoding,
+}
+
+/// The encoding option: auto (UTF-8 for packed aggregations unless TERM
+/// names a terminal without it), ascii or utf8.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    #[default]
+    Auto,
+    Ascii,
+    Utf8,
+}
+
+impl AggDisplayOptions {
+    /// Applies one option by name; false when `name` is not one of these.
+    pub(crate) fn set(&mut self, name: &str, value: Option<&str>) -> Result<bool, String> {
+        let bad = || "Invalid value for specified option".to_string();
+        match name {
+            "agghist" => self.hist = flag_value(value).ok_or_else(bad)?,
+            "aggpack" => self.pack = flag_value(value).ok_or_else(bad)?,
+            "aggzoom" => self.zoom = flag_value(value).ok_or_else(bad)?,
+            "encoding" => {
+                self.encoding = match value {
+                    Some("auto") => Encoding::Auto,
+                    Some("ascii") => Encoding::Ascii,
+                    Some("utf8") => Encoding::Utf8,
+                    _ => return Err(bad()),
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 /// A boolean option as dt_opt_runtime reads it (see `runtime_value`).
 fn flag_value(value: Option<&str>) -> Option<bool> {
     runtime_value(value).map(|v| v.is_some())
@@ -252,6 +298,7 @@ impl Default for Options {
             aggsize: None,
             aggrate: Duration::from_secs(1),
             aggsort: AggSortOptions::default(),
+            aggdisplay: AggDisplayOptions::default(),
             // DTrace's defaults (specsize is per CPU there, per speculation here).
             nspec: 1,
             specsize: 32 << 10,
@@ -377,16 +424,12 @@ const OPTION_NAMES: &[&str] = &[
 /// error, never a silent no-op.
 const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("aggpercpu", "aggregations are printed combined over all CPUs only"),
-    ("agghist", "aggregations are not printed as histograms"),
-    ("aggpack", "aggregations are not printed in packed form"),
-    ("aggzoom", "histogram bars are scaled to the total only"),
     ("amin", "stability attributes are not checked against a minimum"),
     ("core", "no core file is written"),
     ("cpphdrs", "the preprocessor is given no extra headers"),
     ("ctypes", "there are no CTF types to write"),
     ("debug", "libdtrace's debugging output does not exist here"),
     ("dtypes", "there are no CTF types to write"),
-    ("encoding", "no DOF is written (-G writes an ELF object)"),
     ("grabanon", "there is no anonymous tracing on Linux"),
     ("iregs", "BPF programs have no DIF registers to size"),
     ("jstackstrsize", "jstack() annotates no Java frames here (it is ustack())"),
@@ -610,6 +653,9 @@ impl Options {
                 self.metricsfile = Some(path.to_string());
             }
             "metricslabels" => self.metrics_labels.push(parse_metrics_labels(value.ok_or_else(bad)?).ok_or_else(bad)?),
+            "agghist" | "aggpack" | "aggzoom" | "encoding" => {
+                self.aggdisplay.set(name, value)?;
+            }
             "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
                 self.aggsort.set(name, value)?;
             }

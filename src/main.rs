@@ -252,6 +252,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         ring: (flags.options.bufpolicy == flags::BufPolicy::Ring).then_some(flags.options.bufsize as usize),
         switchrate: flags.options.switchrate,
         aggsort: flags.options.aggsort.clone(),
+        aggdisplay: flags.options.aggdisplay,
         flowindent: flags.options.flowindent,
         format: flags.options.oformat,
         print_aggregations_at_exit: flags.options.print_aggregations_at_exit,

@@ -314,11 +314,17 @@ fn isqrt(n: u128) -> u64 {
 /// average, " %16llu" of the standard deviation, and for the quantize
 /// family the whole table, which begins with a newline. A row is its keys
 /// ([`write_key`]), its values, then "\n" (see [`write_row`]).
+#[cfg(test)]
 pub(crate) fn write_value(func: &AggFunc, data: &AggData, normal: u64, out: &mut Vec<u8>) {
+    write_value_drawn(func, data, normal, Drawing::default(), out)
+}
+
+/// `write_value`, a distribution's bars drawn as `drawing` says.
+pub(crate) fn write_value_drawn(func: &AggFunc, data: &AggData, normal: u64, drawing: Drawing, out: &mut Vec<u8>) {
     match (func, data) {
         // A distribution without its function prints as quantize() would
         // rather than be lost (the consumer never builds one).
-        (_, AggData::Buckets { .. }) => write_distribution(&distribution_rows(func, data), normal, out),
+        (_, AggData::Buckets { .. }) => write_distribution(&distribution_rows(func, data), normal, drawing, out),
         (_, AggData::Avg { count, sum }) => put(out, format_args!(" {:>16}", average(*count, *sum, normal))),
         (_, AggData::Stddev { count, sum, sum_of_squares }) => {
             put(out, format_args!(" {:>16}", stddev(*count, *sum, *sum_of_squares, normal)))
@@ -330,6 +336,7 @@ pub(crate) fn write_value(func: &AggFunc, data: &AggData, normal: u64, out: &mut
 /// One complete row of default output (dt_print_aggs): every key column,
 /// then the value of each aggregation (one for printa(@a) and at exit,
 /// several for printa(@a, @b, ...)), then a newline.
+#[cfg(test)]
 pub(crate) fn write_row(keys: &[Value<'_>], values: &[(&AggFunc, &AggData, u64)], out: &mut Vec<u8>) {
     for k in keys {
         write_key(k, out);
@@ -345,7 +352,13 @@ pub(crate) fn write_row(keys: &[Value<'_>], values: &[(&AggFunc, &AggData, u64)]
 /// in unsigned arithmetic as pfprint_average does -- so a negative average
 /// comes out as a huge number, unlike in default output --, the standard
 /// deviation, and the rendered table for the quantize family.
+#[cfg(test)]
 pub(crate) fn printa_value(func: &AggFunc, data: &AggData, normal: u64) -> PrintaValue {
+    printa_value_drawn(func, data, normal, Drawing::default())
+}
+
+/// `printa_value`, a distribution's bars drawn as `drawing` says.
+pub(crate) fn printa_value_drawn(func: &AggFunc, data: &AggData, normal: u64, drawing: Drawing) -> PrintaValue {
     let n = norm(normal);
     match (func, data) {
         (AggFunc::Count, AggData::Scalar(v)) => PrintaValue::Int(((*v as u64) / n) as i64),
@@ -358,7 +371,7 @@ pub(crate) fn printa_value(func: &AggFunc, data: &AggData, normal: u64) -> Print
         }
         (_, AggData::Buckets { .. }) => {
             let mut text = Vec::new();
-            write_value(func, data, normal, &mut text);
+            write_value_drawn(func, data, normal, drawing, &mut text);
             PrintaValue::Text(text)
         }
     }
@@ -374,14 +387,56 @@ fn magnitude(v: i64) -> u128 {
     u128::from(v.unsigned_abs())
 }
 
-/// Number of '@' for `val`: (|val| * len / total + 0.5) truncated, computed
-/// exactly (DTrace uses long double; the two agree whenever the long double
-/// arithmetic is exact, i.e. for totals below 2^64).
-fn bar_depth(val: i64, len: u128, total: u128) -> usize {
-    if total == 0 {
-        return 0;
+/// What a bar's length is relative to (DTrace's long double total): the
+/// sum of the magnitudes shown, kept exact; or under aggzoom the largest
+/// magnitude over DTRACE_AGGZOOM_MAX (0.95), so that it fills 95% of the bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum BarTotal {
+    Sum(u128),
+    Zoomed(f64),
+}
+
+/// DTRACE_AGGZOOM_MAX.
+const AGGZOOM_MAX: f64 = 0.95;
+
+impl BarTotal {
+    /// dt_quantize_total over `values`.
+    pub(crate) fn of(values: impl Iterator<Item = i64>, zoom: bool) -> BarTotal {
+        if zoom {
+            BarTotal::Zoomed(values.map(|v| magnitude(v) as f64 * (1.0 / AGGZOOM_MAX)).fold(0.0, f64::max))
+        } else {
+            BarTotal::Sum(values.map(magnitude).sum())
+        }
     }
-    ((2 * magnitude(val) * len + total) / (2 * total)).min(len) as usize
+
+    /// |val| * len / total, as a long double would hold it.
+    fn fraction(&self, val: i64, len: u128) -> f64 {
+        match *self {
+            BarTotal::Sum(0) => 0.0,
+            BarTotal::Sum(t) => (magnitude(val) * len) as f64 / t as f64,
+            BarTotal::Zoomed(t) if t == 0.0 => 0.0,
+            BarTotal::Zoomed(t) => magnitude(val) as f64 * len as f64 / t,
+        }
+    }
+}
+
+/// How bars are drawn: with '@' or UTF-8 blocks (encoding=utf8), scaled
+/// to the total or zoomed to the largest value (aggzoom).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Drawing {
+    pub zoom: bool,
+    pub utf8: bool,
+}
+
+/// Number of '@' for `val`: (|val| * len / total + 0.5) truncated; for a
+/// sum, computed exactly (DTrace uses long double; the two agree whenever
+/// the long double arithmetic is exact, i.e. for totals below 2^64).
+fn bar_depth(val: i64, len: u128, total: BarTotal) -> usize {
+    match total {
+        BarTotal::Sum(0) => 0,
+        BarTotal::Sum(t) => ((2 * magnitude(val) * len + t) / (2 * t)).min(len) as usize,
+        BarTotal::Zoomed(_) => ((total.fraction(val, len) + 0.5) as usize).min(len as usize),
+    }
 }
 
 fn repeat(out: &mut Vec<u8>, b: u8, n: usize) {
@@ -391,9 +446,19 @@ fn repeat(out: &mut Vec<u8>, b: u8, n: usize) {
 /// dt_print_quantline: the bar and the count of one row. With only
 /// non-negative counts the bar grows right from '|'; with only negative
 /// counts it grows left towards '|'; with both, each side is half as wide.
-fn write_quantline(val: i64, normal: u64, total: u128, positives: bool, negatives: bool, out: &mut Vec<u8>) {
+pub(crate) fn write_quantline(
+    val: i64,
+    normal: u64,
+    total: BarTotal,
+    positives: bool,
+    negatives: bool,
+    utf8: bool,
+    out: &mut Vec<u8>,
+) {
     let count = scaled(val, normal);
-    if !negatives {
+    if !negatives && positives && utf8 {
+        write_quantline_utf8(val, total, out);
+    } else if !negatives {
         let depth = if positives { bar_depth(val, BAR, total) } else { 0 };
         out.push(b'|');
         repeat(out, b'@', depth);
@@ -421,11 +486,32 @@ fn write_quantline(val: i64, normal: u64, total: u128, positives: bool, negative
     put(out, format_args!(" {:<9}\n", count));
 }
 
-/// The signs and the bar total (sum of |count|) over the rows printed.
-fn summarize(data: &[i64]) -> (bool, bool, u128) {
-    let positives = data.iter().any(|&v| v > 0);
-    let negatives = data.iter().any(|&v| v < 0);
-    (positives, negatives, data.iter().map(|&v| magnitude(v)).sum())
+/// U+2588, a full block, and U+258F - (n - 1), the block n eighths wide.
+const UTF8_FULL: char = '\u{2588}';
+const UTF8_EIGHTHS: u32 = 0x258f;
+
+/// dt_print_quantline_utf8: whole blocks, then the eighths left over.
+fn write_quantline_utf8(val: i64, total: BarTotal, out: &mut Vec<u8>) {
+    let f = total.fraction(val, BAR);
+    let whole = f as usize;
+    let partial = ((f - whole as f64) * 8.0) as u32;
+    out.push(b'|');
+    let mut used = whole;
+    for _ in 0..whole {
+        put(out, format_args!("{UTF8_FULL}"));
+    }
+    if partial != 0 {
+        if let Some(c) = char::from_u32(UTF8_EIGHTHS - (partial - 1)) {
+            put(out, format_args!("{c}"));
+        }
+        used += 1;
+    }
+    repeat(out, b' ', (BAR as usize).saturating_sub(used));
+}
+
+/// The signs over the rows printed.
+fn signs(data: &[i64]) -> (bool, bool) {
+    (data.iter().any(|&v| v > 0), data.iter().any(|&v| v < 0))
 }
 
 /// The counts as DTrace reads them, padded or cut to the expected length.
@@ -565,13 +651,205 @@ fn llquantize_rows(g: &Llq, buckets: &[u64]) -> Vec<BucketRow> {
 }
 
 /// A distribution table: the header, then each row's label, bar and count.
-fn write_distribution(rows: &[BucketRow], normal: u64, out: &mut Vec<u8>) {
+fn write_distribution(rows: &[BucketRow], normal: u64, drawing: Drawing, out: &mut Vec<u8>) {
     let counts: Vec<i64> = rows.iter().map(|r| r.count).collect();
-    let (positives, negatives, total) = summarize(&counts);
+    let (positives, negatives) = signs(&counts);
+    let total = BarTotal::of(counts.iter().copied(), drawing.zoom);
     write_header(out);
     for row in rows {
         put(out, format_args!("{:>16} ", String::from_utf8_lossy(&row.label)));
-        write_quantline(row.count, normal, total, positives, negatives, out);
+        write_quantline(row.count, normal, total, positives, negatives, drawing.utf8, out);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// agghist and aggpack (illumos' and FreeBSD's dt_print_datum)
+// ---------------------------------------------------------------------------
+
+/// A key column's width in agghist and aggpack rows (dt_print_datum's
+/// packedwidth): integers by their size, anything else 16.
+pub(crate) fn packed_key_width(key: &Value<'_>) -> usize {
+    match key {
+        Value::Int { size: 1, .. } => 3,
+        Value::Int { size: 2, .. } => 5,
+        Value::Int { size: 4, .. } => 8,
+        _ => 16,
+    }
+}
+
+/// One key column of an agghist or aggpack row: integers as in default
+/// output, a string right-aligned in 16 (dt_print_bytes with width 16).
+pub(crate) fn write_packed_key(key: &Value<'_>, out: &mut Vec<u8>) {
+    match *key {
+        Value::Str(bytes) | Value::Text(bytes) if !bytes.is_empty() => match as_string(bytes) {
+            Some(s) => put(out, format_args!(" {:>16}", String::from_utf8_lossy(s))),
+            None => write_raw_bytes(bytes, out),
+        },
+        _ => write_key(key, out),
+    }
+}
+
+/// dt_print_quanthdr: the histogram header, the key column `width` wide
+/// (the value column when the aggregation has no keys).
+pub(crate) fn write_hist_header(width: usize, out: &mut Vec<u8>) {
+    let (width, name) = if width > 0 { (width, "key") } else { (16, "value") };
+    put(out, format_args!("\n{name:>width$} {:>41} {:<9}\n", "------------- Distribution -------------", "count"));
+}
+
+/// An agghist row's value: the bar of a count() or sum() among its
+/// aggregation's (dt_print_datum's agghist case).
+pub(crate) fn write_hist_value(val: i64, normal: u64, total: BarTotal, signs: (bool, bool), out: &mut Vec<u8>) {
+    out.push(b' ');
+    write_quantline(val, normal, total, signs.0, signs.1, false, out);
+}
+
+/// dt_aggregate_total for agghist: the sum of the magnitudes, or under
+/// aggzoom the largest over 0.95 cut to an integer, and the signs.
+pub(crate) fn hist_total(values: &[i64], zoom: bool) -> (BarTotal, (bool, bool)) {
+    let total = if zoom {
+        values.iter().map(|&v| (magnitude(v) as f64 * (1.0 / AGGZOOM_MAX)) as u128).max().unwrap_or(0)
+    } else {
+        values.iter().map(|&v| magnitude(v)).sum()
+    };
+    (BarTotal::Sum(total), signs(values))
+}
+
+/// dt_ndigits: the characters of `v` (a quirk kept: 10, 100, ... count one
+/// digit fewer), at least 4.
+fn ndigits(v: i64) -> usize {
+    let mut n = 1;
+    if v < 0 {
+        n += 1;
+    }
+    let v = v.checked_abs().unwrap_or(i64::MAX);
+    let mut cmp: i64 = 10;
+    while v > cmp && cmp > 0 {
+        n += 1;
+        cmp = cmp.wrapping_mul(10);
+    }
+    n.max(4)
+}
+
+/// The buckets an aggpack aggregation's rows share: for quantize() the
+/// lowest and highest non-zero over every key (the zero bucket without
+/// any), for lquantize() all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PackedRange {
+    pub min: usize,
+    pub max: usize,
+}
+
+impl PackedRange {
+    /// dt_aggregate_minmaxbin over the rows' data; None for a function
+    /// aggpack does not pack.
+    pub(crate) fn of<'d>(func: &AggFunc, datas: impl Iterator<Item = &'d AggData>) -> Option<PackedRange> {
+        match func {
+            AggFunc::Quantize => {
+                let mut range: Option<PackedRange> = None;
+                for data in datas {
+                    let AggData::Buckets { counts, .. } = data else { continue };
+                    let c = &counts[..counts.len().min(QUANTIZE_BUCKETS)];
+                    let (min, max) = match (c.iter().position(|&v| v != 0), c.iter().rposition(|&v| v != 0)) {
+                        (Some(lo), Some(hi)) => (lo, hi),
+                        _ => (QUANTIZE_ZERO_BUCKET, QUANTIZE_ZERO_BUCKET),
+                    };
+                    range = Some(match range {
+                        None => PackedRange { min, max },
+                        Some(r) => PackedRange { min: r.min.min(min), max: r.max.max(max) },
+                    });
+                }
+                Some(range.unwrap_or(PackedRange { min: QUANTIZE_ZERO_BUCKET, max: QUANTIZE_ZERO_BUCKET }))
+            }
+            AggFunc::Lquantize { base, limit, step } => {
+                let levels = lquantize_levels(*base, *limit, *step) as usize;
+                Some(PackedRange { min: 0, max: levels + 1 })
+            }
+            _ => None,
+        }
+    }
+
+    /// The quantize() buckets shown: one more either side, as DTrace.
+    fn quantize_shown(&self) -> (usize, usize) {
+        let min = if self.min != 0 && self.min != QUANTIZE_ZERO_BUCKET { self.min - 1 } else { self.min };
+        let max = if self.max < QUANTIZE_BUCKETS - 1 { self.max + 1 } else { self.max };
+        (min, max)
+    }
+}
+
+/// dt_print_quanthdr_packed: the key column `width` wide, the low bound's
+/// width of "min", a dash a bucket, then "max" and "count".
+pub(crate) fn write_packed_header(func: &AggFunc, range: PackedRange, width: usize, out: &mut Vec<u8>) {
+    let (min, max, minwidth, maxwidth) = match func {
+        AggFunc::Quantize => {
+            let (min, max) = range.quantize_shown();
+            (min, max, ndigits(quantize_bucket_value(min)), ndigits(quantize_bucket_value(max)))
+        }
+        _ => (range.min, range.max, 7, 8),
+    };
+    let name = if width > 0 { "key" } else { "" };
+    put(out, format_args!("\n{name:>width$} {:>minwidth$} .", "min"));
+    repeat(out, b'-', max - min + 1);
+    put(out, format_args!(". {:<maxwidth$} | count\n", "max"));
+}
+
+/// dt_print_packed: one bucket as one character, its height in eighths
+/// (" " for none; "vvvvVV" for negative counts).
+fn write_packed_bucket(datum: i64, total: BarTotal, utf8: bool, out: &mut Vec<u8>) {
+    const ASCII: &[u8] = b"__xxxxXX";
+    const NEG: &[u8] = b"vvvvVV";
+    if datum == 0 {
+        out.push(b' ');
+        return;
+    }
+    let level = |len: usize| ((total.fraction(datum, (len - 1) as u128) + 0.5) as usize).min(len - 1);
+    if datum < 0 {
+        out.push(NEG[level(NEG.len())]);
+    } else if utf8 {
+        if let Some(c) = char::from_u32(0x2581 + level(8) as u32) {
+            put(out, format_args!("{c}"));
+        }
+    } else {
+        out.push(ASCII[level(ASCII.len())]);
+    }
+}
+
+/// An aggpack row's value: quantize() (dt_print_quantize_packed) or
+/// lquantize() (dt_print_lquantize_packed) as one line.
+pub(crate) fn write_packed_value(
+    func: &AggFunc,
+    data: &AggData,
+    range: PackedRange,
+    drawing: Drawing,
+    out: &mut Vec<u8>,
+) {
+    let AggData::Buckets { counts: buckets, .. } = data else { return };
+    match func {
+        AggFunc::Quantize => {
+            let data = counts(buckets, QUANTIZE_BUCKETS);
+            let (min, max) = range.quantize_shown();
+            let (minval, maxval) = (quantize_bucket_value(min), quantize_bucket_value(max));
+            put(out, format_args!(" {:>w$} :", minval, w = ndigits(minval)));
+            let shown = &data[min..=max];
+            let total = BarTotal::of(shown.iter().copied(), drawing.zoom);
+            for &d in shown {
+                write_packed_bucket(d, total, drawing.utf8, out);
+            }
+            let count: i64 = shown.iter().fold(0i64, |a, &d| a.wrapping_add(d));
+            put(out, format_args!(": {:<w$} | {}\n", maxval, count, w = ndigits(maxval)));
+        }
+        AggFunc::Lquantize { base, limit, step } => {
+            let levels = lquantize_levels(*base, *limit, *step);
+            let data = counts(buckets, range.max + 1);
+            put(out, format_args!("{:>8} :", format!("< {base}")));
+            let total = BarTotal::of(data.iter().copied(), drawing.zoom);
+            for &d in &data {
+                write_packed_bucket(d, total, drawing.utf8, out);
+            }
+            let count: i64 = data.iter().fold(0i64, |a, &d| a.wrapping_add(d));
+            let top = base.wrapping_add((levels as i64).wrapping_mul(*step));
+            put(out, format_args!(": {:<8} | {}\n", format!(">= {top}"), count));
+        }
+        _ => {}
     }
 }
 

@@ -10,14 +10,14 @@ use std::collections::HashMap;
 
 use libbpf_rs::{MapCore, MapFlags};
 
-use super::aggfmt::{self, AggData, PrintaValue};
+use super::aggfmt::{self, AggData, Drawing, PrintaValue};
 use super::ksyms::Symbols;
 use super::printf::{self, Value};
 use super::{json, metrics};
 use crate::defs::agg::AggFunc;
 use crate::defs::layout::read_u64;
 use crate::defs::printf_format::Format;
-use crate::flags::AggSortOptions;
+use crate::flags::{AggDisplayOptions, AggSortOptions, Encoding};
 use crate::runtime::Session;
 use crate::sema::ir::{Aggregation, Program, SymbolKind, Type};
 
@@ -56,6 +56,8 @@ pub(crate) struct Aggregations<'a> {
     /// DTrace's consumer works on a snapshot.
     cache: RefCell<Vec<Option<Vec<Entry>>>>,
     pub sort: AggSortOptions,
+    /// agghist, aggpack, aggzoom and encoding, as set now.
+    pub display: AggDisplayOptions,
     /// Kernel symbols, for stack() keys and the consumer's %a.
     pub symbols: Symbols<'a>,
 }
@@ -75,6 +77,7 @@ impl<'a> Aggregations<'a> {
             printed: vec![false; n],
             cache: RefCell::new(vec![None; n]),
             sort,
+            display: AggDisplayOptions::default(),
             symbols: Symbols::new(session, user),
         }
     }
@@ -156,42 +159,105 @@ impl<'a> Aggregations<'a> {
     pub(crate) fn print_default(&mut self, aggs: &[usize], out: &mut Vec<u8>) {
         out.push(b'\n');
         let rows = self.joined(aggs);
-        self.write_rows(aggs, &rows, out);
+        let style = self.row_style(aggs, &rows);
+        self.write_rows(aggs, &rows, style, true, out);
         self.mark_printed(aggs, &rows);
     }
 
-    fn write_rows(&self, aggs: &[usize], rows: &[Row], out: &mut Vec<u8>) {
-        let first = &self.program.aggregations[aggs[0]];
-        for (key, datas) in rows {
-            let values: Vec<(&AggFunc, &AggData, u64)> = aggs
+    /// How bars are drawn now: zoomed (aggzoom), with UTF-8 blocks
+    /// (encoding=utf8; for packed rows also encoding=auto on a terminal
+    /// other than `sun`, `sun-color` or `dumb`, as dt_print_packed decides).
+    fn drawing(&self, packed: bool) -> Drawing {
+        let utf8 = match self.display.encoding {
+            Encoding::Utf8 => true,
+            Encoding::Ascii => false,
+            Encoding::Auto => packed && !matches!(std::env::var("TERM").as_deref(), Ok("sun" | "sun-color" | "dumb")),
+        };
+        Drawing { zoom: self.display.zoom, utf8 }
+    }
+
+    /// The layout of one printing of `aggs`' rows: agghist bars for a
+    /// count() or sum(), aggpack lines for a quantize() or lquantize()
+    /// (each over all the rows, as dt_aggregate_total and
+    /// dt_aggregate_minmaxbin compute it), else plain rows.
+    fn row_style(&self, aggs: &[usize], rows: &[Row]) -> RowStyle {
+        let [agg] = aggs else { return RowStyle::Plain };
+        let func = &self.program.aggregations[*agg].func;
+        if self.display.pack {
+            if let Some(range) = aggfmt::PackedRange::of(func, rows.iter().filter_map(|(_, d)| d.first())) {
+                return RowStyle::Pack(range);
+            }
+        }
+        if self.display.hist && matches!(func, AggFunc::Count | AggFunc::Sum) {
+            let values: Vec<i64> = rows
                 .iter()
-                .zip(datas)
-                .map(|(&agg, data)| (&self.program.aggregations[agg].func, data, self.normal[agg]))
+                .filter_map(|(_, d)| match d.first() {
+                    Some(AggData::Scalar(v)) => Some(*v),
+                    _ => None,
+                })
                 .collect();
+            let (total, signs) = aggfmt::hist_total(&values, self.display.zoom);
+            return RowStyle::Hist(total, signs);
+        }
+        RowStyle::Plain
+    }
+
+    /// Writes `rows` in `style`; a histogram's header comes before the
+    /// first of them (`first`: the first chunk of its printing).
+    fn write_rows(&self, aggs: &[usize], rows: &[Row], style: RowStyle, first: bool, out: &mut Vec<u8>) {
+        let agg = &self.program.aggregations[aggs[0]];
+        let packed = !matches!(style, RowStyle::Plain);
+        let drawing = self.drawing(matches!(style, RowStyle::Pack(_)));
+        if packed && first {
+            if let Some((key, _)) = rows.first() {
+                let width: usize = key_values(agg, key).iter().map(|k| aggfmt::packed_key_width(k) + 1).sum();
+                match style {
+                    RowStyle::Pack(range) => aggfmt::write_packed_header(&agg.func, range, width, out),
+                    _ => aggfmt::write_hist_header(width, out),
+                }
+            }
+        }
+        for (key, datas) in rows {
             // stack() keys print as their frames (dt_print_stack), others as
             // DTrace's key columns.
-            for (column, value) in first.keys.iter().zip(key_values(first, key)) {
+            for (column, value) in agg.keys.iter().zip(key_values(agg, key)) {
                 match (&column.ty, value) {
                     (Type::Stack, Value::Int { bits, .. }) => self.symbols.write_stack(bits, out),
                     (Type::Symbol(kind), Value::Str(record)) => {
                         out.extend(format!("  {:<50}", self.symbols.symbol_text(*kind, record)).as_bytes())
                     }
+                    (_, v) if packed => aggfmt::write_packed_key(&v, out),
                     (_, v) => aggfmt::write_key(&v, out),
                 }
             }
-            aggfmt::write_row(&[], &values, out);
+            match (style, datas.first()) {
+                (RowStyle::Hist(total, signs), Some(AggData::Scalar(v))) => {
+                    aggfmt::write_hist_value(*v, self.normal[aggs[0]], total, signs, out)
+                }
+                (RowStyle::Pack(range), Some(data)) => aggfmt::write_packed_value(&agg.func, data, range, drawing, out),
+                _ => {
+                    for (&a, data) in aggs.iter().zip(datas) {
+                        let func = &self.program.aggregations[a].func;
+                        aggfmt::write_value_drawn(func, data, self.normal[a], drawing, out);
+                    }
+                    out.push(b'\n');
+                }
+            }
         }
     }
 
     /// printa("format", @a, ...): the format once per row.
     pub(crate) fn print_formatted(&mut self, format: &Format, aggs: &[usize], out: &mut Vec<u8>) {
         let rows = self.joined(aggs);
+        let drawing = self.drawing(false);
         let first = &self.program.aggregations[aggs[0]];
         for (key, datas) in &rows {
             let values: Vec<PrintaValue> = aggs
                 .iter()
                 .zip(datas)
-                .map(|(&agg, data)| aggfmt::printa_value(&self.program.aggregations[agg].func, data, self.normal[agg]))
+                .map(|(&agg, data)| {
+                    aggfmt::printa_value_drawn(&self.program.aggregations[agg].func, data, self.normal[agg], drawing)
+                })
                 .collect();
             let agg_values: Vec<Value> = values
                 .iter()
@@ -256,8 +322,9 @@ impl<'a> Aggregations<'a> {
         for index in order {
             // Nothing acts on this data after it: read without a snapshot copy.
             let rows = self.joined_from(&[index], false);
-            for chunk in rows.chunks(4096) {
-                self.write_rows(&[index], chunk, out);
+            let style = self.row_style(&[index], &rows);
+            for (i, chunk) in rows.chunks(4096).enumerate() {
+                self.write_rows(&[index], chunk, style, i == 0, out);
                 let _ = sink.write_all(out);
                 out.clear();
             }
@@ -502,6 +569,17 @@ impl<'a> Aggregations<'a> {
 
 /// The key columns of a raw map key, as printf values (strings as their
 /// whole NUL-padded column, which DTrace's key printing looks at).
+/// How one printing of an aggregation lays out its rows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RowStyle {
+    Plain,
+    /// agghist: each count() or sum() a bar, of this total, with these
+    /// signs (positives, negatives) over all the rows.
+    Hist(aggfmt::BarTotal, (bool, bool)),
+    /// aggpack: each distribution one line over these buckets.
+    Pack(aggfmt::PackedRange),
+}
+
 fn key_values<'k>(agg: &Aggregation, key: &'k [u8]) -> Vec<Value<'k>> {
     let mut values = Vec::new();
     for (column, off) in agg.keys.iter().zip(agg.key_offsets()) {

@@ -51,6 +51,7 @@ pub(crate) struct ConsumeOptions {
     pub ring: Option<usize>,
     pub switchrate: Duration,
     pub aggsort: crate::flags::AggSortOptions,
+    pub aggdisplay: crate::flags::AggDisplayOptions,
     /// -F: indent entry/return records by call depth.
     pub flowindent: bool,
     pub format: OutputFormat,
@@ -267,6 +268,7 @@ pub(crate) fn run(
         testing: opts.testing,
     }));
     state.borrow_mut().aggs.symbols.stack_indent = opts.stackindent;
+    state.borrow_mut().aggs.display = opts.aggdisplay;
     state.borrow_mut().aggs.symbols.know_targets(&targets.pids(), targets.last_pid());
     let mut builder = libbpf_rs::RingBufferBuilder::new();
     let cb_state = Rc::clone(&state);
@@ -847,6 +849,9 @@ impl State<'_> {
                 "aggrate" => self.aggrate = options.aggrate,
                 "aggsortkey" | "aggsortkeypos" | "aggsortpos" | "aggsortrev" => {
                     self.aggs.sort.set(name, value)?;
+                }
+                "agghist" | "aggpack" | "aggzoom" | "encoding" => {
+                    self.aggs.display.set(name, value)?;
                 }
                 "flowindent" => self.flows = options.flowindent.then(HashMap::new),
                 _ => return Err("Operation illegal when tracing is active".to_string()),

@@ -109,7 +109,7 @@ fn unknown_and_unsupported_options_say_so() {
         ("bufpolicy=circular", "Invalid value for specified option"),
         ("ldpath=/bin/ld", "Option not supported: -G writes its object without a linker"),
         ("grabanon", "Option not supported: there is no anonymous tracing on Linux"),
-        ("agghist", "Option not supported: aggregations are not printed as histograms"),
+        ("encoding=ebcdic", "Invalid value for specified option"),
     ] {
         let out = run(&["-x", option, "-n", "BEGIN"]);
         // dtrace(1) names the option without its value.
