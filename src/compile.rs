@@ -51,17 +51,9 @@ pub(crate) fn compile(
     registry: &mut Registry,
     context: Context,
 ) -> Result<Compiled, String> {
-    let library = parse_library(registry)?;
-    let library_types: std::collections::HashSet<&str> = library
-        .iter()
-        .flat_map(|(_, program)| &program.items)
-        .filter_map(|item| match item {
-            ast::Item::Decl(d) if d.class == Some(ast::StorageClass::Typedef) => Some(&d.declarators),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|d| d.name.as_deref())
-        .collect();
+    let mut library = parse_library(registry)?;
+    let mut library_types = typedef_names(&library);
+    library.extend(user_libraries(&options.libdirs, registry, &mut library_types)?);
     let is_type = |name: &str| is_type_name(name) || library_types.contains(name);
     let mut parsed = Vec::new();
     for source in sources {
@@ -262,6 +254,126 @@ pub(crate) fn parse_library(registry: &Registry) -> Result<Vec<(String, ast::Pro
             Ok((name.to_string(), program))
         })
         .collect()
+}
+
+/// The typedef names libraries declare (the parser must know type names).
+fn typedef_names(library: &[(String, ast::Program)]) -> std::collections::HashSet<String> {
+    library
+        .iter()
+        .flat_map(|(_, program)| &program.items)
+        .filter_map(|item| match item {
+            ast::Item::Decl(d) if d.class == Some(ast::StorageClass::Typedef) => Some(&d.declarators),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|d| d.name.clone())
+        .collect()
+}
+
+/// The D library files in the libdir directories (-L, -x libdir), as
+/// dt_load_libs_dir loads them: every `*.d` file of each directory (a
+/// missing directory is skipped), in the order their `#pragma D depends_on
+/// library NAME` lines ask, a cycle being an error ("Cyclic dependency
+/// detected: A => B"). A library that depends on a library not found, or
+/// on a provider this dtrace does not have, is skipped, as DTrace skips
+/// what D_PRAGMA_DEPEND refuses. `types` gains their typedef names.
+pub(crate) fn user_libraries(
+    dirs: &[std::path::PathBuf],
+    registry: &Registry,
+    types: &mut std::collections::HashSet<String>,
+) -> Result<Vec<(String, ast::Program)>, String> {
+    struct Lib {
+        path: std::path::PathBuf,
+        text: String,
+        /// Indices of the libraries it depends on.
+        deps: Vec<usize>,
+        usable: bool,
+    }
+    let mut libs: Vec<Lib> = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut paths: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "d") && p.is_file())
+            .collect();
+        paths.sort();
+        for path in paths {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("failed to read D library {}: {}", path.display(), io_reason(&e)))?;
+            libs.push(Lib { path, text, deps: Vec::new(), usable: true });
+        }
+    }
+    // Dependencies, from the pragma lines (read before parsing: a library
+    // may use the types of one it depends on).
+    for i in 0..libs.len() {
+        let (mut deps, mut usable) = (Vec::new(), true);
+        for line in libs[i].text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                ["#pragma", "D", "depends_on", "library", name, ..] => {
+                    match libs.iter().position(|l| l.path.file_name().is_some_and(|f| f == *name)) {
+                        Some(j) => deps.push(j),
+                        None => usable = false,
+                    }
+                }
+                ["#pragma", "D", "depends_on", "provider", name, ..] => usable &= registry.has_provider(name),
+                _ => {}
+            }
+        }
+        libs[i].deps = deps;
+        libs[i].usable = usable;
+    }
+    // Depth first, dependencies before dependents; a library met again
+    // while its own dependencies are being ordered closes a cycle.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    fn visit(i: usize, libs: &[Lib], marks: &mut [Mark], order: &mut Vec<usize>) -> Result<(), String> {
+        marks[i] = Mark::Open;
+        for &d in &libs[i].deps {
+            match marks[d] {
+                Mark::Open => {
+                    return Err(format!(
+                        "Cyclic dependency detected: {} => {}",
+                        libs[d].path.display(),
+                        libs[i].path.display()
+                    ))
+                }
+                Mark::New => visit(d, libs, marks, order)?,
+                Mark::Done => {}
+            }
+        }
+        marks[i] = Mark::Done;
+        order.push(i);
+        Ok(())
+    }
+    let mut marks = vec![Mark::New; libs.len()];
+    let mut order = Vec::new();
+    for i in 0..libs.len() {
+        if marks[i] == Mark::New {
+            visit(i, &libs, &mut marks, &mut order)?;
+        }
+    }
+    // A library whose dependency is skipped is skipped too.
+    let mut parsed = Vec::new();
+    for i in order {
+        if !libs[i].usable || libs[i].deps.iter().any(|&d| !libs[d].usable) {
+            libs[i].usable = false;
+            continue;
+        }
+        let is_type = |name: &str| is_type_name(name) || types.contains(name);
+        let program = syntax::parse(&libs[i].text, &is_type).map_err(|e| {
+            let line = libs[i].text[..e.span.start.min(libs[i].text.len())].matches('\n').count() + 1;
+            format!("failed to compile D library {}: line {line}: {}", libs[i].path.display(), e.message)
+        })?;
+        let entry = (libs[i].path.display().to_string(), program);
+        types.extend(typedef_names(std::slice::from_ref(&entry)));
+        parsed.push(entry);
+    }
+    Ok(parsed)
 }
 
 /// `#pragma D option name[=value]`: sets the option, or says why not with

@@ -97,6 +97,9 @@ pub(crate) struct Options {
     pub cpp: bool,
     /// -D, -U, -I for the preprocessor.
     pub cpp_args: Vec<String>,
+    /// Directories of D library files (-L, -x libdir), loaded before the
+    /// program in dependency order.
+    pub libdirs: Vec<std::path::PathBuf>,
     /// Bytes per CPU for each aggregation, when set (-x aggsize).
     pub aggsize: Option<u64>,
     /// How often the consumer reads aggregations for printa (aggrate).
@@ -295,6 +298,7 @@ impl Default for Options {
             droptags: false,
             cpp: false,
             cpp_args: Vec::new(),
+            libdirs: Vec::new(),
             aggsize: None,
             aggrate: Duration::from_secs(1),
             aggsort: AggSortOptions::default(),
@@ -435,7 +439,6 @@ const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("jstackstrsize", "jstack() annotates no Java frames here (it is ustack())"),
     ("ld_path", "-G writes its object without a linker"),
     ("ldpath", "-G writes its object without a linker"),
-    ("libdir", "only the built-in D library is loaded"),
     ("linkmode", "-G writes its object without a linker"),
     ("modpath", "kernel types come from BTF, not module files"),
     ("pgmax", "grabbed processes are not limited"),
@@ -537,6 +540,7 @@ impl Options {
                 };
                 self.cpp_args.push(format!("{flag}{}", value.ok_or_else(bad)?));
             }
+            "libdir" => self.libdirs.push(value.filter(|v| !v.is_empty()).ok_or_else(bad)?.into()),
             "cpppath" => self.cpppath = Some(value.filter(|v| !v.is_empty()).ok_or_else(bad)?.to_string()),
             // The C dialect asks cpp for what -C always gives here.
             "stdc" => {
@@ -753,6 +757,7 @@ pub(crate) fn command() -> Command {
         .arg(append("define", 'D', "name[=def]", "define a name for the preprocessor (with -C)"))
         .arg(append("undef", 'U', "name", "undefine a name for the preprocessor (with -C)"))
         .arg(append("include", 'I', "path", "add a directory to the preprocessor's search path (with -C)"))
+        .arg(append("libdir", 'L', "path", "add a directory of D library files, loaded before the program"))
         .arg(Arg::new("output").short('o').value_name("output").help("set output file"))
         .arg(flag("quiet", 'q', "set quiet mode (only output explicitly traced data)"))
         .arg(flag("print-at-exit", 'O', "print the aggregations at exit (with -x oformat=json)"))
@@ -873,6 +878,7 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
     if m.get_flag("includes") {
         options.cpp_args.push("-H".to_string());
     }
+    options.libdirs.extend(m.get_many::<String>("libdir").into_iter().flatten().map(std::path::PathBuf::from));
     let mut flags = Flags {
         sources: indexed.into_iter().map(|(_, s)| s).collect(),
         args: m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default(),

@@ -99,8 +99,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if flags.list {
         return list(&flags, &mut registry);
     }
-    // -e with nothing to compile has nothing left to do.
+    // -e with nothing to compile has only the -L libraries to read.
     if flags.sources.is_empty() && flags.compile_only {
+        let mut types = std::collections::HashSet::new();
+        compile::user_libraries(&flags.options.libdirs, &registry, &mut types)?;
         return Ok(0);
     }
     if flags.sources.is_empty() {

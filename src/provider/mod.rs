@@ -470,6 +470,12 @@ impl Registry {
 
     /// The enabled probes grouped by the provider that serves them, in
     /// provider order: (provider, its enabled probes).
+    /// Whether a provider of this name exists (a `#pragma D depends_on
+    /// provider` of a library).
+    pub(crate) fn has_provider(&self, name: &str) -> bool {
+        self.providers.iter().any(|p| p.name() == name) || self.table.has_provider(name)
+    }
+
     /// What each provider keeps for processes started later, given every
     /// clause's retained descriptions.
     pub(crate) fn retain(

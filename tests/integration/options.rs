@@ -473,3 +473,39 @@ fn maxframes_caps_stacks_and_begin_shows_no_bpf_program() {
     let out = run(&["-qn", "BEGIN { exit(0); }", "-x", "maxframes=0"]);
     assert_eq!(out.code(), 1, "{}", out.stderr);
 }
+
+/// -L (and -x libdir) loads the D library files of a directory before the
+/// program, in the order their `#pragma D depends_on library` lines ask
+/// (illumos' pragma/tst.libchain); a dependency cycle is an error
+/// (err.circlibdep); a missing directory is skipped, as dt_load_libs_dir
+/// skips it.
+#[test]
+fn l_loads_library_directories_in_dependency_order() {
+    let dir = std::env::temp_dir().join(format!("dtrace-libdir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (chain, cycle) = (dir.join("chain"), dir.join("cycle"));
+    std::fs::create_dir_all(&chain).expect("mkdir");
+    std::fs::create_dir_all(&cycle).expect("mkdir");
+    // liba sorts first by name but needs libb's inline and type.
+    std::fs::write(
+        chain.join("liba.d"),
+        "#pragma D depends_on library libb.d\ninline int foo = bar + sizeof (mine_t);\n",
+    )
+    .expect("write");
+    std::fs::write(chain.join("libb.d"), "inline int bar = 0xd0061e;\ntypedef struct mine { int x; } mine_t;\n")
+        .expect("write");
+    for (name, needs) in [("liba.d", "libc.d"), ("libb.d", "libc.d"), ("libc.d", "liba.d")] {
+        std::fs::write(cycle.join(name), format!("#pragma D depends_on library {needs}\n")).expect("write");
+    }
+    let chain = chain.to_string_lossy().into_owned();
+    let out = run(&["-L", &chain, "-qn", r#"BEGIN { printf("%x\n", foo); exit(0); }"#]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "d00622\n\n"), "{}", out.stderr);
+    let out = run(&["-x", &format!("libdir={chain}"), "-e"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let out = run(&[&format!("-L{}", cycle.display()), "-e"]);
+    assert_eq!(out.code(), 1);
+    assert!(out.stderr.contains("Cyclic dependency detected"), "{}", out.stderr);
+    let out = run(&["-L", "/nonexistent/dtrace-libdir", "-qn", "BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
