@@ -736,7 +736,7 @@ pub(crate) fn command() -> Command {
         .disable_help_flag(true)
         .disable_version_flag(true)
         .override_usage(
-            "dtrace [-32|-64] [-CeFGhHOqlSvVwZ] [-b bufsz] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
+            "dtrace [-32|-64] [-CeFGhHOqlSvVwZ] [-b bufsz] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-L path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
         )
         .arg(append("name", 'n', "name", "enable or list probes matching the specified probe name"))
         .arg(append("script", 's', "script", "enable or list probes for the specified D script"))
