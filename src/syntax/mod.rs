@@ -62,6 +62,18 @@ pub fn parse_script(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<ast::Pr
 
 /// 1-based line number of a byte offset, for messages. Offsets past the end
 /// count as the last line.
+/// The bytes of `text` when it is exactly one D string literal (`"a\tb"`,
+/// escapes read as in D source); None otherwise.
+pub(crate) fn string_literal(text: &str) -> Option<Vec<u8>> {
+    if !text.starts_with('"') {
+        return None;
+    }
+    let mut lexer = lexer::Lexer::new(text);
+    let token = lexer.next_token().ok()?;
+    let lexer::TokenKind::Str(bytes) = token.kind else { return None };
+    (lexer.pos() == text.len()).then_some(bytes)
+}
+
 pub fn line_of(src: &str, offset: usize) -> usize {
     let end = offset.min(src.len());
     1 + src.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count()

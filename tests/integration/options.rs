@@ -445,6 +445,10 @@ fn a_numeric_operand_past_64_bits_is_an_overflow_not_a_string() {
     // A number that fits is a number; other text is a string.
     let out = run(&["-q", "-n", "BEGIN { printf(\"%d %s\\n\", $1, $2); exit(0); }", "0xffffffffffffffff", "12x"]);
     assert_eq!((out.code(), out.stdout.as_str()), (0, "-1 12x\n\n"), "{}", out.stderr);
+    // A quoted operand is the string token it spells (the Oracle tutorial's
+    // `dtrace -s activity.d '"bash"'`): $1 is bash, $$1 the text as given.
+    let out = run(&["-q", "-n", "BEGIN { printf(\"[%s] %d [%s]\\n\", $1, strlen($1), $$1); exit(0); }", "\"bash\""]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "[bash] 4 [\"bash\"]\n\n"), "{}", out.stderr);
 }
 
 #[test]

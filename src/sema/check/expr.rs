@@ -669,6 +669,11 @@ impl Checker<'_> {
             }
             return Err(CompileError::new("D_MACRO_UNDEF", span, format!("macro argument ${n} is not defined")));
         };
+        // A quoted argument (`'"bash"'`) is the string token it spells, as
+        // DTrace's lexer reads it: the characters between the quotes.
+        if let Some(bytes) = crate::syntax::string_literal(text) {
+            return self.expr(&ast::Expr { kind: ExprKind::Str(bytes), span: span.clone() });
+        }
         // An argument that looks like an integer is an integer; else a string (DTrace
         // would treat it as an identifier; a string is what scripts mean in practice).
         let parsed = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
