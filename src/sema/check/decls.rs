@@ -124,7 +124,12 @@ impl Checker<'_> {
     }
 
     pub(super) fn typedef_named(&self, name: &str) -> Option<Type> {
-        self.declared.typedefs.get(name).cloned().or_else(|| named_type(name))
+        self.declared_typedef(name).or_else(|| named_type(name))
+    }
+
+    /// A typedef the script or the D library declared.
+    pub(super) fn declared_typedef(&self, name: &str) -> Option<Type> {
+        self.declared.typedefs.get(name).cloned()
     }
 
     /// A struct or union type: declared in D (a body declares it), else the kernel's.

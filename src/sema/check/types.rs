@@ -17,9 +17,18 @@ impl Checker<'_> {
                 check_specifier_words(&words, span)?;
                 int_type_from_words(&words)
             }
-            ast::TypeSpec::Named { name, .. } => match kernel_typedef(name) {
-                Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
-                None => self.typedef_named(name),
+            // `vmlinux`__be32` is the kernel's type of that name, `D`foo_t`
+            // the script's (DTrace's type namespaces).
+            ast::TypeSpec::Named { name, .. } => match name.split_once('`') {
+                Some(("D", bare)) => self.declared_typedef(bare),
+                Some((_, bare)) => match kernel_typedef(bare) {
+                    Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
+                    None => named_type(bare),
+                },
+                None => match kernel_typedef(name) {
+                    Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
+                    None => self.typedef_named(name),
+                },
             },
             ast::TypeSpec::Struct(record) => return self.record_type(record, false, span),
             ast::TypeSpec::Union(record) => return self.record_type(record, true, span),
