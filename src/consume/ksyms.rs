@@ -128,7 +128,7 @@ impl<'a> Symbols<'a> {
                 .into_iter()
                 .take_while(|f| !matches!(f, UserFrame::Ip(addr) if *addr > USER_ADDRESS_LIMIT))
                 .collect();
-            return frames.into_iter().map(|f| self.user.frame(pid, f)).collect();
+            return frames.into_iter().map_while(|f| self.user.frame(pid, f)).collect();
         }
         let (depth, id) = ustack_value::decode_kernel(id);
         let frames = self.session.stack_frames(depth as u8, id).into_iter();

@@ -121,19 +121,38 @@ impl UserSymbols {
         found
     }
 
-    /// One frame as DTrace prints it.
-    pub(crate) fn frame(&self, pid: u32, frame: UserFrame) -> String {
+    /// One frame as DTrace prints it (dt_print_ustack): `module`function+0xoff`,
+    /// `module`0xADDR` for an address of a file no symbol covers, `0xADDR`
+    /// outside every file. None ends the stack: DTrace stops at a pc of 0,
+    /// and a frame the kernel placed before its file's first mapping (its
+    /// offset wrapped around: find_vma's next mapping, for a pc of 0 or a
+    /// small garbage value a frame-pointer walk ends on) is such a pc.
+    pub(crate) fn frame(&self, pid: u32, frame: UserFrame) -> Option<String> {
         let (elf, offset) = match frame {
             UserFrame::BuildId { build_id, offset } => match self.by_build_id(pid, &build_id) {
                 Some(elf) => (elf, offset),
-                None => return format!("0x{offset:x}"),
+                None => return Some(format!("0x{offset:x}")),
             },
             UserFrame::Ip(ip) => match self.mapped_file(pid, ip) {
-                Some((elf, offset)) => return symbol_in(&elf, offset, Some(ip)).text(true),
-                None => return format!("0x{ip:x}"),
+                Some((elf, offset)) => return Some(symbol_in(&elf, offset, Some(ip)).text(true)),
+                None => return Some(format!("0x{ip:x}")),
             },
         };
-        symbol_in(&elf, offset, None).text(true)
+        // The process's address of the offset, where its mappings are known.
+        let maps = self.mappings(pid);
+        let mut file_maps = maps.iter().filter(|m| m.path == elf.path).peekable();
+        let first = file_maps.peek().map(|m| (m.start, m.offset));
+        let addr = file_maps
+            .find(|m| offset >= m.offset && offset - m.offset < m.end - m.start)
+            .map(|m| m.start + (offset - m.offset));
+        if elf.vaddr_of_offset(offset).is_none() && addr.is_none() {
+            let pc = first.map(|(start, file_offset)| offset.wrapping_add(start).wrapping_sub(file_offset));
+            return match pc {
+                Some(0) | None => None,
+                Some(pc) => Some(format!("0x{pc:x}")),
+            };
+        }
+        Some(symbol_in(&elf, offset, addr).text(true))
     }
 
     /// What a user address of process `pid` is, as ufunc(), umod() and

@@ -515,3 +515,17 @@ fn addresses_of_an_exited_target_are_still_named_and_percent_a_names_integers() 
         assert!(out.stdout.lines().any(|l| l == line), "{line}:\n{}", out.stdout);
     }
 }
+
+/// ustack() frames as dt_print_ustack prints them: a frame-pointer walk
+/// through code built without frame pointers ends at a pc of 0 or garbage,
+/// which the kernel reports at an offset wrapped around before the file's
+/// first mapping; such a frame ends the stack (a pc of 0) or prints as a
+/// bare address, never as `ls`0xffff...`.
+#[test]
+fn ustack_frames_never_name_wrapped_offsets() {
+    let out = run(&["-qn", "pid$target::malloc:entry { @[ustack()] = count(); }", "-c", "ls /"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.contains("libc.so.6`malloc"), "{}", out.stdout);
+    let wrapped: Vec<&str> = out.stdout.lines().filter(|l| l.contains("`0xffff")).collect();
+    assert!(wrapped.is_empty(), "{wrapped:?}\n{}", out.stdout);
+}
