@@ -65,6 +65,15 @@ fn ustack_names_the_workloads_functions() {
     assert!(lines.contains(&"3"), "each stack counted 3 times: {}", out.stdout);
 }
 
+/// trace(ustack()) traces the stack as the ustack() action does (profilers
+/// write `profile-997 { trace(ustack()); }`), not its bytes.
+#[test]
+fn trace_of_a_stack_prints_its_frames() {
+    let out = trace_calls(2, "pid$target:a.out:dt_workload_call:entry { trace(ustack(1)); }");
+    let frames: Vec<&str> = out.stdout.lines().map(str::trim).filter(|l| !l.is_empty() && *l != "ready").collect();
+    assert_eq!(frames, ["workload`dt_workload_call", "workload`dt_workload_call"], "{}", out.stdout);
+}
+
 #[test]
 fn libc_by_every_module_name() {
     for module in ["libc", "libc.so", "libc.so.6", "libc.so*"] {

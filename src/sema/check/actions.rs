@@ -334,7 +334,10 @@ impl Checker<'_> {
                 if let Type::Struct(_) | Type::Array(..) = e.ty {
                     copy_fits("a trace( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
                 }
-                (RecordKind::Trace, ActionKind::Record(vec![e]))
+                // trace(ustack()) traces the stack, as the action does
+                // (profilers' `profile-997 { trace(ustack()); }`).
+                let record = if e.ty == Type::Stack { RecordKind::Stack } else { RecordKind::Trace };
+                (record, ActionKind::Record(vec![e]))
             }
             "print" => {
                 self.arity(name, name_span, args, 1, 1)?;
