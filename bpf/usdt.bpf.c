@@ -42,6 +42,10 @@ struct dt_usdt_arg {
 /* A probe site's arguments. */
 struct dt_usdt_spec {
 	struct dt_usdt_arg args[DT_NARGS];
+	/* An is-enabled test of a probe no other site has: its uprobe holds
+	 * the probe's semaphore and fires nothing. */
+	__u32 enable_only;
+	__u32 pad;
 };
 
 struct {
@@ -93,7 +97,7 @@ static __always_inline int dt_usdt_fire(struct pt_regs *ctx)
 	__u32 slot = cookie & (DT_MAX_USDT_PROGS - 1);
 	__u32 site = (cookie >> 8) & 0xffffff;
 	struct dt_usdt_spec *spec = bpf_map_lookup_elem(&dt_usdt_specs, &site);
-	if (!spec)
+	if (!spec || spec->enable_only)
 		return 0;
 	struct dt_probe_ctx *pc = dt_begin_probe(ctx);
 	if (!pc)

@@ -50,6 +50,9 @@ pub(crate) struct ElfSymbols {
     pub entry: u64,
     /// The USDT probe sites its `.note.stapsdt` notes declare.
     pub usdt: Vec<UsdtNote>,
+    /// The `*_ENABLED()` tests of the headers `dtrace -h` writes (no
+    /// arguments): sites that only hold a probe's semaphore.
+    pub usdt_enabled: Vec<UsdtNote>,
     /// The translated arguments of its USDT probes whose provider
     /// definition translates them (the notes `dtrace -G` writes).
     pub usdt_argmaps: Vec<UsdtArgMap>,
@@ -121,6 +124,7 @@ impl ElfSymbols {
         }
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
         let usdt = usdt_notes(&file);
+        let usdt_enabled = usdt_enabled_notes(&file);
         let usdt_argmaps = usdt_argmaps(&file);
         let mut elf = ElfSymbols {
             path: path.to_path_buf(),
@@ -131,6 +135,7 @@ impl ElfSymbols {
             build_id,
             entry: file.entry(),
             usdt,
+            usdt_enabled,
             usdt_argmaps,
         };
         let mut resolved_ifuncs = std::collections::HashSet::new();
@@ -312,6 +317,50 @@ pub(crate) fn usdt_notes<'data, R: object::ReadRef<'data>>(file: &object::File<'
             _ => pc,
         };
         notes.push(UsdtNote { provider, name, vaddr, semaphore, args });
+    }
+    notes
+}
+
+/// The is-enabled tests of a file (`crate::usdt_build::ENABLED_SECTION`):
+/// each a site of its probe without arguments.
+pub(crate) fn usdt_enabled_notes<'data, R: object::ReadRef<'data>>(file: &object::File<'data, R>) -> Vec<UsdtNote> {
+    use object::ObjectSection;
+    let Some(section) = file.section_by_name_bytes(crate::usdt_build::ENABLED_SECTION) else { return Vec::new() };
+    let Ok(data) = section.data() else { return Vec::new() };
+    let little = file.is_little_endian();
+    let word = |b: &[u8], at: usize, size: usize| -> Option<u64> {
+        let bytes = b.get(at..at + size)?;
+        Some(bytes.iter().enumerate().fold(0u64, |v, (i, &byte)| {
+            let shift = if little { i * 8 } else { (size - 1 - i) * 8 };
+            v | u64::from(byte) << shift
+        }))
+    };
+    let addr_size = if file.is_64() { 8 } else { 4 };
+    let align4 = |n: usize| (n + 3) & !3;
+    let mut notes = Vec::new();
+    let mut at = 0;
+    while at + 12 <= data.len() {
+        let (Some(namesz), Some(descsz), Some(kind)) =
+            (word(data, at, 4), word(data, at + 4, 4), word(data, at + 8, 4))
+        else {
+            break;
+        };
+        let (namesz, descsz) = (namesz as usize, descsz as usize);
+        let name_at = at + 12;
+        let desc_at = name_at + align4(namesz);
+        at = desc_at + align4(descsz);
+        if data.get(name_at..name_at + namesz) != Some(b"dtrace\0")
+            || kind != u64::from(crate::usdt_build::ENABLED_NOTE_TYPE)
+        {
+            continue;
+        }
+        let Some(desc) = data.get(desc_at..desc_at + descsz) else { break };
+        let (Some(vaddr), Some(semaphore)) = (word(desc, 0, addr_size), word(desc, addr_size, addr_size)) else {
+            continue;
+        };
+        let mut strings = desc[2 * addr_size..].split(|&b| b == 0).map(|s| String::from_utf8_lossy(s).into_owned());
+        let (Some(provider), Some(name)) = (strings.next(), strings.next()) else { continue };
+        notes.push(UsdtNote { provider, name, vaddr, semaphore, args: String::new() });
     }
     notes
 }
@@ -535,7 +584,7 @@ fn read_note_providers(path: &Path) -> Vec<String> {
     let cache = object::read::ReadCache::new(file);
     let Ok(elf) = object::File::parse(&cache) else { return Vec::new() };
     let mut providers: Vec<String> = Vec::new();
-    for note in usdt_notes(&elf) {
+    for note in usdt_notes(&elf).into_iter().chain(usdt_enabled_notes(&elf)) {
         if !providers.contains(&note.provider) {
             providers.push(note.provider);
         }
@@ -660,6 +709,7 @@ mod tests {
             build_id: None,
             entry: 0,
             usdt: Vec::new(),
+            usdt_enabled: Vec::new(),
             usdt_argmaps: Vec::new(),
         };
         assert_eq!(elf.instruction_offsets(&f, &code), [0, 1, 7, 8]);
@@ -684,6 +734,7 @@ mod tests {
             build_id: None,
             entry: 0,
             usdt: Vec::new(),
+            usdt_enabled: Vec::new(),
             usdt_argmaps: Vec::new(),
         };
         assert_eq!(elf.symbolize(0x1000), Some(("_fini", 0)));

@@ -87,7 +87,21 @@ pub(crate) fn header(providers: &[(ProviderDef, String)], file: &str) -> Result<
             let params: Vec<String> = (1..=probe.args.len()).map(|i| format!("arg{i}")).collect();
             let shown = if types.is_empty() { " ".to_string() } else { format!(" {} ", types.join(", ")) };
             h.push_str(&format!("/* {name} ({shown}) */\n"));
-            h.push_str(&format!("#define {name}_ENABLED() __builtin_expect ({sem}, 0)\n"));
+            // The test itself is a site too (a note of ENABLED_SECTION at a
+            // nop): a program that only tests a probe still has the probe,
+            // whose semaphore dtrace sets by a uprobe there.
+            h.push_str(&format!(
+                "#define {name}_ENABLED() __extension__ ({{ __asm__ __volatile__ (\"990: nop\\n\" \\\n\
+                 \".pushsection {section},\\\"\\\",\\\"note\\\"\\n.balign 4\\n\" \\\n\
+                 \".4byte 992f-991f, 994f-993f, {kind}\\n991: .asciz \\\"dtrace\\\"\\n992: .balign 4\\n\" \\\n\
+                 \"993: .8byte 990b\\n.8byte {sem}\\n.asciz \\\"{prov}\\\"\\n.asciz \\\"{probe}\\\"\\n\" \\\n\
+                 \"994: .balign 4\\n.popsection\\n\"); \\\n\
+                 __builtin_expect ({sem}, 0); }})\n",
+                section = std::str::from_utf8(ENABLED_SECTION).unwrap_or_default(),
+                kind = ENABLED_NOTE_TYPE,
+                prov = def.name,
+                probe = probe.name,
+            ));
             h.push_str(&format!(
                 "__extension__ extern unsigned short {sem} __attribute__ ((unused)) \
                  __attribute__ ((section (\".probes\")));\n"
@@ -193,6 +207,14 @@ pub(crate) fn semaphore_object(
 pub(crate) const ARGMAP_SECTION: &[u8] = b".note.dtrace.argmap";
 pub(crate) const ARGMAP_NOTE_TYPE: u32 = 1;
 
+/// The section of the notes the header's `*_ENABLED()` tests leave, one a
+/// test: owner "dtrace", type ENABLED_NOTE_TYPE, whose descriptor is the
+/// test's address (a nop), the probe's semaphore's address, and the
+/// provider and probe name, NUL-terminated. The usdt provider makes a
+/// probe no stapsdt note has from them (dtrace-utils' is-enabled probes).
+pub(crate) const ENABLED_SECTION: &[u8] = b".note.dtrace.isenabled";
+pub(crate) const ENABLED_NOTE_TYPE: u32 = 2;
+
 fn argmap_notes(providers: &[(ProviderDef, String)], endian: Endianness) -> Vec<u8> {
     let word = |v: u32| if endian == Endianness::Little { v.to_le_bytes() } else { v.to_be_bytes() };
     let mut notes = Vec::new();
@@ -250,7 +272,11 @@ mod tests {
             h.contains("#define MYAPP_QUERY_START(arg1, arg2) \\\nDTRACE_PROBE2 (myapp, query__start, arg1, arg2)\n"),
             "{h}"
         );
-        assert!(h.contains("#define MYAPP_QUERY_START_ENABLED() __builtin_expect (myapp_query__start_semaphore, 0)"));
+        // The test reads the semaphore, and leaves a note of its site.
+        assert!(h.contains("#define MYAPP_QUERY_START_ENABLED() __extension__ ({"), "{h}");
+        assert!(h.contains("__builtin_expect (myapp_query__start_semaphore, 0); })"), "{h}");
+        assert!(h.contains(".8byte myapp_query__start_semaphore"), "{h}");
+        assert!(h.contains(".asciz \\\"myapp\\\"\\n.asciz \\\"query__start\\\""), "{h}");
         assert!(h.contains("/* MYAPP_QUERY_START ( int, const char * ) */"), "{h}");
         assert!(h.contains("#define MYAPP_TICK() \\\nDTRACE_PROBE (myapp, tick)\n"), "{h}");
         assert!(h.contains("#ifndef\t_PROBES_H\n"));

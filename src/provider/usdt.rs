@@ -72,6 +72,9 @@ struct Site {
     semaphore: u64,
     /// Its arguments; None where a descriptor cannot be decoded.
     args: Vec<Option<ArgSpec>>,
+    /// An `*_ENABLED()` test of a probe no other site has: attached only
+    /// to hold the probe's semaphore, it fires nothing.
+    enable_only: bool,
 }
 
 /// A USDT probe: its sites in one file of one process.
@@ -500,6 +503,7 @@ fn encode_spec(site: &Site) -> skel::types::dt_usdt_spec {
         out.bitshift = 64 - 8 * u32::from(arg.size);
         out.is_signed = u32::from(arg.signed);
     }
+    spec.enable_only = u32::from(site.enable_only);
     spec
 }
 
@@ -609,9 +613,13 @@ impl Usdt {
         };
         for module in modules.iter() {
             let elf = &module.elf;
-            // Probes in file order of their first site.
+            // Probes in file order of their first site; a probe only
+            // tested (`*_ENABLED()`), never fired, has its tests as sites.
             let mut by_probe: Vec<(ProbeKey, Vec<&UsdtNote>)> = Vec::new();
-            for note in &elf.usdt {
+            let fired: HashSet<(&str, &str)> =
+                elf.usdt.iter().map(|n| (n.provider.as_str(), n.name.as_str())).collect();
+            let tested = elf.usdt_enabled.iter().filter(|n| !fired.contains(&(n.provider.as_str(), n.name.as_str())));
+            for note in elf.usdt.iter().chain(tested) {
                 let function = elf.symbolize(note.vaddr).map_or_else(String::new, |(f, _)| f.to_string());
                 let key = (note.provider.clone(), function, probe_name(&note.name));
                 match by_probe.iter_mut().find(|(k, _)| *k == key) {
@@ -620,6 +628,7 @@ impl Usdt {
                 }
             }
             for ((note_provider, function, name), notes) in by_probe {
+                let enable_only = !fired.contains(&(note_provider.as_str(), notes[0].name.as_str()));
                 // `__` in a provider's name is `-` too (`test__prov` is
                 // test-prov), as dtrace-utils shows it.
                 let provider = probe_name(&note_provider);
@@ -644,6 +653,7 @@ impl Usdt {
                             offset: elf.file_offset(n.vaddr)?,
                             semaphore: if n.semaphore == 0 { 0 } else { elf.counter_offset(n.semaphore)? },
                             args,
+                            enable_only,
                         })
                     })
                     .collect();

@@ -584,3 +584,37 @@ fn nusdtprobes_bounds_later_probes_and_an_exit_makes_room() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert_eq!(out.stderr.matches("more than nusdtprobes (1)").count(), 1, "{}", out.stderr);
 }
+
+/// A probe a program only tests (`*_ENABLED()`) and never fires still
+/// exists, at its tests (dtrace-utils' usdt/tst.onlyenabled): listed in
+/// the function that tests it, enabling it makes the test true, and it
+/// fires nothing.
+#[test]
+fn a_probe_only_tested_is_enabled_without_firing() {
+    let dir = build_dir("onlyenabled");
+    std::fs::write(dir.join("prov.d"), "provider test_prov {\n\tprobe go();\n};\n").expect("write");
+    std::fs::write(
+        dir.join("test.c"),
+        "#include <stdio.h>\n#include \"prov.h\"\nint main(void) {\n\tif (TEST_PROV_GO_ENABLED())\n\t\t\
+         printf(\"enabled\\n\");\n\telse\n\t\tprintf(\"not enabled\\n\");\n\treturn 0;\n}\n",
+    )
+    .expect("write");
+    let dtrace = env!("CARGO_BIN_EXE_dtrace");
+    sh(
+        &dir,
+        &format!(
+            "{dtrace} -h -s prov.d && gcc -O2 -c test.c && {dtrace} -G -s prov.d test.o && gcc -o test test.o prov.o"
+        ),
+    );
+    let test = dir.join("test").to_string_lossy().into_owned();
+    let plain = Command::new(&test).output().expect("test");
+    assert_eq!(String::from_utf8_lossy(&plain.stdout), "not enabled\n");
+    let listed = run(&["-lP", "test_prov$target", "-c", &test]);
+    let row: Vec<&str> =
+        listed.stdout.lines().find(|l| l.ends_with(" go")).map(|l| l.split_whitespace().collect()).unwrap_or_default();
+    assert_eq!(row.get(2..), Some(&["test", "main", "go"][..]), "{}", listed.stdout);
+    let out = run(&["-n", r#"test_prov$target:::go { printf("fired\n"); }"#, "-c", &test]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.contains("enabled\n") && !out.stdout.contains("not enabled"), "{}", out.stdout);
+    assert!(!out.stdout.contains("fired"), "{}", out.stdout);
+}
