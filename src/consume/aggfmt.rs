@@ -414,8 +414,13 @@ impl BarTotal {
         match *self {
             BarTotal::Sum(0) => 0.0,
             BarTotal::Sum(t) => (magnitude(val) * len) as f64 / t as f64,
-            BarTotal::Zoomed(t) if t == 0.0 => 0.0,
-            BarTotal::Zoomed(t) => magnitude(val) as f64 * len as f64 / t,
+            BarTotal::Zoomed(t) => {
+                if t > 0.0 {
+                    magnitude(val) as f64 * len as f64 / t
+                } else {
+                    0.0
+                }
+            }
         }
     }
 }
