@@ -87,13 +87,14 @@ pub(crate) fn compile(
         };
         let parse = if matches!(source, ProgramSource::Script(_)) { syntax::parse_script } else { syntax::parse };
         let ast = parse(&text, &is_type).map_err(|e| {
-            format_error(
-                source,
-                &text,
-                &CompileError { tag: e.tag, message: e.message, span: Some(e.span) },
-                "",
-                options.errtags,
-            )
+            // DTrace's lexer acts on a #pragma line as it reads it: a bad
+            // one before the syntax error is what it reports.
+            let error = pragma_error_before(&text, e.span.start, options).unwrap_or(CompileError {
+                tag: e.tag,
+                message: e.message,
+                span: Some(e.span),
+            });
+            format_error(source, &text, &error, "", options.errtags)
         })?;
         for item in &ast.items {
             if let ast::Item::Pragma { words, span } = item {
@@ -254,6 +255,23 @@ pub(crate) fn parse_library(registry: &Registry) -> Result<Vec<(String, ast::Pro
             Ok((name.to_string(), program))
         })
         .collect()
+}
+
+/// The error of the first `#pragma` line before `offset` that DTrace
+/// would refuse (checked on a copy of the options), if any.
+fn pragma_error_before(text: &str, offset: usize, options: &Options) -> Option<CompileError> {
+    let mut copy = options.clone();
+    let mut at = 0;
+    for line in text[..offset.min(text.len())].split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let Some(rest) = line.trim_start().strip_prefix("#pragma") else { continue };
+        let words: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+        if let Err((tag, message)) = apply_pragma(&words, &mut copy) {
+            return Some(CompileError::new(tag, &(start..start + line.trim_end().len()), message));
+        }
+    }
+    None
 }
 
 /// The typedef names libraries declare (the parser must know type names).
