@@ -229,23 +229,8 @@ pub(crate) fn usdt_argmaps(file: &object::File) -> Vec<UsdtArgMap> {
     use object::ObjectSection;
     let section = crate::usdt_build::ARGMAP_SECTION;
     let Some(data) = file.section_by_name_bytes(section).and_then(|s| s.data().ok()) else { return Vec::new() };
-    let little = file.is_little_endian();
-    let word = |at: usize| -> Option<usize> {
-        let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-        Some(if little { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) } as usize)
-    };
     let mut maps = Vec::new();
-    let mut at = 0;
-    while let (Some(namesz), Some(descsz), Some(kind)) = (word(at), word(at + 4), word(at + 8)) {
-        let name_at = at + 12;
-        let desc_at = name_at + namesz.next_multiple_of(4);
-        at = desc_at + descsz.next_multiple_of(4);
-        let Some(desc) = data.get(desc_at..desc_at + descsz) else { break };
-        if data.get(name_at..name_at + namesz) != Some(b"dtrace\0")
-            || kind != crate::usdt_build::ARGMAP_NOTE_TYPE as usize
-        {
-            continue;
-        }
+    for desc in notes_of(data, file.is_little_endian(), b"dtrace\0", crate::usdt_build::ARGMAP_NOTE_TYPE) {
         let mut strings = desc.split(|&b| b == 0);
         let (Some(provider), Some(name)) = (strings.next(), strings.next()) else { continue };
         let counted = provider.len() + name.len() + 2;
@@ -266,6 +251,36 @@ pub(crate) fn usdt_argmaps(file: &object::File) -> Vec<UsdtArgMap> {
     maps
 }
 
+/// The descriptors of the notes in `data` (an ELF note section) whose
+/// owner is `owner` (with its NUL) and type `kind`, in the file's byte
+/// order (`little`); a truncated note ends the list.
+fn notes_of<'a>(data: &'a [u8], little: bool, owner: &[u8], kind: u32) -> Vec<&'a [u8]> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let (Some(namesz), Some(descsz), Some(k)) =
+        (read_word(data, at, 4, little), read_word(data, at + 4, 4, little), read_word(data, at + 8, 4, little))
+    {
+        let (namesz, descsz) = (namesz as usize, descsz as usize);
+        let name_at = at + 12;
+        let desc_at = name_at + namesz.next_multiple_of(4);
+        at = desc_at + descsz.next_multiple_of(4);
+        let Some(desc) = data.get(desc_at..desc_at + descsz) else { break };
+        if data.get(name_at..name_at + namesz) == Some(owner) && k == u64::from(kind) {
+            found.push(desc);
+        }
+    }
+    found
+}
+
+/// The `size`-byte word at `at` of `bytes` in the file's byte order.
+fn read_word(bytes: &[u8], at: usize, size: usize, little: bool) -> Option<u64> {
+    let bytes = bytes.get(at..at.checked_add(size)?)?;
+    Some(bytes.iter().enumerate().fold(0u64, |v, (i, &byte)| {
+        let shift = if little { i * 8 } else { (size - 1 - i) * 8 };
+        v | u64::from(byte) << shift
+    }))
+}
+
 const NT_STAPSDT: u32 = 3;
 
 /// The USDT notes of an ELF file. A site's address is adjusted by how far
@@ -277,36 +292,11 @@ pub(crate) fn usdt_notes<'data, R: object::ReadRef<'data>>(file: &object::File<'
     let Ok(data) = section.data() else { return Vec::new() };
     let base_now = file.section_by_name(".stapsdt.base").map(|s| s.address());
     let little = file.is_little_endian();
-    let word = |b: &[u8], at: usize, size: usize| -> Option<u64> {
-        let bytes = b.get(at..at + size)?;
-        let mut v = 0u64;
-        for (i, &byte) in bytes.iter().enumerate() {
-            let shift = if little { i * 8 } else { (size - 1 - i) * 8 };
-            v |= u64::from(byte) << shift;
-        }
-        Some(v)
-    };
     let addr_size = if file.is_64() { 8 } else { 4 };
-    let align4 = |n: usize| (n + 3) & !3;
     let mut notes = Vec::new();
-    let mut at = 0;
-    while at + 12 <= data.len() {
-        let (Some(namesz), Some(descsz), Some(kind)) =
-            (word(data, at, 4), word(data, at + 4, 4), word(data, at + 8, 4))
-        else {
-            break;
-        };
-        let (namesz, descsz) = (namesz as usize, descsz as usize);
-        let name_at = at + 12;
-        let desc_at = name_at + align4(namesz);
-        at = desc_at + align4(descsz);
-        if data.get(name_at..name_at + namesz) != Some(b"stapsdt\0") || kind != u64::from(NT_STAPSDT) {
-            continue;
-        }
-        let Some(desc) = data.get(desc_at..desc_at + descsz) else { break };
-        let (Some(pc), Some(base), Some(semaphore)) =
-            (word(desc, 0, addr_size), word(desc, addr_size, addr_size), word(desc, 2 * addr_size, addr_size))
-        else {
+    for desc in notes_of(data, little, b"stapsdt\0", NT_STAPSDT) {
+        let word = |at: usize| read_word(desc, at, addr_size, little);
+        let (Some(pc), Some(base), Some(semaphore)) = (word(0), word(addr_size), word(2 * addr_size)) else {
             continue;
         };
         let mut strings = desc[3 * addr_size..].split(|&b| b == 0).map(|s| String::from_utf8_lossy(s).into_owned());
@@ -328,36 +318,11 @@ pub(crate) fn usdt_enabled_notes<'data, R: object::ReadRef<'data>>(file: &object
     let Some(section) = file.section_by_name_bytes(crate::usdt_build::ENABLED_SECTION) else { return Vec::new() };
     let Ok(data) = section.data() else { return Vec::new() };
     let little = file.is_little_endian();
-    let word = |b: &[u8], at: usize, size: usize| -> Option<u64> {
-        let bytes = b.get(at..at + size)?;
-        Some(bytes.iter().enumerate().fold(0u64, |v, (i, &byte)| {
-            let shift = if little { i * 8 } else { (size - 1 - i) * 8 };
-            v | u64::from(byte) << shift
-        }))
-    };
     let addr_size = if file.is_64() { 8 } else { 4 };
-    let align4 = |n: usize| (n + 3) & !3;
     let mut notes = Vec::new();
-    let mut at = 0;
-    while at + 12 <= data.len() {
-        let (Some(namesz), Some(descsz), Some(kind)) =
-            (word(data, at, 4), word(data, at + 4, 4), word(data, at + 8, 4))
-        else {
-            break;
-        };
-        let (namesz, descsz) = (namesz as usize, descsz as usize);
-        let name_at = at + 12;
-        let desc_at = name_at + align4(namesz);
-        at = desc_at + align4(descsz);
-        if data.get(name_at..name_at + namesz) != Some(b"dtrace\0")
-            || kind != u64::from(crate::usdt_build::ENABLED_NOTE_TYPE)
-        {
-            continue;
-        }
-        let Some(desc) = data.get(desc_at..desc_at + descsz) else { break };
-        let (Some(vaddr), Some(semaphore)) = (word(desc, 0, addr_size), word(desc, addr_size, addr_size)) else {
-            continue;
-        };
+    for desc in notes_of(data, little, b"dtrace\0", crate::usdt_build::ENABLED_NOTE_TYPE) {
+        let word = |at: usize| read_word(desc, at, addr_size, little);
+        let (Some(vaddr), Some(semaphore)) = (word(0), word(addr_size)) else { continue };
         let mut strings = desc[2 * addr_size..].split(|&b| b == 0).map(|s| String::from_utf8_lossy(s).into_owned());
         let (Some(provider), Some(name)) = (strings.next(), strings.next()) else { continue };
         notes.push(UsdtNote { provider, name, vaddr, semaphore, args: String::new() });
