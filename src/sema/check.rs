@@ -241,9 +241,15 @@ impl<'a> Checker<'a> {
             // Each description is an enabling of its own, as DTrace's: a
             // probe two descriptions of a clause match runs the clause
             // twice per firing, and counts twice in "matched N probes".
+            // A provider glob goes on matching processes that start later
+            // (USDT providers are `<name><pid>`), unless it names kernel
+            // providers (`sys*:::entry`): those are all there at start.
+            let names_kernel = ids.iter().any(|&id| {
+                self.registry.get(id).is_some_and(|p| crate::provider::desc::split_pid(p.provider).1.is_none())
+            });
             self.matched += ids.len();
             probes.extend(ids);
-            if desc.provider.contains(['*', '?', '[', '\\']) {
+            if desc.provider.contains(['*', '?', '[', '\\']) && !names_kernel {
                 retained.push(desc);
             }
         }
