@@ -130,6 +130,12 @@ pub(crate) trait Provider {
     /// returns keeps everything loaded until it is dropped.
     fn enable(&self, enabled: &[Enabled], cx: &mut EnableContext) -> Result<Box<dyn Enabling>>;
 
+    /// Whether this provider's probes may appear with processes that start
+    /// after tracing began (it implements `retain`).
+    fn retains(&self) -> bool {
+        false
+    }
+
     /// For descriptions kept for processes that start after tracing began
     /// (`python*:::entry`, by clause index): what finds and enables their
     /// probes in each such process. None for a provider whose probes are
@@ -402,6 +408,12 @@ impl Registry {
     pub(crate) fn typed_args(&self, id: u32) -> Option<&'static [ProbeArg]> {
         let probe = self.get(id)?;
         self.owner(probe).typed_args(probe, self.kernel.borrow_mut().as_mut())
+    }
+
+    /// Whether probe `id` is of a provider whose probes may appear later
+    /// (a description that matches only such probes is retained).
+    pub(crate) fn may_appear_later(&self, id: u32) -> bool {
+        self.get(id).is_some_and(|p| self.owner(p).retains())
     }
 
     /// Whether probe `id` fires for a thread other than the current one.

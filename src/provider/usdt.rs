@@ -178,6 +178,10 @@ impl Provider for Usdt {
         }
     }
 
+    fn retains(&self) -> bool {
+        true
+    }
+
     /// Descriptions with a provider glob keep matching: a process that
     /// execs later with a matching provider gets its probes then.
     fn retain(
@@ -341,7 +345,7 @@ impl Retained for LateUsdt {
             .filter(|path| !self.made_in.contains(&(pid, path.clone())))
             .filter(|path| {
                 let providers = self.processes.note_providers(path);
-                providers.iter().any(|p| globs.iter().any(|g| glob_match(g, &format!("{}{pid}", probe_name(p)))))
+                providers.iter().any(|p| globs.iter().any(|g| glob_names_provider(g, p, pid)))
             })
             .collect();
         if files.is_empty() {
@@ -563,6 +567,12 @@ fn attach_single(skel: &skel::UsdtSkel<'static>, placed: &[Placed], links: &mut 
     Ok(())
 }
 
+/// Whether provider glob `glob` names stapsdt provider `note_provider` of
+/// process `pid`, as `<provider><pid>` (`__` shown as `-`).
+fn glob_names_provider(glob: &str, note_provider: &str, pid: u32) -> bool {
+    glob_match(glob, &format!("{}{pid}", probe_name(note_provider)))
+}
+
 /// Whether process `pid` has exited (and been reaped).
 fn process_gone(pid: u32) -> bool {
     !Path::new(&format!("/proc/{pid}")).exists()
@@ -591,7 +601,7 @@ impl Usdt {
                 .into_iter()
                 .filter(|path| {
                     let providers = cx.processes.note_providers(path);
-                    providers.iter().any(|p| glob_match(glob, &format!("{}{pid}", probe_name(p))))
+                    providers.iter().any(|p| glob_names_provider(glob, p, pid))
                 })
                 .collect();
             if !files.is_empty() {

@@ -895,10 +895,6 @@ impl Chains {
     }
 }
 
-/// Loads the program of a probe's clauses. A list the verifier finds too
-/// much for one program is split in two, the first half tail-calling the
-/// second (each split again as needed), so that what DTrace runs runs
-/// here; one clause too much alone stays an error.
 /// The programs loaded for clause lists, once per list and program type.
 #[derive(Default)]
 struct ClausePrograms {
@@ -951,6 +947,10 @@ impl ClausePrograms {
     }
 }
 
+/// Loads the program of a probe's clauses. A list the verifier finds too
+/// much for one program is split in two, the first half tail-calling the
+/// second (each split again as needed), so that what DTrace runs runs
+/// here; one clause too much alone stays an error.
 struct ClauseLoader<'a> {
     program: &'a Program,
     generated: &'a Generated,
@@ -961,19 +961,14 @@ struct ClauseLoader<'a> {
 
 impl ClauseLoader<'_> {
     fn clauses(&mut self, clauses: &[usize], chain: ChainPart) -> Result<OwnedFd, LoadError> {
-        let mut insns = if chain.continued || chain.then.is_some() {
-            self.generated
+        let mut insns = match self.generated.programs.get(clauses) {
+            Some(insns) if !chain.continued && chain.then.is_none() => insns.clone(),
+            // A part of a chain, or a list no probe had at start (a
+            // process found later): generated now.
+            _ => self
+                .generated
                 .chain_part(self.program, clauses, chain)
-                .map_err(|e| LoadError::Other(anyhow::anyhow!("{}", e.0)))?
-        } else {
-            match self.generated.programs.get(clauses) {
-                Some(insns) => insns.clone(),
-                // A list no probe had at start (a process found later).
-                None => self
-                    .generated
-                    .chain_part(self.program, clauses, chain)
-                    .map_err(|e| LoadError::Other(anyhow::anyhow!("{}", e.0)))?,
-            }
+                .map_err(|e| LoadError::Other(anyhow::anyhow!("{}", e.0)))?,
         };
         let chain_fd = self.chains.fd(self.prog_type);
         patch_maps(&mut insns, &|m| if m == MapRef::Chain { chain_fd } else { self.fds.get(&m).copied() })

@@ -242,16 +242,14 @@ impl<'a> Checker<'a> {
             // probe two descriptions of a clause match runs the clause
             // twice per firing, and counts twice in "matched N probes".
             // A provider glob goes on matching processes that start later
-            // (USDT providers are `<name><pid>`), unless it names kernel
-            // providers (`sys*:::entry`): those are all there at start.
-            let names_kernel = ids.iter().any(|&id| {
-                self.registry.get(id).is_some_and(|p| crate::provider::desc::split_pid(p.provider).1.is_none())
-            });
-            self.matched += ids.len();
-            probes.extend(ids);
-            if desc.provider.contains(['*', '?', '[', '\\']) && !names_kernel {
+            // (USDT providers), unless it names providers whose probes are
+            // all there at start (`sys*:::entry`).
+            let glob = desc.provider.contains(['*', '?', '[', '\\']);
+            if glob && ids.iter().all(|&id| self.registry.may_appear_later(id)) {
                 retained.push(desc);
             }
+            self.matched += ids.len();
+            probes.extend(ids);
         }
         self.clause_alloca = 0;
         self.clause_probes = probes.clone();
