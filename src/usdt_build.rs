@@ -306,7 +306,6 @@ mod tests {
     /// by position), and the map -G records reads back as written.
     #[test]
     fn object_records_translated_arguments() {
-        use object::read::Object as _;
         let p = providers(
             "provider t { probe place(int i, char *j) : (char *j, int i, int i); probe plain(int a); \
              probe pos(int, int) : (long, long); };",

@@ -177,7 +177,7 @@ mod language {
     /// ftruncate() empties the output file; freopen() is destructive.
     #[test]
     fn freopen_and_ftruncate_redirect_and_empty_the_output() {
-        let dir = std::env::temp_dir().join(format!("dtrace-freopen-{}", std::process::id()));
+        let dir = util::scratch_dir("dtrace-freopen");
         std::fs::create_dir_all(&dir).expect("dir");
         let file = dir.join("out1.txt");
         std::fs::write(&file, "before\n").expect("file");
@@ -626,7 +626,7 @@ mod command_line {
 
     #[test]
     fn output_file_and_compile_only() {
-        let path = std::env::temp_dir().join(format!("dtrace-out-{}", std::process::id()));
+        let path = util::scratch_dir("dtrace-out");
         let _ = std::fs::remove_file(&path);
         let out = run(&["-q", "-o", path.to_str().unwrap(), "-n", r#"BEGIN { printf("to file\n"); exit(0); }"#]);
         assert_eq!(out.code(), 0);

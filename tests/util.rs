@@ -178,9 +178,16 @@ impl Drop for Tracer {
     }
 }
 
+/// A directory for one test's files, named `name` and this test process's
+/// ID, under cargo's scratch directory for integration tests (in the build
+/// tree, so runs leave nothing in /tmp).
+pub fn scratch_dir(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()))
+}
+
 /// Writes a script into a fresh temporary directory and returns its path.
 pub fn script(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("dtrace-test-{}-{}", std::process::id(), name));
+    let dir = scratch_dir(&format!("dtrace-test-{name}"));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write script");

@@ -15,7 +15,7 @@ impl Workload {
         // comm holds 15 characters.
         let name = format!("dtw{}{}", tag, std::process::id() % 100000);
         let name = name[..name.len().min(15)].to_string();
-        let dir = std::env::temp_dir().join(format!("dtrace-agg-{}-{tag}", std::process::id()));
+        let dir = util::scratch_dir(&format!("dtrace-agg-{tag}"));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let path = dir.join(&name);
         std::fs::copy("/bin/dd", &path).expect("copy dd");

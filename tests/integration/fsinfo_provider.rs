@@ -6,7 +6,7 @@ use super::*;
 
 #[test]
 fn operations_on_a_file_fire_in_order_with_its_path_offsets_and_sizes() {
-    let dir = std::env::temp_dir().join(format!("dtrace-fsinfo-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-fsinfo");
     std::fs::create_dir_all(&dir).expect("dir");
     let file = dir.join("fsinfo-target.dat");
     let program = format!(

@@ -8,7 +8,7 @@ use super::*;
 
 /// Runs `program` `n` times from a copy with a name no other process has.
 fn exec_copies(n: usize) -> String {
-    let dir = std::env::temp_dir().join(format!("dtrace-reach-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-reach");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let copy = dir.join("reachtrue");
     std::fs::copy("/bin/true", &copy).expect("copy /bin/true");

@@ -192,7 +192,7 @@ fn inet_ntoa_and_member_addresses() {
 /// A copy of /bin/echo called `name` (a comm a script can pick out), in a
 /// fresh directory; returns the directory and the program.
 fn echo_named(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let dir = util::scratch_dir(name);
     std::fs::create_dir_all(&dir).expect("mkdir");
     let echo = dir.join(name);
     std::fs::copy("/bin/echo", &echo).expect("copy echo");
@@ -425,7 +425,7 @@ syscall::exit_group:entry /self->t/
 /// argument); NULL stays a fault.
 #[test]
 fn stringof_reads_a_user_address_as_the_process_string() {
-    let path = std::env::temp_dir().join(format!("dtrace-stringof-{}", std::process::id()));
+    let path = util::scratch_dir("dtrace-stringof");
     std::fs::write(&path, "x\n").expect("write");
     let shown = path.to_string_lossy().into_owned();
     let command = format!("cat {shown}");
@@ -445,7 +445,7 @@ fn stringof_reads_a_user_address_as_the_process_string() {
 /// its first vtimestamp is not 0 (scripts test `self->start` for nonzero).
 #[test]
 fn vtimestamp_of_a_thread_running_before_tracing_began() {
-    let dir = std::env::temp_dir().join(format!("dtrace-vtime-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-vtime");
     std::fs::create_dir_all(&dir).expect("mkdir");
     let flag = dir.join("go");
     // Spins (stat() only, no sleeping) until the flag exists, then getppid();

@@ -16,7 +16,7 @@ impl Drop for Mounted {
 
 #[test]
 fn fds_names_open_files_by_descriptor_across_a_mount() {
-    let dir = std::env::temp_dir().join(format!("dtrace-fds-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-fds");
     let mnt = dir.join("mnt");
     std::fs::create_dir_all(&mnt).expect("dir");
     let guard = Mounted(dir.clone());

@@ -276,7 +276,7 @@ fn copyout_and_copyoutstr_write_or_say_why_not() {
 #[test]
 fn e_reports_code_generator_errors_without_privileges() {
     // A copy any user may run, whatever the permissions of the build tree.
-    let dir = std::env::temp_dir().join(format!("dtrace-unprivileged-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-unprivileged");
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join("dtrace");
     std::fs::copy(util::DTRACE, &exe).unwrap();
@@ -485,7 +485,7 @@ fn maxframes_caps_stacks_and_begin_shows_no_bpf_program() {
 /// skips it.
 #[test]
 fn l_loads_library_directories_in_dependency_order() {
-    let dir = std::env::temp_dir().join(format!("dtrace-libdir-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-libdir");
     let _ = std::fs::remove_dir_all(&dir);
     let (chain, cycle) = (dir.join("chain"), dir.join("cycle"));
     std::fs::create_dir_all(&chain).expect("mkdir");

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::man_pages::{pages, render};
-use crate::util::{run, DTRACE};
+use crate::util::{run, scratch_dir, DTRACE};
 
 /// What `dtrace -V` prints: illumos' line, exactly, as scripts and test
 /// suites parse it (Oracle's says "Oracle D 2.0").
@@ -49,7 +49,7 @@ fn build_package(dir: &Path) -> PathBuf {
 
 #[test]
 fn debian_package_installs_a_working_dtrace() {
-    let scratch = std::env::temp_dir().join(format!("dtrace-test-deb-{}", std::process::id()));
+    let scratch = scratch_dir("dtrace-test-deb");
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("mkdir");
     let deb = build_package(&scratch);
@@ -117,7 +117,7 @@ fn dpkg(root: &Path, args: &[&str]) -> Output {
 /// is removed: done by real dpkg into a scratch root, not onto the machine.
 #[test]
 fn package_diverts_systemtaps_dtrace_and_gives_it_back() {
-    let scratch = std::env::temp_dir().join(format!("dtrace-test-divert-{}", std::process::id()));
+    let scratch = scratch_dir("dtrace-test-divert");
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).expect("mkdir");
     let deb = build_package(&scratch);

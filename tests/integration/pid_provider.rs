@@ -333,7 +333,7 @@ fn c_program() -> std::path::PathBuf {
 }
 
 fn build_c_program() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-pid-c-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-pid-c");
     std::fs::create_dir_all(&dir).expect("mkdir");
     let source = dir.join("prog.c");
     std::fs::write(
@@ -445,7 +445,7 @@ fn aliases_stack_arguments_instructions_and_addresses() {
 /// __libc_start_main): the loader's opening of libc is not seen.
 #[test]
 fn evaltime_stops_commands_after_their_initializers() {
-    let dir = std::env::temp_dir().join(format!("dtrace-evaltime-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-evaltime");
     std::fs::create_dir_all(&dir).expect("mkdir");
     let source = dir.join("init.c");
     std::fs::write(

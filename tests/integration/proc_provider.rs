@@ -106,7 +106,7 @@ fn exit_fires_once_when_threads_exit_together() {
 /// ignores by default, is discarded too, and left out.
 #[test]
 fn start_lwp_start_discard_clear_and_fault_fire_once_each() {
-    let dir = std::env::temp_dir().join(format!("dtrace-proc-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-proc");
     std::fs::create_dir_all(&dir).unwrap();
     let program = dir.join("proc.py");
     std::fs::write(

@@ -273,7 +273,7 @@ fn metrics_of_dd(w: &Workload, path: &std::path::Path, extra: &[&str], writes: u
 
 #[test]
 fn metrics_file_is_prometheus_text_promtool_accepts() {
-    let dir = std::env::temp_dir().join(format!("dtrace-prom-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-prom");
     std::fs::create_dir_all(&dir).expect("mkdir");
     let path = dir.join("dtrace.prom");
     let w = Workload::new("prom");
@@ -361,7 +361,7 @@ impl Drop for NodeExporter {
 
 #[test]
 fn node_exporter_publishes_the_aggregations() {
-    let dir = std::env::temp_dir().join(format!("dtrace-textfile-{}", std::process::id()));
+    let dir = util::scratch_dir("dtrace-textfile");
     std::fs::create_dir_all(&dir).expect("mkdir");
     let exporter = NodeExporter::start(&dir);
     let w = Workload::new("nodeexp");

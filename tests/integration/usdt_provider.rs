@@ -10,7 +10,7 @@ use super::*;
 
 /// A fresh directory for one test's build.
 fn build_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dtrace-usdt-{}-{name}", std::process::id()));
+    let dir = util::scratch_dir(&format!("dtrace-usdt-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("mkdir");
     dir

@@ -8,7 +8,7 @@ use super::*;
 
 /// Runs python3 `code` under `dtrace -c` with `clauses`; its output.
 fn traced_python(clauses: &str, code: &str) -> util::Output {
-    let dir = std::env::temp_dir().join(format!("dtrace-vminfo-{}-{}", std::process::id(), code.len()));
+    let dir = util::scratch_dir(&format!("dtrace-vminfo-{}", code.len()));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("workload.py");
     std::fs::write(&script, code).unwrap();
