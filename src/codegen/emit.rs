@@ -161,6 +161,10 @@ pub(crate) const MAX_KEY_DEPTH: usize = 4;
 /// stackdepth's buffer: room for the kernel's default maximum of 127
 /// frames (kernel.perf_event_max_stack).
 pub(crate) const STACK_BUFFER_BYTES: usize = 127 * 8;
+
+/// Where a split clause's record starts in its map's value: after the word
+/// that says whether the clause is still running.
+pub(crate) const SPLIT_RECORD_START: usize = 8;
 /// bpf_get_stack()'s and bpf_get_stackid()'s flag for the user stack.
 const BPF_F_USER_STACK: i32 = 1 << 8;
 const STACK_KEY: i16 = -8;
@@ -226,6 +230,11 @@ struct ClauseState {
     /// The clause's end, where a clause abandoned after its record was
     /// released goes.
     end: Label,
+    /// The clause is split between programs (`ChainPart::resumes_at`):
+    /// r9 is its record in the split-record map, which is written to the
+    /// ring buffer whole by its last part, and abandoning it releases
+    /// nothing.
+    split: bool,
 }
 
 impl ClauseState {
@@ -240,6 +249,7 @@ impl ClauseState {
             action: 0,
             speculates: false,
             end,
+            split: false,
         }
     }
 }
@@ -274,6 +284,14 @@ pub(crate) struct ChainPart {
     pub continued: bool,
     /// The chain slot of the next part, tail-called at the end.
     pub then: Option<u32>,
+    /// The part's first clause begins at this statement: it is one clause
+    /// too much for the verifier alone, split between its statements, and
+    /// an earlier part ran the ones before (if the clause was not
+    /// abandoned there).
+    pub resumes_at: usize,
+    /// The part's last clause stops before this statement, a later part
+    /// going on from there.
+    pub stops_at: Option<usize>,
 }
 
 /// `generate` for one part of a chain.
@@ -341,8 +359,11 @@ fn generate_with(
 ) -> Result<(Vec<Insn>, bool), CodegenError> {
     let mut e = Emitter::new(program, env, error_clauses, parts);
     e.prologue()?;
-    for &c in clauses {
-        e.clause(&program.clauses[c])?;
+    for (k, &c) in clauses.iter().enumerate() {
+        let clause = &program.clauses[c];
+        let from = if k == 0 { e.chain.resumes_at } else { 0 };
+        let until = if k + 1 == clauses.len() { e.chain.stops_at } else { None };
+        e.clause(clause, from, until.unwrap_or(clause.body.len()))?;
     }
     if let Some(slot) = e.chain.then {
         e.tail_call_next(slot);
@@ -619,36 +640,63 @@ impl<'a> Emitter<'a> {
         self.emit(call(Helper::TailCall));
     }
 
-    fn clause(&mut self, clause: &Clause) -> Result<(), CodegenError> {
+    /// Emits statements `from..until` of `clause`: all of them, or one part
+    /// of a clause split between programs. A split clause's record is built
+    /// in the split-record map, whose first word says whether the clause is
+    /// still running: a part that goes on in the next program clears it
+    /// first and sets it when it has run its statements, so a false
+    /// predicate or a fault in one part keeps the later parts from running.
+    fn clause(&mut self, clause: &Clause, from: usize, until: usize) -> Result<(), CodegenError> {
         let end = self.new_label();
         let fault = self.new_label();
         let early_fault = self.new_label();
         let saved_stack = self.stack_top;
-        self.clause = Some(ClauseState::new(clause.epid, fault, early_fault, end));
+        let (resumed, continues) = (from > 0, until < clause.body.len());
+        let split = resumed || continues;
+        self.clause = Some(ClauseState { split, ..ClauseState::new(clause.epid, fault, early_fault, end) });
         // After an exit() (of an earlier clause of this firing, or another
         // CPU's) a clause does not run, as DTrace skips a probe's later
         // enablings once it is draining.
-        if self.exit_called {
+        if self.exit_called && !resumed {
             self.emit2(ld_map_value(R1, MapRef::State, layout::STATE_DRAINING as u32));
             self.emit(ldx(Size::W, R1, R1, 0));
             self.jump(jmp_imm(Cond::Eq, R1, layout::STATE_STOPPED as i32, 0), end);
         }
-        if let Some(pred) = clause.predicate.as_ref().filter(|_| self.predicates) {
-            self.jump_unless(pred, end)?;
+        if split {
+            self.lookup_stack_key(MapRef::SplitRecord);
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), end);
+            self.emit(mov(R9, R0));
+            self.emit(alu_imm(Alu::Add, R9, SPLIT_RECORD_START as i32));
+            if resumed {
+                self.emit(ldx(Size::W, R1, R9, -(SPLIT_RECORD_START as i16)));
+                self.jump(jmp_imm(Cond::Eq, R1, 0, 0), end);
+            }
+            if continues {
+                self.emit(st_imm(Size::W, R9, -(SPLIT_RECORD_START as i16), 0));
+            }
+        }
+        if !resumed {
+            if let Some(pred) = clause.predicate.as_ref().filter(|_| self.predicates) {
+                self.jump_unless(pred, end)?;
+            }
         }
         if clause.records {
-            let size = layout::HDR_SIZE.max(clause.record_size) as i32;
-            self.reserve_record(size, end);
-            self.emit(mov(R9, R0));
-            self.header_fields(R9, clause.epid);
-            for word in 0..clause.more_present_words() {
-                self.emit(st_imm(Size::DW, R9, (clause.more_present_bits + 8 * word) as i16, 0));
-            }
-            self.emit(call(Helper::GetSmpProcessorId));
-            self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
-            if self.env.record_timestamps {
-                self.timestamp();
-                self.emit(stx(Size::DW, R9, layout::HDR_TIMESTAMP as i16, R0));
+            if !resumed {
+                let size = layout::HDR_SIZE.max(clause.record_size) as i32;
+                if !split {
+                    self.reserve_record(size, end);
+                    self.emit(mov(R9, R0));
+                }
+                self.header_fields(R9, clause.epid);
+                for word in 0..clause.more_present_words() {
+                    self.emit(st_imm(Size::DW, R9, (clause.more_present_bits + 8 * word) as i16, 0));
+                }
+                self.emit(call(Helper::GetSmpProcessorId));
+                self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
+                if self.env.record_timestamps {
+                    self.timestamp();
+                    self.emit(stx(Size::DW, R9, layout::HDR_TIMESTAMP as i16, R0));
+                }
             }
             if let Some(c) = self.clause.as_mut() {
                 c.reserved = true;
@@ -656,14 +704,27 @@ impl<'a> Emitter<'a> {
             }
         }
         // DTrace numbers every statement of a clause as an action, from 1.
-        for (i, stmt) in clause.body.iter().enumerate() {
+        for (i, stmt) in clause.body.iter().enumerate().take(until).skip(from) {
             if let Some(c) = self.clause.as_mut() {
                 c.action = i as u32 + 1;
             }
             self.stmt(stmt)?;
         }
         let state = self.clause.ok_or_else(|| CodegenError("internal error: no clause".into()))?;
-        if clause.records {
+        if continues {
+            self.emit(st_imm(Size::W, R9, -(SPLIT_RECORD_START as i16), 1));
+        } else if clause.records && split {
+            // The whole record at once, as the consumer reads records.
+            let written = self.new_label();
+            self.emit2(ld_map_fd(R1, MapRef::Events));
+            self.emit(mov(R2, R9));
+            self.emit(mov_imm(R3, layout::HDR_SIZE.max(clause.record_size) as i32));
+            self.emit(mov_imm(R4, BPF_RB_NO_WAKEUP));
+            self.emit(call(Helper::RingbufOutput));
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), written);
+            self.count_drop();
+            self.bind(written);
+        } else if clause.records {
             self.emit(mov(R1, R9));
             self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
             self.emit(call(Helper::RingbufSubmit));
@@ -673,7 +734,7 @@ impl<'a> Emitter<'a> {
             self.jump(ja(0), end);
             if state.fault_used {
                 self.bind(fault);
-                if clause.records {
+                if clause.records && !split {
                     self.emit(mov(R1, R9));
                     self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
                     self.emit(call(Helper::RingbufDiscard));
@@ -770,7 +831,8 @@ impl<'a> Emitter<'a> {
         let outer = self.clause.take();
         self.in_error = true;
         for &c in self.error_clauses {
-            self.clause(&self.program.clauses[c])?;
+            let clause = &self.program.clauses[c];
+            self.clause(clause, 0, clause.body.len())?;
         }
         self.in_error = false;
         self.clause = outer;

@@ -128,6 +128,7 @@ pub(crate) enum Helper {
     ProbeReadKernel = 113,
     ProbeReadUserStr = 114,
     ProbeReadKernelStr = 115,
+    RingbufOutput = 130,
     RingbufReserve = 131,
     RingbufSubmit = 132,
     RingbufDiscard = 133,

@@ -63,13 +63,16 @@ pub(crate) enum MapRef {
     /// The next part of a probe's clauses split over several programs
     /// (a program array, one per program type).
     Chain,
+    /// The record of a clause split between programs, built over its parts
+    /// (per CPU; `emit::SPLIT_RECORD_START`).
+    SplitRecord,
 }
 
 /// Roles with an index keep it in the low 16 bits of the symbol.
 const INDEX_BITS: u32 = 16;
 
 impl MapRef {
-    const FIXED: [MapRef; 21] = [
+    const FIXED: [MapRef; 22] = [
         MapRef::Ctx,
         MapRef::Events,
         MapRef::State,
@@ -91,6 +94,7 @@ impl MapRef {
         MapRef::CpuInfo,
         MapRef::Psargs,
         MapRef::Chain,
+        MapRef::SplitRecord,
     ];
 
     /// The most thread-local variables, aggregations or associative arrays

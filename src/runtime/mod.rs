@@ -865,6 +865,9 @@ struct Chains {
     maps: BTreeMap<ClauseProgType, (MapHandle, u32)>,
     /// The parts the maps hold, kept open with them.
     parts: Vec<OwnedFd>,
+    /// Where a clause split between programs builds its record
+    /// (`MapRef::SplitRecord`), made when a first clause is split.
+    split_record: Option<MapHandle>,
 }
 
 impl Chains {
@@ -873,6 +876,28 @@ impl Chains {
 
     fn fd(&self, prog_type: ClauseProgType) -> Option<i32> {
         self.maps.get(&prog_type).map(|(map, _)| map.as_fd().as_raw_fd())
+    }
+
+    fn split_record_fd(&self) -> Option<i32> {
+        self.split_record.as_ref().map(|map| map.as_fd().as_raw_fd())
+    }
+
+    /// Makes the split-record map, as large as the largest record of the
+    /// program with the running word before it; false when that is more
+    /// than a per-CPU value may hold (the clause cannot be split).
+    fn make_split_record(&mut self, program: &Program) -> Result<bool, LoadError> {
+        if self.split_record.is_some() {
+            return Ok(true);
+        }
+        let largest = program.clauses.iter().map(|c| layout::HDR_SIZE.max(c.record_size)).max().unwrap_or(0);
+        let size = (crate::codegen::emit::SPLIT_RECORD_START + largest).next_multiple_of(8);
+        if size > crate::codegen::MAX_PERCPU_VALUE {
+            return Ok(false);
+        }
+        let map = MapHandle::create(MapType::PercpuArray, Some("dt_split_rec"), 4, size as u32, 1, &map_opts())
+            .map_err(|e| LoadError::Other(e.into()))?;
+        self.split_record = Some(map);
+        Ok(true)
     }
 
     /// Puts a loaded part in its type's chain map; its slot.
@@ -927,15 +952,15 @@ impl ClausePrograms {
                 let probe = probe_of(clauses);
                 // The verifier follows json()'s loop once per byte of strsize.
                 let hint = if program.uses_json {
-                    " (each json( ) call is checked once per byte of strsize: fewer calls in one clause, or a smaller strsize)"
+                    " (each json( ) call is checked once per byte of strsize: fewer calls in one action, or a smaller strsize)"
                 } else {
                     ""
                 };
-                // The loader splits a list down to single clauses: one of
-                // those is what the verifier refused.
+                // The loader splits a list down to single statements: one
+                // of those is what the verifier refused.
                 anyhow::anyhow!(
-                    "a clause enabled on {probe} is too much for the kernel's verifier ({why}): \
-                     split its work over more clauses{hint}"
+                    "an action of a clause enabled on {probe} is too much for the kernel's verifier ({why}): \
+                     split its work over more actions{hint}"
                 )
             }
             LoadError::Other(e) => e,
@@ -949,8 +974,9 @@ impl ClausePrograms {
 
 /// Loads the program of a probe's clauses. A list the verifier finds too
 /// much for one program is split in two, the first half tail-calling the
-/// second (each split again as needed), so that what DTrace runs runs
-/// here; one clause too much alone stays an error.
+/// second (each split again as needed), and one clause too much alone is
+/// split between its statements, so that what DTrace runs runs here; one
+/// statement too much alone stays an error.
 struct ClauseLoader<'a> {
     program: &'a Program,
     generated: &'a Generated,
@@ -970,15 +996,36 @@ impl ClauseLoader<'_> {
                 .chain_part(self.program, clauses, chain)
                 .map_err(|e| LoadError::Other(anyhow::anyhow!("{}", e.0)))?,
         };
-        let chain_fd = self.chains.fd(self.prog_type);
-        patch_maps(&mut insns, &|m| if m == MapRef::Chain { chain_fd } else { self.fds.get(&m).copied() })
-            .map_err(|e| LoadError::Other(anyhow::Error::msg(e)))?;
-        match load_program(self.prog_type, &insns, clauses.len() > 1) {
+        let (chain_fd, split_fd) = (self.chains.fd(self.prog_type), self.chains.split_record_fd());
+        patch_maps(&mut insns, &|m| match m {
+            MapRef::Chain => chain_fd,
+            MapRef::SplitRecord => split_fd,
+            _ => self.fds.get(&m).copied(),
+        })
+        .map_err(|e| LoadError::Other(anyhow::Error::msg(e)))?;
+        // One clause alone splits between its statements.
+        let statements = match clauses {
+            [only] => chain.resumes_at..chain.stops_at.unwrap_or(self.program.clauses[*only].body.len()),
+            _ => 0..0,
+        };
+        let splittable = clauses.len() > 1 || statements.len() > 1;
+        match load_program(self.prog_type, &insns, splittable) {
             Err(LoadError::TooComplex(_)) if clauses.len() > 1 => {
                 let (first, rest) = clauses.split_at(clauses.len() / 2);
-                let next = self.clauses(rest, ChainPart { continued: true, then: chain.then })?;
+                let rest_part = ChainPart { continued: true, resumes_at: 0, ..chain };
+                let next = self.clauses(rest, rest_part)?;
                 let slot = self.chains.add(self.prog_type, next)?;
-                self.clauses(first, ChainPart { continued: chain.continued, then: Some(slot) })
+                self.clauses(first, ChainPart { then: Some(slot), stops_at: None, ..chain })
+            }
+            Err(LoadError::TooComplex(_)) if statements.len() > 1 && self.chains.make_split_record(self.program)? => {
+                let middle = statements.start + statements.len() / 2;
+                let next = self.clauses(clauses, ChainPart { continued: true, resumes_at: middle, ..chain })?;
+                let slot = self.chains.add(self.prog_type, next)?;
+                self.clauses(clauses, ChainPart { then: Some(slot), stops_at: Some(middle), ..chain })
+            }
+            Err(LoadError::TooComplex(_)) if splittable => {
+                // Said to be too much without the reason: find it.
+                load_program(self.prog_type, &insns, false)
             }
             loaded => loaded,
         }

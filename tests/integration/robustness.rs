@@ -244,15 +244,38 @@ fn clauses_too_much_for_one_program_run_as_a_chain() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert_eq!(out.stdout, "1\n1\n1\n1\n1\n42 kept\n\n", "{}", out.stderr);
     let calls = vec![r#"json("{\"a\":1}", "a")"#; 6].join(", ");
-    let path = util::script("one_clause.d", &format!("BEGIN {{ printf(\"%s%s%s%s%s%s\", {calls}); exit(0); }}\n"));
+    let path = util::script("one_action.d", &format!("BEGIN {{ printf(\"%s%s%s%s%s%s\", {calls}); exit(0); }}\n"));
     let out = run(&["-q", "-s", &path]);
     assert_eq!(out.code(), 1, "{}", out.stderr);
     assert!(
-        out.stderr.contains("a clause enabled on dtrace:::BEGIN is too much for the kernel's verifier"),
+        out.stderr.contains("an action of a clause enabled on dtrace:::BEGIN is too much for the kernel's verifier"),
         "{}",
         out.stderr
     );
     assert!(!out.stderr.contains("processed"), "the verifier's log leaked: {}", out.stderr);
+}
+
+/// One clause too much for the verifier alone runs split between its
+/// statements, as one clause: its output is one record, its clause-local
+/// variables go on, a false predicate skips all of it, and a fault in a
+/// later part abandons the whole clause (its earlier output too) and fires
+/// ERROR with the action's number. (Each strstr() is about a fifteenth of
+/// the verifier's budget at the default strsize.)
+#[test]
+fn a_clause_too_much_for_one_program_runs_split_between_its_statements() {
+    let searches = r#"printf("%s", strstr(s, "ab"));"#.repeat(16);
+    let script = format!(
+        "BEGIN {{ s = \"ab\"; this->n = 42; {searches} printf(\" n=%d\\n\", this->n); this->n = 43; }}\n\
+         BEGIN /this->n == 42/ {{ {searches} printf(\"not run\\n\"); }}\n\
+         BEGIN {{ {searches} trace(*(int *)8); printf(\"not reached\\n\"); }}\n\
+         ERROR {{ printf(\"fault in action %d\\n\", arg2); }}\n\
+         BEGIN {{ printf(\"n=%d\\n\", this->n); exit(0); }}\n"
+    );
+    let path = util::script("split_clause.d", &script);
+    let out = run(&["-q", "-s", &path]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout, format!("{} n=42\nfault in action 17\nn=43\n\n", "ab".repeat(16)), "{}", out.stderr);
+    assert!(out.stderr.contains("invalid address (0x8) in action #17"), "{}", out.stderr);
 }
 
 /// Random combinations of dtrace's options, -c commands included: each run

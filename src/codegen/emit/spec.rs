@@ -131,9 +131,11 @@ impl Emitter<'_> {
         self.bind(full);
         self.count_in(MapRef::SpecStats, layout::SPEC_STATS_DROPS as i16);
         self.bind(refuse);
-        self.emit(mov(R1, R9));
-        self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
-        self.emit(call(Helper::RingbufDiscard));
+        if !state.split {
+            self.emit(mov(R1, R9));
+            self.emit(mov_imm(R2, BPF_RB_NO_WAKEUP));
+            self.emit(call(Helper::RingbufDiscard));
+        }
         self.jump(ja(0), state.end);
         self.bind(done);
         Ok(())
