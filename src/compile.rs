@@ -292,9 +292,11 @@ fn typedef_names(library: &[(String, ast::Program)]) -> std::collections::HashSe
 /// dt_load_libs_dir loads them: every `*.d` file of each directory (a
 /// missing directory is skipped), in the order their `#pragma D depends_on
 /// library NAME` lines ask, a cycle being an error ("Cyclic dependency
-/// detected: A => B"). A library that depends on a library not found, or
-/// on a provider this dtrace does not have, is skipped, as DTrace skips
-/// what D_PRAGMA_DEPEND refuses. `types` gains their typedef names.
+/// detected: A => B"), as is a dependency on a library none of the
+/// directories has. A library that depends on a provider this dtrace does
+/// not have is skipped, as DTrace skips what D_PRAGMA_DEPEND refuses, and
+/// so is one that depends on a skipped one. `types` gains their typedef
+/// names.
 pub(crate) fn user_libraries(
     dirs: &[std::path::PathBuf],
     registry: &Registry,
@@ -331,7 +333,13 @@ pub(crate) fn user_libraries(
                 ["#pragma", "D", "depends_on", "library", name, ..] => {
                     match libs.iter().position(|l| l.path.file_name().is_some_and(|f| f == *name)) {
                         Some(j) => deps.push(j),
-                        None => usable = false,
+                        // dt_lib_build_graph's error: no library of that name.
+                        None => {
+                            return Err(format!(
+                                "Invalid library dependency in {}: {name}",
+                                libs[i].path.display()
+                            ))
+                        }
                     }
                 }
                 ["#pragma", "D", "depends_on", "provider", name, ..] => usable &= registry.has_provider(name),
@@ -501,7 +509,7 @@ fn preprocess(text: &str, path: &str, args: &[String], cpppath: Option<&str>) ->
     for &(program, first) in candidates {
         let mut cmd = Command::new(program);
         cmd.args(first)
-            .args(["-P", "-x", "c", "-undef"])
+            .args(["-x", "c", "-undef"])
             .args(cpp_definitions())
             .arg(format!("-I{}", if dir.is_empty() { "." } else { &dir }))
             .args(args)

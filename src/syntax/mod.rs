@@ -74,9 +74,27 @@ pub(crate) fn string_literal(text: &str) -> Option<Vec<u8>> {
     (lexer.pos() == text.len()).then_some(bytes)
 }
 
+/// The line number of byte `offset` of a source. A line control (cpp's
+/// `# 12 "file"`, `#line 12`) numbers the line after it, as DTrace's lexer
+/// reads them: errors in a script run through cpp (-C) name the script's
+/// own lines.
 pub fn line_of(src: &str, offset: usize) -> usize {
     let end = offset.min(src.len());
-    1 + src.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count()
+    let mut line = 1;
+    let mut start = 0;
+    while let Some(at) = src.as_bytes()[start..end].iter().position(|&b| b == b'\n') {
+        line = control_line_number(&src[start..start + at]).unwrap_or(line + 1);
+        start += at + 1;
+    }
+    line
+}
+
+/// N of a line control `# N ...` or `#line N ...`.
+fn control_line_number(line: &str) -> Option<usize> {
+    let rest = line.strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("line").map_or(rest, str::trim_start);
+    let digits = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+    digits.parse().ok()
 }
 
 /// A small deterministic generator (xorshift64) for the fuzz tests of the

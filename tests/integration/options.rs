@@ -198,6 +198,12 @@ fn h_names_the_files_the_preprocessor_includes() {
     // Without -H nothing is said of them.
     let out = run(&["-q", "-C", "-I", &dir, "-s", &main]);
     assert_eq!((out.code(), out.stderr.as_str()), (0, ""));
+    // An error names the script's own line, past the included lines, blank
+    // lines and comments cpp leaves out (cpp's line controls, as DTrace's
+    // lexer reads them).
+    let bad = script("bad_line.d", "#include \"included.h\"\nBEGIN\n{\n\n/* a\n * comment */\n\n\n\n\n\n\n\n\n  x = ;\n}\n");
+    let out = run(&["-q", "-C", "-I", &dir, "-s", &bad]);
+    assert_eq!(out.stderr, format!("dtrace: failed to compile script {bad}: line 15: syntax error near \";\"\n"));
 }
 
 #[test]
@@ -481,15 +487,18 @@ fn maxframes_caps_stacks_and_begin_shows_no_bpf_program() {
 /// -L (and -x libdir) loads the D library files of a directory before the
 /// program, in the order their `#pragma D depends_on library` lines ask
 /// (illumos' pragma/tst.libchain); a dependency cycle is an error
-/// (err.circlibdep); a missing directory is skipped, as dt_load_libs_dir
+/// (err.circlibdep), as is a dependency on a library none of the
+/// directories has (err.invalidlibdep); a missing directory is skipped, as dt_load_libs_dir
 /// skips it.
 #[test]
 fn l_loads_library_directories_in_dependency_order() {
     let dir = util::scratch_dir("dtrace-libdir");
     let _ = std::fs::remove_dir_all(&dir);
-    let (chain, cycle) = (dir.join("chain"), dir.join("cycle"));
-    std::fs::create_dir_all(&chain).expect("mkdir");
-    std::fs::create_dir_all(&cycle).expect("mkdir");
+    let (chain, cycle, missing) = (dir.join("chain"), dir.join("cycle"), dir.join("missing"));
+    for d in [&chain, &cycle, &missing] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    std::fs::write(missing.join("liba.d"), "#pragma D depends_on library libnotthere.d\n").expect("write");
     // liba sorts first by name but needs libb's inline and type.
     std::fs::write(
         chain.join("liba.d"),
@@ -509,6 +518,9 @@ fn l_loads_library_directories_in_dependency_order() {
     let out = run(&[&format!("-L{}", cycle.display()), "-e"]);
     assert_eq!(out.code(), 1);
     assert!(out.stderr.contains("Cyclic dependency detected"), "{}", out.stderr);
+    let out = run(&[&format!("-L{}", missing.display()), "-e"]);
+    let want = format!("dtrace: Invalid library dependency in {}: libnotthere.d\n", missing.join("liba.d").display());
+    assert_eq!((out.code(), out.stderr), (1, want));
     let out = run(&["-L", "/nonexistent/dtrace-libdir", "-qn", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let _ = std::fs::remove_dir_all(&dir);

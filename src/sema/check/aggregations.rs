@@ -126,10 +126,12 @@ impl Checker<'_> {
 
     /// An integer argument #2 of trunc() or normalize().
     pub(super) fn scalar_arg(&mut self, func: &str, tag: &'static str, arg: &ast::Expr) -> Result<TExpr> {
-        let e = self.expr(arg)?;
-        if !e.ty.is_int() {
+        // An aggregation is an argument DTrace cooks, not a scalar.
+        let is_aggregation = matches!(&arg.kind, ExprKind::Aggregation(n) if self.aggregation_index(n).is_some());
+        let e = if is_aggregation { None } else { Some(self.expr(arg)?) };
+        let Some(e) = e.filter(|e| e.ty.is_int()) else {
             return Err(CompileError::new(tag, &arg.span, format!("{func}( ) argument #2 must be of scalar type")));
-        }
+        };
         Ok(e)
     }
 
@@ -265,6 +267,19 @@ impl Checker<'_> {
             _ => (1, 1),
         };
         self.arity(name, span, args, min, max)?;
+        // DTrace cooks the call against its prototype (int32_t parameters)
+        // before it checks the aggregated value.
+        let int32_parameters = match name {
+            "lquantize" => 2,
+            "llquantize" => 4,
+            _ => 0,
+        };
+        for (i, a) in args.iter().enumerate().skip(1).take(int32_parameters) {
+            let e = self.expr(a)?;
+            if !e.ty.is_int() {
+                return Err(super::actions::incompatible_arg("D_PROTO_ARG", &a.span, name, i + 1, "int32_t", &e.ty.name()));
+            }
+        }
         let value = match args.first() {
             Some(a) => {
                 let e = self.expr(a)?;
