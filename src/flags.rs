@@ -138,6 +138,9 @@ pub(crate) struct Options {
     pub argref: bool,
     /// trace() of a string shows its bytes, as of other data (rawbytes).
     pub rawbytes: bool,
+    /// Records are printed in the order of their firings' timestamps, not
+    /// of their arrival (temporal).
+    pub temporal: bool,
     /// Show the generated programs, as -S does (verbose).
     pub verbose: bool,
     /// The preprocessor -C runs (cpppath), instead of the first found.
@@ -319,6 +322,7 @@ impl Default for Options {
             d_version: (1, 13),
             argref: false,
             rawbytes: false,
+            temporal: false,
             verbose: false,
             cpppath: None,
             child_env: Vec::new(),
@@ -511,11 +515,7 @@ impl Options {
             "destructive" => self.destructive = flag()?,
             "flowindent" => self.flowindent = flag()?,
             "rawbytes" => self.rawbytes = flag()?,
-            // Records from every CPU go through one ring buffer in the order
-            // they were written: output is always in time order.
-            "temporal" => {
-                flag()?;
-            }
+            "temporal" => self.temporal = flag()?,
             "zdefs" => self.zdefs = no_value()?,
             "empty" => self.empty = no_value()?,
             "errtags" => self.errtags = no_value()?,

@@ -262,6 +262,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         statusrate: flags.options.statusrate,
         stackindent: flags.options.stackindent,
         rawbytes: flags.options.rawbytes,
+        temporal: flags.options.temporal,
         droptags: flags.options.droptags,
         // dtrace-utils' test mode: its test suite's expected outputs.
         testing: std::env::var_os("_DTRACE_TESTING").is_some(),

@@ -683,6 +683,11 @@ impl<'a> Emitter<'a> {
         if clause.records {
             if !resumed {
                 let size = layout::HDR_SIZE.max(clause.record_size) as i32;
+                // Sampled before the record is reserved: the ring buffer's
+                // order is then as near the timestamps' as it can be.
+                if self.env.record_timestamps {
+                    self.timestamp();
+                }
                 if !split {
                     self.reserve_record(size, end);
                     self.emit(mov(R9, R0));
@@ -693,10 +698,6 @@ impl<'a> Emitter<'a> {
                 }
                 self.emit(call(Helper::GetSmpProcessorId));
                 self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
-                if self.env.record_timestamps {
-                    self.timestamp();
-                    self.emit(stx(Size::DW, R9, layout::HDR_TIMESTAMP as i16, R0));
-                }
             }
             if let Some(c) = self.clause.as_mut() {
                 c.reserved = true;
@@ -764,6 +765,9 @@ impl<'a> Emitter<'a> {
     /// The fault kind is in r0's caller-saved slot STACK_VALUE, address and
     /// action number in their stack slots.
     fn fault_record(&mut self, epid: u32, end: Label) {
+        if self.env.record_timestamps {
+            self.timestamp();
+        }
         self.reserve_record((layout::HDR_SIZE + layout::FAULT_SIZE) as i32, end);
         self.header_fields(R0, layout::EPID_FAULT);
         let f = layout::HDR_SIZE as i16;
@@ -795,7 +799,8 @@ impl<'a> Emitter<'a> {
     }
 
     /// Fills the header of the record at `rec` with `epid` and the probe;
-    /// CPU, speculation and present actions start at 0.
+    /// CPU, speculation and present actions start at 0, and so does the
+    /// timestamp unless records carry the firing's (then sampled already).
     fn header_fields(&mut self, rec: Reg, epid: u32) {
         self.emit(st_imm(Size::W, rec, layout::HDR_EPID as i16, epid as i32));
         self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
@@ -803,7 +808,12 @@ impl<'a> Emitter<'a> {
         self.emit(st_imm(Size::W, rec, layout::HDR_CPU as i16, 0));
         self.emit(st_imm(Size::W, rec, layout::HDR_SPEC as i16, 0));
         self.emit(st_imm(Size::DW, rec, layout::HDR_PRESENT as i16, 0));
-        self.emit(st_imm(Size::DW, rec, layout::HDR_TIMESTAMP as i16, 0));
+        if self.env.record_timestamps {
+            self.emit(ldx(Size::DW, R1, R7, layout::CTX_TIMESTAMP as i16));
+            self.emit(stx(Size::DW, rec, layout::HDR_TIMESTAMP as i16, R1));
+        } else {
+            self.emit(st_imm(Size::DW, rec, layout::HDR_TIMESTAMP as i16, 0));
+        }
     }
 
     /// Runs the ERROR clauses inline after a fault in clause `epid`, with

@@ -65,6 +65,8 @@ pub(crate) struct ConsumeOptions {
     pub stackindent: usize,
     /// trace() of a string shows its bytes, as of other data (rawbytes).
     pub rawbytes: bool,
+    /// Records are printed in their firings' time order (temporal).
+    pub temporal: bool,
     /// Drop reports name their kind (droptags).
     pub droptags: bool,
     /// The default output leaves out the CPU and ID columns, as
@@ -97,6 +99,8 @@ struct State<'a> {
     fill: Option<Fill>,
     /// bufpolicy=ring: the records each CPU's buffer still holds.
     ring: Option<RingPolicy>,
+    /// temporal: records held until no earlier one can still arrive.
+    temporal: Option<TemporalOrder>,
     /// Set once END fires: its records are wanted even after exit().
     ending: bool,
     /// DTrace prints the column heading before the first record, not at start.
@@ -250,6 +254,7 @@ pub(crate) fn run(
         exit_status: None,
         fill: opts.fill.map(|bufsize| Fill::new(bufsize, program, registry)),
         ring: opts.ring.map(RingPolicy::new),
+        temporal: opts.temporal.then(TemporalOrder::default),
         heading_printed: false,
         ending: false,
         aggs: aggregate::Aggregations::new(
@@ -321,6 +326,7 @@ pub(crate) fn run(
             state.borrow_mut().out.write_all(b"\n").ok();
         }
         ring.consume()?;
+        state.borrow_mut().release_in_time_order(false);
         state.borrow_mut().out.flush().ok();
         // Processes that started since: their probes retained descriptions
         // (provider globs) match.
@@ -354,6 +360,7 @@ pub(crate) fn run(
     state.borrow_mut().ending = true;
     session.fire_end()?;
     ring.consume()?;
+    state.borrow_mut().release_in_time_order(true);
     report_drops(session, &mut state.borrow_mut());
     let mut st = state.borrow_mut();
     st.print_ring();
@@ -468,6 +475,47 @@ impl Fill {
     }
 }
 
+/// The temporal option's order. Every CPU's records go through one ring
+/// buffer in the order they were reserved, and a firing samples its
+/// timestamp before it reserves: a record reserved after another may carry
+/// an earlier timestamp, but never by more than the moments between the
+/// two in one program. Records are held, sorted by timestamp (then
+/// arrival), until they are older than `HOLD`.
+#[derive(Default)]
+struct TemporalOrder {
+    held: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, Vec<u8>)>>,
+    arrived: u64,
+}
+
+impl TemporalOrder {
+    /// Far longer than one program runs, preempted or not.
+    const HOLD: Duration = Duration::from_millis(50);
+
+    fn hold(&mut self, data: &[u8]) {
+        let timestamp = u64::from_ne_bytes(data[layout::HDR_TIMESTAMP..][..8].try_into().expect("8 bytes"));
+        self.arrived += 1;
+        self.held.push(std::cmp::Reverse((timestamp, self.arrived, data.to_vec())));
+    }
+
+    fn release(&mut self, all: bool) -> Vec<Vec<u8>> {
+        // The clock bpf_ktime_get_ns() reads.
+        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes the timespec it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+        let now = now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64;
+        let horizon = now.saturating_sub(Self::HOLD.as_nanos() as u64);
+        let mut ready = Vec::new();
+        while let Some(std::cmp::Reverse((timestamp, ..))) = self.held.peek() {
+            if !all && *timestamp > horizon {
+                break;
+            }
+            let std::cmp::Reverse((_, _, data)) = self.held.pop().expect("peeked");
+            ready.push(data);
+        }
+        ready
+    }
+}
+
 /// The ring buffer policy, as DTrace's: each CPU's buffer keeps its most
 /// recent records, sized as DTrace sizes them, up to bufsize, and they are
 /// printed when tracing ends. Each record is rendered when it arrives
@@ -548,6 +596,23 @@ impl State<'_> {
         if data.len() < layout::HDR_SIZE {
             return;
         }
+        match &mut self.temporal {
+            Some(order) => order.hold(data),
+            None => self.take_record(data),
+        }
+    }
+
+    /// temporal: takes the records held that no record still to arrive can
+    /// precede (all of them once tracing has ended), earliest first.
+    fn release_in_time_order(&mut self, all: bool) {
+        let Some(order) = &mut self.temporal else { return };
+        let mut ready = order.release(all);
+        for data in ready.drain(..) {
+            self.take_record(&data);
+        }
+    }
+
+    fn take_record(&mut self, data: &[u8]) {
         let spec = read_u32(data, layout::HDR_SPEC);
         match read_u32(data, layout::HDR_EPID) {
             layout::EPID_FAULT => self.fault(&data[layout::HDR_SIZE..], read_u32(data, layout::HDR_PROBE_ID)),

@@ -525,3 +525,39 @@ fn l_loads_library_directories_in_dependency_order() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// temporal: records print in their firings' time order. Without it a
+/// firing that reserves its record, works, then reads `timestamp` prints
+/// before another CPU's that read it earlier; both CPUs are kept busy so
+/// profile fires on each (an idle CPU's clock event does not fire here).
+#[test]
+fn temporal_prints_records_in_timestamp_order() {
+    let spinners: Vec<std::process::Child> = (0..2)
+        .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("sh"))
+        .collect();
+    let script = script(
+        "temporal.d",
+        r#"profile-997 /cpu == 0/ {
+               this->s = strjoin(execname, probefunc);
+               this->a = strstr(this->s, "zz"); this->b = strstr(this->s, "zy"); this->c = strstr(this->s, "zx");
+               printf("%u 0\n", timestamp);
+           }
+           profile-997 /cpu != 0/ { printf("%u 1\n", timestamp); }
+           tick-1s { exit(0); }"#,
+    );
+    let out = run(&["-q", "-x", "temporal", "-s", &script]);
+    for mut spinner in spinners {
+        let _ = spinner.kill();
+        let _ = spinner.wait();
+    }
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let lines: Vec<(u64, &str)> = out
+        .stdout
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split_once(' ').map(|(t, c)| (t.parse().expect("timestamp"), c)).expect("two fields"))
+        .collect();
+    assert!(lines.iter().any(|(_, c)| *c == "0") && lines.iter().any(|(_, c)| *c == "1"), "{}", out.stdout);
+    let unordered = lines.windows(2).filter(|w| w[1].0 < w[0].0).count();
+    assert_eq!(unordered, 0, "{} of {} lines out of order", unordered, lines.len());
+}

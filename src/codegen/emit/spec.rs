@@ -158,6 +158,9 @@ impl Emitter<'_> {
         self.emit(atomic_cmpxchg64(R1, layout::SPEC_STATE as i16, R2));
         self.jump(jmp_imm(Cond::Ne, R0, layout::SPEC_ACTIVE, 0), done);
         self.add_to_spec_ending(1);
+        if self.env.record_timestamps {
+            self.timestamp();
+        }
         self.reserve_record(layout::HDR_SIZE as i32, no_room);
         self.header_fields(R0, epid);
         self.emit(ldx(Size::DW, R1, FP, entry));
