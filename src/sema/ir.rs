@@ -555,6 +555,8 @@ pub(crate) enum DestructiveOp {
     /// copyoutstr(str, addr, maxlen): writes the string and its NUL, at
     /// most `max` bytes, to user memory at `addr`.
     CopyOutStr { text: TExpr, addr: TExpr, max: TExpr },
+    /// chill(ns): spins on the CPU for `ns` nanoseconds.
+    Chill(TExpr),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

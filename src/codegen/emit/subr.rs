@@ -21,6 +21,12 @@ const SLASH: i32 = b'/' as i32;
 /// r15 .. ss; arm64: x0 .. x30, sp, pc, pstate), as d-library/regs.d numbers them.
 const PT_REGS_WORDS: usize = if cfg!(target_arch = "aarch64") { 34 } else { 21 };
 /// Linux's address families, as inet_ntop() takes them.
+/// chill()'s loop: the verifier follows each turn and holds the exit of
+/// each for later (8,192 such at most in one program), so a turn reads the
+/// clock CHILL_READS times and tests it once.
+const CHILL_TURNS: i32 = 1024;
+const CHILL_READS: usize = 16;
+
 const AF_INET: i32 = 2;
 const AF_INET6: i32 = 10;
 
@@ -99,6 +105,7 @@ impl Emitter<'_> {
                 self.emit(call(Helper::SendSignal));
             }
             DestructiveOp::CopyOut { buf, addr, size } => self.copy_out(buf, addr, size)?,
+            DestructiveOp::Chill(ns) => self.chill(ns)?,
             DestructiveOp::CopyOutStr { text, addr, max } => {
                 let saved_stack = self.stack_top;
                 let (addr_slot, max_slot, text_slot) = (self.alloc_slot(8)?, self.alloc_slot(8)?, self.alloc_slot(8)?);
@@ -126,6 +133,41 @@ impl Emitter<'_> {
                 self.stack_top = saved_stack;
             }
         }
+        Ok(())
+    }
+
+    /// chill(ns): reads the clock until `ns` have passed. The verifier
+    /// follows every turn of a loop, so the turns are bounded
+    /// (`CHILL_TURNS` of `CHILL_READS`, some hundreds of microseconds):
+    /// a chill they cannot cover is an illegal operation, as DTrace's
+    /// beyond its limit (chill_max) is.
+    fn chill(&mut self, ns: &TExpr) -> Result<(), CodegenError> {
+        let saved_stack = self.stack_top;
+        let (deadline, turns) = (self.alloc_slot(8)?, self.alloc_slot(8)?);
+        self.expr(ns)?;
+        self.emit(stx(Size::DW, FP, deadline, R0));
+        self.emit(call(Helper::KtimeGetNs));
+        self.emit(ldx(Size::DW, R1, FP, deadline));
+        self.emit(alu_reg(Alu::Add, R1, R0));
+        self.emit(stx(Size::DW, FP, deadline, R1));
+        self.emit(st_imm(Size::DW, FP, turns, 0));
+        let (again, done) = (self.new_label(), self.new_label());
+        self.bind(again);
+        for _ in 0..CHILL_READS {
+            self.emit(call(Helper::KtimeGetNs));
+        }
+        self.emit(ldx(Size::DW, R1, FP, deadline));
+        self.jump(jmp_reg(Cond::Ge, R0, R1, 0), done);
+        self.emit(ldx(Size::DW, R1, FP, turns));
+        self.emit(alu_imm(Alu::Add, R1, 1));
+        self.emit(stx(Size::DW, FP, turns, R1));
+        self.jump(jmp_imm(Cond::Lt, R1, CHILL_TURNS, 0), again);
+        self.emit(mov_imm(R1, 0));
+        self.raise_fault(layout::FAULT_ILLOP)?;
+        self.bind(done);
+        // As in DTrace, the firing's timestamp is read again after a chill.
+        self.emit(st_imm(Size::DW, R7, layout::CTX_TIMESTAMP as i16, 0));
+        self.stack_top = saved_stack;
         Ok(())
     }
 

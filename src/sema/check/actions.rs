@@ -199,20 +199,15 @@ impl Checker<'_> {
     /// Notes a destructive action: tracing then needs -w (checked when
     /// enabling, as DTrace does), and it may not follow speculate().
     /// panic() and breakpoint() stop the whole machine and have no Linux
-    /// BPF counterpart; chill() would spin in the kernel, which BPF cannot
-    /// do safely: they compile (their errors come first, as in DTrace) and
-    /// tracing is refused when enabled.
+    /// BPF counterpart: they compile (their errors come first, as in
+    /// DTrace) and tracing is refused when enabled.
     pub(super) fn destructive(&mut self, name: &str, span: &Span) -> Result<()> {
         self.check_order(ActionClass::Destructive, span)?;
-        if let "panic" | "breakpoint" | "chill" = name {
+        if let "panic" | "breakpoint" = name {
             self.program.unavailable.get_or_insert_with(|| {
                 format!(
                     "{name}( ) is not available on Linux: BPF programs cannot {}",
-                    match name {
-                        "chill" => "spin in the kernel",
-                        "panic" => "panic the kernel",
-                        _ => "enter the kernel debugger",
-                    }
+                    if name == "panic" { "panic the kernel" } else { "enter the kernel debugger" }
                 )
             });
         }
@@ -274,13 +269,12 @@ impl Checker<'_> {
                 let (Some(buf), Some(addr), Some(size)) = (buf, addr, size) else { return Ok(None) };
                 DestructiveOp::CopyOut { buf, addr, size }
             }
-            "panic" | "breakpoint" | "chill" => {
-                if name == "chill" {
-                    self.arity(name, name_span, args, 1, 1)?;
-                    self.int_arg(name, &args[0])?;
-                } else {
-                    self.arity(name, name_span, args, 0, 0)?;
-                }
+            "chill" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                DestructiveOp::Chill(self.int_arg(name, &args[0])?)
+            }
+            "panic" | "breakpoint" => {
+                self.arity(name, name_span, args, 0, 0)?;
                 self.destructive(name, span)?;
                 return Ok(Some(TStmt::Expr(TExpr { kind: TKind::Int(0), ty: Type::INT, span: span.clone() })));
             }
