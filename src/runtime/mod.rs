@@ -175,7 +175,14 @@ impl CodeMaps {
             let value_size = agg.map_value_words() * 8;
             let per_key = (agg.key_size() + value_size) as u64;
             let entries = match opts.aggsize {
-                Some(bytes) => (bytes / per_key).clamp(64, 1 << 20),
+                // Fewer keys than asked is a smaller buffer: bufresize's call.
+                Some(bytes) if bytes / per_key > MAX_AGG_KEYS && !opts.bufresize_auto => anyhow::bail!(
+                    "aggregation @{} would hold {} keys of {per_key} bytes (aggsize); a map holds at most \
+                     {MAX_AGG_KEYS} here, and bufresize=manual forbids a smaller one",
+                    agg.name,
+                    bytes / per_key
+                ),
+                Some(bytes) => (bytes / per_key).clamp(64, MAX_AGG_KEYS),
                 None => ((4 << 20) / per_key).clamp(64, DEFAULT_AGG_KEYS),
             } as u32;
             let (map_type, key_size, entries) = if agg.is_array() {
@@ -805,6 +812,10 @@ fn perf_event_max_stack() -> u32 {
 const USTACK_FRAME_BYTES: u32 = 32;
 /// Distinct user stacks kept (~13 MB at 100 frames).
 const USTACK_ENTRIES: u32 = 4096;
+
+/// The most keys of an aggregation's map, whatever aggsize asks for (a
+/// preallocated map of more takes seconds to make).
+const MAX_AGG_KEYS: u64 = 1 << 20;
 
 /// Keys per aggregation without -x aggsize.
 const DEFAULT_AGG_KEYS: u64 = 8192;
