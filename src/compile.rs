@@ -173,6 +173,7 @@ pub(crate) fn compile(
         task_storage: !program.thread_locals.is_empty() && (context.task_storage)(),
         specsize: options.specsize,
         record_timestamps: options.oformat == crate::flags::OutputFormat::Json || options.temporal,
+        bufsize: options.bufsize,
         probe_name: &|id| registry.get(id).map_or_else(|| format!("probe ID {id}"), |p| p.full_name()),
     };
     let generated = codegen::generate(&program, &target).map_err(|e| {

@@ -190,25 +190,17 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if compiled.program.destructive && !flags.options.destructive {
         return Err("could not enable tracing: Destructive actions not allowed".to_string());
     }
-    // As DTrace, a buffer smaller than some clause's record, as DTrace
-    // sizes records, cannot hold it; END's records are not counted (one
-    // that does not fit is a drop when END fires).
-    let end = registry.id_of("dtrace", "END");
-    let largest_record = compiled
-        .program
-        .clauses
-        .iter()
-        .filter(|c| c.probes.iter().any(|&p| p != end))
-        .map(|c| c.dtrace_record_size(compiled.program.max_strlen))
-        .max()
-        .unwrap_or(0);
     // A fill buffer keeps room for END's records.
+    let end = registry.id_of("dtrace", "END");
     if flags.options.bufpolicy == flags::BufPolicy::Fill
         && compiled.program.end_reserve(end) > flags.options.bufsize as usize
     {
         return Err("could not enable tracing: END enablings exceed size of principal buffer".to_string());
     }
-    if (flags.options.bufsize as usize) < largest_record {
+    // As dtrace_state_go, a buffer that cannot hold one word is refused
+    // when a clause records; one smaller than a clause's record is that
+    // clause's drop at each firing (the code generator's).
+    if flags.options.bufsize < 8 && compiled.program.clauses.iter().any(|c| c.records) {
         return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
     }
     if let Some(reason) = &compiled.program.unavailable {

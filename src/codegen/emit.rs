@@ -42,6 +42,9 @@ pub(crate) struct CodegenEnv {
     pub task_storage: bool,
     /// Each record carries its firing's timestamp (structured output shows it).
     pub record_timestamps: bool,
+    /// The principal buffer's size (bufsize): a clause whose record, as
+    /// DTrace sizes it, is larger never fits, and each firing is a drop.
+    pub bufsize: u64,
 }
 
 /// What the helpers say of the current thread, or the probe context of
@@ -654,6 +657,14 @@ impl<'a> Emitter<'a> {
         let (resumed, continues) = (from > 0, until < clause.body.len());
         let split = resumed || continues;
         self.clause = Some(ClauseState { split, ..ClauseState::new(clause.epid, fault, early_fault, end) });
+        // DTrace reserves a clause's record before it evaluates the
+        // predicate: one larger than the buffer is a drop, and the clause
+        // does nothing (dtrace_probe's dtrace_buffer_reserve).
+        if clause.records && !resumed && clause.dtrace_record_size(self.program.max_strlen) as u64 > self.env.bufsize {
+            self.count_drop();
+            self.clause = None;
+            return Ok(());
+        }
         // After an exit() (of an earlier clause of this firing, or another
         // CPU's) a clause does not run, as DTrace skips a probe's later
         // enablings once it is draining.

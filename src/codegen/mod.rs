@@ -98,8 +98,10 @@ pub(crate) struct Target<'a> {
     pub task_storage: bool,
     /// The specsize option.
     pub specsize: u64,
-    /// Records carry their firing's timestamp (-x oformat=json).
+    /// Records carry their firing's timestamp (-x oformat=json, temporal).
     pub record_timestamps: bool,
+    /// The bufsize option.
+    pub bufsize: u64,
     /// A probe's name, for errors about the program of its clauses.
     pub probe_name: &'a dyn Fn(u32) -> String,
 }
@@ -151,6 +153,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         other_thread_probes: target.other_thread_probes,
         task_storage: target.task_storage && !target.other_thread_probes,
         record_timestamps: target.record_timestamps,
+        bufsize: target.bufsize,
     };
     // ERROR clauses run inline in the programs that fault (see emit::generate).
     let error_clauses = clauses_of.get(&target.error_probe_id).cloned().unwrap_or_default();

@@ -314,8 +314,10 @@ fn e_reports_code_generator_errors_without_privileges() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// -b sets the principal buffer's size as -x bufsize does; a buffer
-/// smaller than a clause's record is refused, as DTrace refuses it.
+/// -b sets the principal buffer's size as -x bufsize does; a buffer that
+/// cannot hold a word is refused, as dtrace_state_go refuses it (one
+/// smaller than a clause's record makes that clause a drop: corpus
+/// option-bufsize-smaller-than-record).
 #[test]
 fn b_sets_the_buffer_size() {
     let out = run(&["-q", "-b", "64k", "-n", r#"BEGIN { printf("ok\n"); exit(0); }"#]);
