@@ -174,6 +174,7 @@ pub(crate) fn compile(
         specsize: options.specsize,
         record_timestamps: options.oformat == crate::flags::OutputFormat::Json || options.temporal,
         bufsize: options.bufsize,
+        aggsize: options.aggsize,
         probe_name: &|id| registry.get(id).map_or_else(|| format!("probe ID {id}"), |p| p.full_name()),
     };
     let generated = codegen::generate(&program, &target).map_err(|e| {

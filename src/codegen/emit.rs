@@ -45,6 +45,8 @@ pub(crate) struct CodegenEnv {
     /// The principal buffer's size (bufsize): a clause whose record, as
     /// DTrace sizes it, is larger never fits, and each firing is a drop.
     pub bufsize: u64,
+    /// The aggsize option, when set.
+    pub aggsize: Option<u64>,
 }
 
 /// What the helpers say of the current thread, or the probe context of

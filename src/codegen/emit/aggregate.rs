@@ -16,6 +16,13 @@ impl Emitter<'_> {
         incr: Option<&TExpr>,
     ) -> Result<(), CodegenError> {
         let agg = &self.program.aggregations[index];
+        // A key and value larger than the aggregation buffer (aggsize)
+        // never fit: each update is an aggregation drop, as in DTrace.
+        let per_key = (agg.key_size() + agg.map_value_words() * 8) as u64;
+        if self.env.aggsize.is_some_and(|bytes| bytes < per_key) {
+            self.count_in(MapRef::AggDrops, 0);
+            return Ok(());
+        }
         let map = MapRef::Aggregation(index);
         let saved_stack = self.stack_top;
         let done = self.new_label();
