@@ -175,6 +175,7 @@ pub(crate) fn compile(
         record_timestamps: options.oformat == crate::flags::OutputFormat::Json || options.temporal,
         bufsize: options.bufsize,
         aggsize: options.aggsize,
+        dynvarsize: options.dynvarsize,
         probe_name: &|id| registry.get(id).map_or_else(|| format!("probe ID {id}"), |p| p.full_name()),
     };
     let generated = codegen::generate(&program, &target).map_err(|e| {

@@ -47,6 +47,8 @@ pub(crate) struct CodegenEnv {
     pub bufsize: u64,
     /// The aggsize option, when set.
     pub aggsize: Option<u64>,
+    /// The dynvarsize option.
+    pub dynvarsize: u64,
 }
 
 /// What the helpers say of the current thread, or the probe context of
@@ -1508,6 +1510,12 @@ impl<'a> Emitter<'a> {
                 } else if self.program.assoc_arrays[*array].declared {
                     self.normalize(ty);
                 }
+                let assoc = &self.program.assoc_arrays[*array];
+                let by_reference = ty.by_reference_size(self.program.strsize).is_some();
+                let (key_size, value_size) = (assoc.key_size(), crate::sema::check::var_bytes(ty, self.program.strsize));
+                if self.dynamic_store_never_fits(key_size, value_size, by_reference)? {
+                    return Ok(());
+                }
                 self.map_store(MapRef::Assoc(*array), MapKey::At(k), ty)
             }
             (Place::ElementMember { array, offset, .. }, Some(k)) => {
@@ -2487,6 +2495,10 @@ impl<'a> Emitter<'a> {
                 self.emit(stx(Size::DW, R1, 0, R0));
             }
             (Var::ThreadLocal(i), by_reference) => {
+                let value_size = crate::sema::check::var_bytes(ty, self.program.strsize);
+                if self.dynamic_store_never_fits(8, value_size, by_reference.is_some())? {
+                    return Ok(());
+                }
                 if let (Type::Struct(_), Some((helper, size))) = (ty, by_reference) {
                     // The map update copies from the staging area.
                     self.used_scratch = true;
@@ -2515,6 +2527,31 @@ impl<'a> Emitter<'a> {
             (Var::ClauseLocal(i), None) => self.emit(stx(Size::DW, FP, self.clause_local_slots[i], R0)),
         }
         Ok(())
+    }
+
+    /// Whether not one element of a dynamic variable fits in dynvarsize:
+    /// then a store of the value in r0 (kept) is a dynamic variable drop,
+    /// unless it is a scalar 0, which DTrace stores as a deletion.
+    fn dynamic_store_never_fits(
+        &mut self,
+        key_size: usize,
+        value_size: usize,
+        by_reference: bool,
+    ) -> Result<bool, CodegenError> {
+        if layout::dynvar_element_bytes(key_size, value_size) <= self.env.dynvarsize {
+            return Ok(false);
+        }
+        let zero = self.new_label();
+        if !by_reference {
+            self.jump(jmp_imm(Cond::Eq, R0, 0, 0), zero);
+        }
+        let value = self.alloc_slot(8)?;
+        self.emit(stx(Size::DW, FP, value, R0));
+        self.count_in(MapRef::DynDrops, 0);
+        self.emit(ldx(Size::DW, R0, FP, value));
+        self.stack_top += 8;
+        self.bind(zero);
+        Ok(true)
     }
 
     /// Copies `size` bytes from the address in r0 to `base` + `offset`:

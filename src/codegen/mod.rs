@@ -104,6 +104,8 @@ pub(crate) struct Target<'a> {
     pub bufsize: u64,
     /// The aggsize option, when set.
     pub aggsize: Option<u64>,
+    /// The dynvarsize option.
+    pub dynvarsize: u64,
     /// A probe's name, for errors about the program of its clauses.
     pub probe_name: &'a dyn Fn(u32) -> String,
 }
@@ -157,6 +159,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         record_timestamps: target.record_timestamps,
         bufsize: target.bufsize,
         aggsize: target.aggsize,
+        dynvarsize: target.dynvarsize,
     };
     // ERROR clauses run inline in the programs that fault (see emit::generate).
     let error_clauses = clauses_of.get(&target.error_probe_id).cloned().unwrap_or_default();

@@ -129,6 +129,13 @@ pub(crate) const SPEC_STATS_BUSY: usize = offset_of!(dt_spec_stats, busy);
 pub(crate) const SPEC_STATS_UNAVAIL: usize = offset_of!(dt_spec_stats, unavail);
 
 /// The native-endian u32 at byte `off` of a record (0 past its end).
+/// What one element of a dynamic variable (thread-local variable or
+/// associative array) costs of dynvarsize: its key and value, 8-byte
+/// aligned, and the kernel's element header (struct htab_elem, 48 bytes).
+pub(crate) fn dynvar_element_bytes(key_size: usize, value_size: usize) -> u64 {
+    (48 + key_size.next_multiple_of(8) + value_size.next_multiple_of(8)) as u64
+}
+
 pub(crate) fn read_u32(data: &[u8], off: usize) -> u32 {
     data.get(off..off + 4).map_or(0, |b| u32::from_ne_bytes(b.try_into().unwrap_or([0; 4])))
 }

@@ -827,13 +827,12 @@ fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
     }
 }
 
-/// How many elements of a dynamic variable fit in `dynvarsize` bytes: each
-/// costs its key and value, 8-byte aligned, and the kernel's element header
-/// (struct htab_elem, 48 bytes). A store into a full variable is a dynamic
-/// variable drop, as in DTrace.
+/// How many elements of a dynamic variable fit in `dynvarsize` bytes
+/// (`layout::dynvar_element_bytes` each). A store into a full variable is
+/// a dynamic variable drop, as in DTrace; when not one fits, the code
+/// generator makes every store a drop.
 fn dynvar_entries(dynvarsize: u64, key_size: usize, value_size: usize) -> u32 {
-    let element = (48 + key_size.next_multiple_of(8) + value_size.next_multiple_of(8)) as u64;
-    (dynvarsize / element).clamp(1, u64::from(u32::MAX)) as u32
+    (dynvarsize / layout::dynvar_element_bytes(key_size, value_size)).clamp(1, u64::from(u32::MAX)) as u32
 }
 
 fn map_opts() -> libbpf_sys::bpf_map_create_opts {
