@@ -203,6 +203,8 @@ struct Emitter<'a> {
     with_ctx: bool,
     /// Whether clauses evaluate their predicates (not when a guard has).
     predicates: bool,
+    /// The one probe the program runs for, if only one does (`generate`).
+    probe: Option<u32>,
     /// Whether an earlier clause of the program may have called exit().
     exit_called: bool,
     /// Where this program is in a chain of programs sharing one probe's
@@ -237,6 +239,10 @@ struct ClauseState {
     /// The clause's end, where a clause abandoned after its record was
     /// released goes.
     end: Label,
+    /// Presence bits of the header's word set when the record is made:
+    /// the clause's actions outside any `if`, present whenever the record
+    /// is written at all.
+    always_present: u64,
     /// The clause is split between programs (`ChainPart::resumes_at`):
     /// r9 is its record in the split-record map, which is written to the
     /// ring buffer whole by its last part, and abandoning it releases
@@ -256,6 +262,7 @@ impl ClauseState {
             action: 0,
             speculates: false,
             end,
+            always_present: 0,
             split: false,
         }
     }
@@ -270,15 +277,19 @@ impl ClauseState {
 /// clauses then run as usual.
 ///
 /// With `predicates` false the clauses' predicates are left out: a guard
-/// (`generate_guard`) has decided them before the program runs.
+/// (`generate_guard`) has decided them before the program runs. `probe`
+/// is the one probe the program runs for, when only one does: its ID is
+/// then a constant, and a program that reads nothing else of the probe
+/// context does not look it up.
 pub(crate) fn generate(
     program: &Program,
     env: &CodegenEnv,
     clauses: &[usize],
     error_clauses: &[usize],
     predicates: bool,
+    probe: Option<u32>,
 ) -> Result<Vec<Insn>, CodegenError> {
-    generate_part(program, env, clauses, error_clauses, predicates, ChainPart::default())
+    generate_part(program, env, clauses, error_clauses, predicates, ChainPart::default(), probe)
 }
 
 /// Where a program is in a chain: a probe's clauses too much for the
@@ -309,9 +320,10 @@ pub(crate) fn generate_part(
     error_clauses: &[usize],
     predicates: bool,
     chain: ChainPart,
+    probe: Option<u32>,
 ) -> Result<Vec<Insn>, CodegenError> {
     let generate_with = |with_scratch, with_ctx| {
-        generate_with(program, env, clauses, error_clauses, Parts { with_scratch, with_ctx, predicates, chain })
+        generate_with(program, env, clauses, error_clauses, Parts { with_scratch, with_ctx, predicates, chain, probe })
     };
     // Most programs need no string scratch; generating twice (microseconds)
     // spares them the lookup on every event.
@@ -355,6 +367,8 @@ struct Parts {
     with_ctx: bool,
     /// The clauses' predicates are evaluated.
     predicates: bool,
+    /// The one probe the program runs for, if only one does.
+    probe: Option<u32>,
 }
 
 fn generate_with(
@@ -418,7 +432,7 @@ pub(crate) fn generate_guard(program: &Program, env: &CodegenEnv, clause: &Claus
         return None;
     }
     let guard = |with_scratch| -> Result<(Vec<Insn>, bool), CodegenError> {
-        let parts = Parts { with_scratch, with_ctx: false, predicates: true, chain: ChainPart::default() };
+        let parts = Parts { with_scratch, with_ctx: false, predicates: true, chain: ChainPart::default(), probe: None };
         let mut e = Emitter::new(program, env, &[], parts);
         let (rule_out, go_on) = (e.new_label(), e.new_label());
         e.emit(mov(R6, R1));
@@ -455,6 +469,7 @@ impl<'a> Emitter<'a> {
             with_scratch: parts.with_scratch,
             with_ctx: parts.with_ctx,
             predicates: parts.predicates,
+            probe: parts.probe,
             exit_called: parts.chain.continued,
             chain: parts.chain,
             used_scratch: false,
@@ -660,7 +675,16 @@ impl<'a> Emitter<'a> {
         let saved_stack = self.stack_top;
         let (resumed, continues) = (from > 0, until < clause.body.len());
         let split = resumed || continues;
-        self.clause = Some(ClauseState { split, ..ClauseState::new(clause.epid, fault, early_fault, end) });
+        let mut always_present = 0u64;
+        for stmt in &clause.body {
+            if let TStmt::Action { action, .. } = stmt {
+                if let (layout::HDR_PRESENT, bit) = clause.present_bit(*action) {
+                    always_present |= 1 << bit;
+                }
+            }
+        }
+        let state = ClauseState { split, always_present, ..ClauseState::new(clause.epid, fault, early_fault, end) };
+        self.clause = Some(state);
         // DTrace reserves a clause's record before it evaluates the
         // predicate: one larger than the buffer is a drop, and the clause
         // does nothing (dtrace_probe's dtrace_buffer_reserve).
@@ -708,6 +732,10 @@ impl<'a> Emitter<'a> {
                     self.emit(mov(R9, R0));
                 }
                 self.header_fields(R9, clause.epid);
+                if always_present != 0 {
+                    self.emit2(ld_imm64(R1, always_present));
+                    self.emit(stx(Size::DW, R9, layout::HDR_PRESENT as i16, R1));
+                }
                 for word in 0..clause.more_present_words() {
                     self.emit(st_imm(Size::DW, R9, (clause.more_present_bits + 8 * word) as i16, 0));
                 }
@@ -818,8 +846,13 @@ impl<'a> Emitter<'a> {
     /// timestamp unless records carry the firing's (then sampled already).
     fn header_fields(&mut self, rec: Reg, epid: u32) {
         self.emit(st_imm(Size::W, rec, layout::HDR_EPID as i16, epid as i32));
-        self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
-        self.emit(stx(Size::W, rec, layout::HDR_PROBE_ID as i16, R1));
+        match self.probe.filter(|_| !self.in_error) {
+            Some(id) => self.emit(st_imm(Size::W, rec, layout::HDR_PROBE_ID as i16, id as i32)),
+            None => {
+                self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
+                self.emit(stx(Size::W, rec, layout::HDR_PROBE_ID as i16, R1));
+            }
+        }
         self.emit(st_imm(Size::W, rec, layout::HDR_CPU as i16, 0));
         self.emit(st_imm(Size::W, rec, layout::HDR_SPEC as i16, 0));
         self.emit(st_imm(Size::DW, rec, layout::HDR_PRESENT as i16, 0));
@@ -828,6 +861,15 @@ impl<'a> Emitter<'a> {
             self.emit(stx(Size::DW, rec, layout::HDR_TIMESTAMP as i16, R1));
         } else {
             self.emit(st_imm(Size::DW, rec, layout::HDR_TIMESTAMP as i16, 0));
+        }
+    }
+
+    /// `reg` = the ID of the probe firing: a constant when the program runs
+    /// for one probe (not in ERROR's clauses, which run inline for it).
+    fn probe_id_into(&mut self, reg: Reg) {
+        match self.probe.filter(|_| !self.in_error) {
+            Some(id) => self.emit(mov_imm(reg, id as i32)),
+            None => self.emit(ldx(Size::W, reg, R7, layout::CTX_PROBE_ID as i16)),
         }
     }
 
@@ -1608,8 +1650,12 @@ impl<'a> Emitter<'a> {
             self.bind(ending);
             self.exit_called = true;
         }
-        // Mark the action as present in the record.
+        // Mark the action as present in the record (if the header does not
+        // say so already).
         let (word, bit) = self.program.clauses[epid as usize - 1].present_bit(action);
+        if word == layout::HDR_PRESENT && clause.always_present & (1 << bit) != 0 {
+            return Ok(());
+        }
         self.emit(ldx(Size::DW, R1, R9, word as i16));
         self.emit2(ld_imm64(R2, 1u64 << bit));
         self.emit(alu_reg(Alu::Or, R1, R2));
@@ -2353,7 +2399,7 @@ impl<'a> Emitter<'a> {
                 };
                 let found = self.new_label();
                 let end = self.new_label();
-                self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
+                self.probe_id_into(R1);
                 self.emit(stx(Size::W, FP, STACK_KEY, R1));
                 self.lookup_stack_key(MapRef::ProbeNames);
                 self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
@@ -2368,7 +2414,7 @@ impl<'a> Emitter<'a> {
                 self.emit(ldx(Size::W, R0, R7, layout::CTX_ERRNO as i16));
                 self.normalize(&Type::INT);
             }
-            Builtin::Id => self.emit(ldx(Size::W, R0, R7, layout::CTX_PROBE_ID as i16)),
+            Builtin::Id => self.probe_id_into(R0),
             Builtin::Curthread => self.current(Current::Task),
             Builtin::Curcpu => {
                 // This CPU's entry of dt_cpuinfo, at its cpuinfo_t (NULL

@@ -41,6 +41,9 @@ pub(crate) struct Generated {
     /// What the programs were generated for, to generate parts of a chain.
     env: emit::CodegenEnv,
     error_clauses: Vec<usize>,
+    /// The clause lists enabled on one probe only, none of them retained
+    /// (no probe found later shares the program): that probe's ID.
+    sole_probe: BTreeMap<Vec<usize>, u32>,
 }
 
 impl Generated {
@@ -53,7 +56,8 @@ impl Generated {
         clauses: &[usize],
         chain: emit::ChainPart,
     ) -> Result<Vec<Insn>, CodegenError> {
-        let insns = emit::generate_part(program, &self.env, clauses, &self.error_clauses, true, chain)?;
+        let probe = self.sole_probe.get(clauses).copied();
+        let insns = emit::generate_part(program, &self.env, clauses, &self.error_clauses, true, chain, probe)?;
         within_limits(&insns).map_err(CodegenError)?;
         Ok(insns)
     }
@@ -163,25 +167,45 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
     };
     // ERROR clauses run inline in the programs that fault (see emit::generate).
     let error_clauses = clauses_of.get(&target.error_probe_id).cloned().unwrap_or_default();
+    let mut probes_of: BTreeMap<&Vec<usize>, Vec<u32>> = BTreeMap::new();
+    for (&probe, clauses) in &clauses_of {
+        probes_of.entry(clauses).or_default().push(probe);
+    }
+    let sole_probe: BTreeMap<Vec<usize>, u32> = probes_of
+        .iter()
+        .filter(|(clauses, probes)| probes.len() == 1 && clauses.iter().all(|&c| program.clauses[c].retained.is_empty()))
+        .map(|(clauses, probes)| ((*clauses).clone(), probes[0]))
+        .collect();
     let mut programs = BTreeMap::new();
     let mut guarded = BTreeMap::new();
     for (&probe, clauses) in &clauses_of {
         if !programs.contains_key(clauses) {
-            let insns = emit::generate(program, &env, clauses, &error_clauses, true)?;
+            let sole = sole_probe.get(clauses).copied();
+            let insns = emit::generate(program, &env, clauses, &error_clauses, true, sole)?;
             within_limits(&insns).map_err(|why| {
                 CodegenError(format!("{} {why}", clauses_enabled_on(clauses.len(), &(target.probe_name)(probe))))
             })?;
             programs.insert(clauses.clone(), insns);
             if let [only] = clauses.as_slice() {
                 if let Some(guard) = emit::generate_guard(program, &env, &program.clauses[*only]) {
-                    let body = emit::generate(program, &env, clauses, &error_clauses, false)?;
+                    let body = emit::generate(program, &env, clauses, &error_clauses, false, sole)?;
                     guarded.insert(clauses.clone(), Guarded { guard, body });
                 }
             }
         }
     }
     let task_storage = env.task_storage;
-    Ok(Generated { clauses_of, programs, guarded, scratch_size, key_buffer_size, task_storage, env, error_clauses })
+    Ok(Generated {
+        clauses_of,
+        programs,
+        guarded,
+        scratch_size,
+        key_buffer_size,
+        task_storage,
+        env,
+        error_clauses,
+        sole_probe,
+    })
 }
 
 /// "the N clauses enabled on P": the subject of errors about the one
@@ -412,6 +436,24 @@ mod tests {
         let submit = helpers.iter().position(|h| *h == Helper::RingbufSubmit as i32).expect("submit");
         assert!(reserve < submit);
         assert!(insns.iter().any(|i| i.loads_map() && i.imm == MapRef::Events.symbol()));
+    }
+
+    /// A program that runs for one probe writes its ID as a constant and,
+    /// reading nothing else of the probe context, does not look it up; the
+    /// action outside any `if` is marked present with the header, not by
+    /// a read-modify-write after it. Programs shared by several probes
+    /// read the ID from the context.
+    #[test]
+    fn codegen_a_program_for_one_probe_names_it_without_the_context() {
+        use super::insn::{alu_reg, st_imm, Alu, Size, R1, R2, R9};
+        let g = generated(r#"syscall::getppid:entry { printf("%d\n", pid); }"#);
+        let (clauses, insns) = g.programs.iter().next().expect("a program");
+        let probe = *g.clauses_of.iter().find(|(_, c)| *c == clauses).expect("its probe").0;
+        assert!(insns.contains(&st_imm(Size::W, R9, layout::HDR_PROBE_ID as i16, probe as i32)));
+        assert!(!insns.iter().any(|i| i.loads_map() && i.imm == MapRef::Ctx.symbol()));
+        assert!(!insns.contains(&alu_reg(Alu::Or, R1, R2)));
+        let insns = program(r#"syscall::getppid:entry, syscall::getpid:entry { printf("%d\n", pid); }"#);
+        assert!(insns.iter().any(|i| i.loads_map() && i.imm == MapRef::Ctx.symbol()));
     }
 
     #[test]

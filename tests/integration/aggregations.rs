@@ -317,7 +317,7 @@ fn misuse_is_reported_with_dtraces_messages_and_tags() {
         ("@a = sum(execname);", "[D_AGG_SCALAR] in action list: sum( ) argument #1 must be of scalar type"),
         ("@a = lquantize(1, 10, 0);", "[D_LQUANT_MISMATCH] in action list: lquantize( ) base (argument #1) must be less than limit (argument #2)"),
         ("@a = lquantize(1, 0, 10, 0);", "[D_LQUANT_STEPTYPE] in action list: lquantize( ) argument #3 must be a non-zero positive integer constant"),
-        ("@a = lquantize(1, 0, x);", "[D_LQUANT_LIMTYPE] in action list: lquantize( ) argument #2 must be an integer constant"),
+        ("limit = 10; @a = lquantize(1, 0, limit);", "[D_LQUANT_LIMTYPE] in action list: lquantize( ) argument #2 must be an integer constant"),
         ("@a = llquantize(1, 1, 0, 3, 10);", "[D_LLQUANT_FACTORVAL] in action list: llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2"),
         ("@a = llquantize(1, 10, 0, 3, 7);", "[D_LLQUANT_STEPVAL] in action list: llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor"),
         ("@a = count(1);", "[D_PROTO_LEN] in action list: count( ) prototype mismatch: 1 arg passed, 0 expected"),
