@@ -118,6 +118,45 @@ inline char SWAIT = 7;
 inline char PR_MODEL_ILP32 = 1;
 inline char PR_MODEL_LP64 = 2;
 
+/*
+ * Solaris' synchronization object types (pr_stype, always SOBJ_NONE here)
+ * and process flags, for scripts ported from Solaris, as dtrace-utils
+ * keeps them.
+ */
+inline char SOBJ_NONE = 0;
+inline char SOBJ_MUTEX = 1;
+inline char SOBJ_RWLOCK = 2;
+inline char SOBJ_CV = 3;
+inline char SOBJ_SEMA = 4;
+inline char SOBJ_USER = 5;
+inline char SOBJ_USER_PI = 6;
+inline char SOBJ_SHUTTLE = 7;
+
+inline int PR_STOPPED = 0x00000001;
+inline int PR_ISTOP = 0x00000002;
+inline int PR_DSTOP = 0x00000004;
+inline int PR_STEP = 0x00000008;
+inline int PR_ASLEEP = 0x00000010;
+inline int PR_PCINVAL = 0x00000020;
+inline int PR_ASLWP = 0x00000040;
+inline int PR_AGENT = 0x00000080;
+inline int PR_DETACH = 0x00000100;
+inline int PR_DAEMON = 0x00000200;
+inline int PR_IDLE = 0x00000400;
+inline int PR_ISSYS = 0x00001000;
+inline int PR_VFORKP = 0x00002000;
+inline int PR_ORPHAN = 0x00004000;
+inline int PR_NOSIGCHLD = 0x00008000;
+inline int PR_WAITPID = 0x00010000;
+inline int PR_FORK = 0x00100000;
+inline int PR_RLC = 0x00200000;
+inline int PR_KLC = 0x00400000;
+inline int PR_ASYNC = 0x00800000;
+inline int PR_MSACCT = 0x01000000;
+inline int PR_BPTADJ = 0x02000000;
+inline int PR_PTRACE = 0x04000000;
+inline int PR_MSFORK = 0x08000000;
+
 translator psinfo_t < struct task_struct *T > {
 	pr_flag = T->flags;
 	pr_nlwp = T->signal->nr_threads;

@@ -488,8 +488,14 @@ pub(crate) enum Subr {
     /// (20-byte) hardware address as colon-separated hex bytes.
     LinkNtop,
     /// copyin(uaddr, size): `size` bytes of the process's memory (at most
-    /// strsize) in a scratch buffer; the value is the buffer's address.
-    Copyin,
+    /// `limit`) and a NUL, in a buffer that lives as long as the clause,
+    /// as DTrace's scratch memory does: `offset` bytes into the clause's
+    /// alloca() region (None: a statement's scratch slot, when the region
+    /// has no room; `limit` is then strsize); the value is its address.
+    Copyin {
+        offset: Option<usize>,
+        limit: usize,
+    },
     /// The D library's `__dtrace_psargs(arg_start, arg_end)`: the current
     /// process's command line (at most 79 bytes), arguments joined by
     /// spaces, as psinfo_t's pr_psargs.

@@ -220,7 +220,7 @@ fn copyin_reads_the_callers_memory() {
 }
 
 #[test]
-fn copyin_buffers_are_terminated_indexed_and_written_and_copyinstr_takes_maxlen() {
+fn copyin_buffers_are_terminated_indexed_written_and_kept_and_copyinstr_takes_maxlen() {
     let (dir, echo) = echo_named("dtcopybuf");
     // shellsnoop's idiom: the buffer copied in is cut at the bytes written
     // by a store at an index only known at run time.
@@ -237,6 +237,8 @@ fn copyin_buffers_are_terminated_indexed_and_written_and_copyinstr_takes_maxlen(
             this->a = (char *)alloca(8);
             this->a[arg2 - 5] = 'z';
             printf("alloca %c\n", this->a[1]);
+            this->joined = strjoin(execname, strjoin("/", copyinstr(arg1)));
+            printf("kept [%s]\n", stringof(this->text));
         }"#,
     ]);
     t.wait_for("ready");
@@ -245,8 +247,10 @@ fn copyin_buffers_are_terminated_indexed_and_written_and_copyinstr_takes_maxlen(
     std::fs::remove_dir_all(&dir).ok();
     out.assert_no_panic();
     // "hello\n" is six bytes: the newline cut, one byte alone, maxlen with
-    // its NUL (4 gives 3 characters), an index of 1 into alloca memory.
-    for line in ["cut [hello]", "one [h]", "max [hel] []", "alloca z"] {
+    // its NUL (4 gives 3 characters), an index of 1 into alloca memory;
+    // the first buffer lives as long as the clause, whatever the
+    // statements after it copy in or join.
+    for line in ["cut [hello]", "one [h]", "max [hel] []", "alloca z", "kept [hello]"] {
         assert!(out.stdout.lines().any(|l| l == line), "{line}:\n{}\n{}", out.stdout, out.stderr);
     }
 }

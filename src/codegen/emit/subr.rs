@@ -273,7 +273,7 @@ impl Emitter<'_> {
             Subr::Speculation => self.speculation()?,
             Subr::Psargs => self.psargs(&args[0], &args[1])?,
             Subr::PsargsOf => self.psargs_of(&args[0], &args[1])?,
-            Subr::Copyin => self.copyin(args)?,
+            Subr::Copyin { offset, limit } => self.copyin(args, offset, limit)?,
             Subr::Alloca { offset, size: bytes } => {
                 // As in DTrace, the memory starts zeroed; the size is a
                 // constant of at most scratchsize bytes, so plain stores do.
@@ -293,18 +293,23 @@ impl Emitter<'_> {
     }
 
     /// copyin(addr, size): `size` bytes of the process's memory (at most
-    /// strsize) in a scratch buffer, NUL after them; the value is the
-    /// buffer's address as a number.
+    /// `limit`) in its buffer (`Subr::Copyin`), NUL after them; the value
+    /// is the buffer's address as a number.
     #[inline(never)]
-    fn copyin(&mut self, args: &[TExpr]) -> Result<(), CodegenError> {
+    fn copyin(&mut self, args: &[TExpr], offset: Option<usize>, limit: usize) -> Result<(), CodegenError> {
         let saved = self.stack_top;
         let addr = self.stash(&args[0])?;
         self.expr(&args[1])?;
-        let dst = self.scratch_slot()?;
-        // At most strsize bytes: the buffer is one scratch slot.
+        let (dst, limit) = match offset {
+            Some(offset) => {
+                self.used_scratch = true;
+                ((self.scratch.alloca + offset) as i32, limit as i32)
+            }
+            None => (self.scratch_slot()?, self.strsize()),
+        };
         self.emit(mov(R2, R0));
-        self.emit(jmp_imm(Cond::Le, R2, self.strsize(), 1));
-        self.emit(mov_imm(R2, self.strsize()));
+        self.emit(jmp_imm(Cond::Le, R2, limit, 1));
+        self.emit(mov_imm(R2, limit));
         let size = self.alloc_slot(8)?;
         self.emit(stx(Size::DW, FP, size, R2));
         self.read_into_scratch_from_slot(Helper::ProbeReadUser, addr, dst)?;
@@ -312,7 +317,10 @@ impl Emitter<'_> {
         // characters at most, not n and what the slot held before.
         let (at, end) = (self.new_label(), self.new_label());
         self.emit(ldx(Size::DW, R2, FP, size));
-        self.jump(jmp_imm(Cond::Lt, R2, self.program.strsize as i32, 0), at);
+        // A clause buffer has room for the NUL after `limit` bytes; a
+        // scratch slot holds strsize bytes and the next slot after them.
+        let room = if offset.is_some() { Cond::Le } else { Cond::Lt };
+        self.jump(jmp_imm(room, R2, limit, 0), at);
         self.jump(ja(0), end);
         self.bind(at);
         self.dst_into_r0(dst);

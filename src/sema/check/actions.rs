@@ -51,6 +51,23 @@ impl Checker<'_> {
         Ok(Subr::Alloca { offset, size: bytes as usize })
     }
 
+    /// copyin()'s buffer: at most strsize bytes (fewer when the size is a
+    /// constant) and a NUL, kept for the rest of the clause in its alloca
+    /// region when scratchsize leaves room (a pointer to it may be used
+    /// by later statements), else in a statement's scratch slot.
+    fn copyin_buffer(&mut self, size: &TExpr) -> Subr {
+        let strsize = self.opts.strsize;
+        let limit = folded(size).map_or(strsize, |n| (n as usize).min(strsize));
+        let end = self.clause_alloca + (limit + 1).next_multiple_of(8);
+        if end > self.opts.scratchsize {
+            return Subr::Copyin { offset: None, limit: strsize };
+        }
+        let offset = self.clause_alloca;
+        self.clause_alloca = end;
+        self.program.alloca_bytes = self.program.alloca_bytes.max(end);
+        Subr::Copyin { offset: Some(offset), limit }
+    }
+
     pub(super) fn stmts(&mut self, stmts: &[ast::Stmt]) -> Result<Vec<TStmt>> {
         let mut out = Vec::new();
         for s in stmts {
@@ -849,7 +866,7 @@ impl Checker<'_> {
         if subr == Subr::PsargsOf {
             self.program.uses_psargs_table = true;
         }
-        if subr == Subr::Copyin {
+        if let Subr::Copyin { .. } = subr {
             // Its buffer is scratch memory, as alloca()'s.
             if let Some(size) = folded(&values[1]).filter(|n| *n as usize > self.opts.scratchsize) {
                 return Err(CompileError::new(
@@ -861,6 +878,7 @@ impl Checker<'_> {
         }
         let subr = match subr {
             Subr::Alloca { .. } => self.alloca(&values[0], &args[0].span)?,
+            Subr::Copyin { .. } => self.copyin_buffer(&values[1]),
             other => other,
         };
         Ok(TExpr { kind: TKind::Subr(subr, values), ty: result, span: span.clone() })
@@ -978,7 +996,9 @@ pub(super) fn subroutine_signature(name: &str) -> Option<(Subr, &'static [&'stat
         "inet_ntoa6" => (Subr::InetNtoa6, &["in6_addr_t *"], Type::String),
         "inet_ntop" => (Subr::InetNtop, &["int", "void *"], Type::String),
         "link_ntop" => (Subr::LinkNtop, &["int", "void *"], Type::String),
-        "copyin" => (Subr::Copyin, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void))),
+        "copyin" => {
+            (Subr::Copyin { offset: None, limit: 0 }, &["uintptr_t", "size_t"], Type::Pointer(Box::new(Type::Void)))
+        }
         "__dtrace_psargs" => (Subr::Psargs, &["uintptr_t", "uintptr_t"], Type::String),
         "__dtrace_psargs_of" => (Subr::PsargsOf, &["pid_t", "string"], Type::String),
         // The offset and size of alloca's memory are filled in by `Checker::alloca`.

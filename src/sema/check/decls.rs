@@ -880,17 +880,29 @@ impl Checker<'_> {
             _ => return Err(xlate_type_error(&ty, span)),
         };
         let input = self.expr(operand)?;
+        // An exact match first, then (dt_xlator_lookup's DT_XLATE_FUZZY) a
+        // translator whose input the operand may be passed as: any integer
+        // for an integer, a void pointer for a pointer or the reverse.
+        let mut compatible = None;
         for index in 0..self.declared.translators.len() {
             if self.declared.translators[index].output != output {
                 continue;
             }
-            if self.resolve_input(index)? == input.ty {
-                return Ok(TExpr {
-                    kind: TKind::Xlate { translator: index, input: Box::new(input) },
-                    ty,
-                    span: span.clone(),
-                });
+            let from = self.resolve_input(index)?;
+            if from == input.ty {
+                compatible = Some(index);
+                break;
             }
+            let void_pointer = |t: &Type| matches!(t, Type::Pointer(to) if **to == Type::Void);
+            let passes = (from.is_int() && input.ty.is_int())
+                || (matches!(from, Type::Pointer(_)) && void_pointer(&input.ty))
+                || (void_pointer(&from) && matches!(input.ty, Type::Pointer(_)));
+            if passes && compatible.is_none() {
+                compatible = Some(index);
+            }
+        }
+        if let Some(index) = compatible {
+            return Ok(TExpr { kind: TKind::Xlate { translator: index, input: Box::new(input) }, ty, span: span.clone() });
         }
         Err(CompileError::new(
             "D_XLATE_NONE",
