@@ -165,14 +165,11 @@ impl CodeMaps {
                 keep(MapRef::ThreadLocal(i), m, &mut maps);
             }
         }
-        // Aggregations: one per-CPU hash map each, sized by aggsize (DTrace's
-        // 4 MB a CPU by default). From Linux 6.1 the kernel allocates a
-        // map's elements as keys arrive, safely in any tracing context
-        // (bpf_mem_alloc). Before, maps are preallocated, which costs
-        // start-up time (~10 ms per 16,384 keys), so without -x aggsize a
-        // map holds at most DEFAULT_AGG_KEYS keys there. A full map, or an
-        // element the kernel finds no memory for, is reported as drops.
-        let allocated_as_needed = kernel_at_least(6, 1);
+        // Aggregations: one per-CPU hash map each, sized by aggsize. The maps
+        // are preallocated: run-time allocation from tracing programs can fail
+        // transiently (and warns on kernels before 6.1). Preallocating costs
+        // start-up time (~10 ms per 16,384 keys), so without -x aggsize a map
+        // holds at most DEFAULT_AGG_KEYS keys; a full map is reported as drops.
         let mut aggregations = Vec::new();
         for (i, agg) in program.aggregations.iter().enumerate() {
             let value_size = agg.map_value_words() * 8;
@@ -186,19 +183,14 @@ impl CodeMaps {
                     bytes / per_key
                 ),
                 Some(bytes) => (bytes / per_key).clamp(64, MAX_AGG_KEYS),
-                None if allocated_as_needed => ((4 << 20) / per_key).clamp(64, MAX_AGG_KEYS),
                 None => ((4 << 20) / per_key).clamp(64, DEFAULT_AGG_KEYS),
             } as u32;
-            let mut opts = map_opts();
             let (map_type, key_size, entries) = if agg.is_array() {
                 (MapType::PercpuArray, 4, 1)
             } else {
-                if allocated_as_needed {
-                    opts.map_flags = libbpf_sys::BPF_F_NO_PREALLOC;
-                }
                 (MapType::PercpuHash, agg.key_size() as u32, entries)
             };
-            let map = MapHandle::create(map_type, Some("dt_agg"), key_size, value_size as u32, entries, &opts)
+            let map = MapHandle::create(map_type, Some("dt_agg"), key_size, value_size as u32, entries, &map_opts())
                 .with_context(|| format!("creating the map of aggregation @{}", agg.name))?;
             fds.insert(MapRef::Aggregation(i), map.as_fd().as_raw_fd());
             aggregations.push(map);
@@ -841,19 +833,6 @@ fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
 /// generator makes every store a drop.
 fn dynvar_entries(dynvarsize: u64, key_size: usize, value_size: usize) -> u32 {
     (dynvarsize / layout::dynvar_element_bytes(key_size, value_size)).clamp(1, u64::from(u32::MAX)) as u32
-}
-
-/// Whether the running kernel's release is at least `major.minor`.
-fn kernel_at_least(major: u32, minor: u32) -> bool {
-    // SAFETY: uname fills the struct it is given.
-    let mut name: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut name) } != 0 {
-        return false;
-    }
-    // SAFETY: the kernel NUL-terminates release.
-    let release = unsafe { std::ffi::CStr::from_ptr(name.release.as_ptr()) }.to_string_lossy();
-    let mut numbers = release.split(|c: char| !c.is_ascii_digit()).map(|n| n.parse::<u32>().unwrap_or(0));
-    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0)) >= (major, minor)
 }
 
 fn map_opts() -> libbpf_sys::bpf_map_create_opts {
