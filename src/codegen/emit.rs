@@ -731,11 +731,7 @@ impl<'a> Emitter<'a> {
                     self.reserve_record(size, end);
                     self.emit(mov(R9, R0));
                 }
-                self.header_fields(R9, clause.epid);
-                if always_present != 0 {
-                    self.emit2(ld_imm64(R1, always_present));
-                    self.emit(stx(Size::DW, R9, layout::HDR_PRESENT as i16, R1));
-                }
+                self.header_fields(R9, clause.epid, always_present);
                 for word in 0..clause.more_present_words() {
                     self.emit(st_imm(Size::DW, R9, (clause.more_present_bits + 8 * word) as i16, 0));
                 }
@@ -812,7 +808,7 @@ impl<'a> Emitter<'a> {
             self.timestamp();
         }
         self.reserve_record((layout::HDR_SIZE + layout::FAULT_SIZE) as i32, end);
-        self.header_fields(R0, layout::EPID_FAULT);
+        self.header_fields(R0, layout::EPID_FAULT, 0);
         let f = layout::HDR_SIZE as i16;
         self.emit(st_imm(Size::W, R0, f + layout::FAULT_EPID as i16, epid as i32));
         self.emit(ldx(Size::W, R1, FP, STACK_FAULT_ACTION));
@@ -841,12 +837,13 @@ impl<'a> Emitter<'a> {
         self.bind(reserved);
     }
 
-    /// Fills the header of the record at `rec` with `epid` and the probe;
-    /// CPU, speculation and present actions start at 0, and so does the
-    /// timestamp unless records carry the firing's (then sampled already).
-    fn header_fields(&mut self, rec: Reg, epid: u32) {
+    /// Fills the header of the record at `rec` with `epid`, the probe and
+    /// the actions `present` from the start; CPU and speculation start at
+    /// 0, and so does the timestamp unless records carry the firing's
+    /// (then sampled already).
+    fn header_fields(&mut self, rec: Reg, epid: u32, present: u64) {
         self.emit(st_imm(Size::W, rec, layout::HDR_EPID as i16, epid as i32));
-        match self.probe.filter(|_| !self.in_error) {
+        match self.constant_probe_id() {
             Some(id) => self.emit(st_imm(Size::W, rec, layout::HDR_PROBE_ID as i16, id as i32)),
             None => {
                 self.emit(ldx(Size::W, R1, R7, layout::CTX_PROBE_ID as i16));
@@ -855,7 +852,12 @@ impl<'a> Emitter<'a> {
         }
         self.emit(st_imm(Size::W, rec, layout::HDR_CPU as i16, 0));
         self.emit(st_imm(Size::W, rec, layout::HDR_SPEC as i16, 0));
-        self.emit(st_imm(Size::DW, rec, layout::HDR_PRESENT as i16, 0));
+        if present == 0 {
+            self.emit(st_imm(Size::DW, rec, layout::HDR_PRESENT as i16, 0));
+        } else {
+            self.emit2(ld_imm64(R1, present));
+            self.emit(stx(Size::DW, rec, layout::HDR_PRESENT as i16, R1));
+        }
         if self.env.record_timestamps {
             self.emit(ldx(Size::DW, R1, R7, layout::CTX_TIMESTAMP as i16));
             self.emit(stx(Size::DW, rec, layout::HDR_TIMESTAMP as i16, R1));
@@ -864,10 +866,16 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// `reg` = the ID of the probe firing: a constant when the program runs
-    /// for one probe (not in ERROR's clauses, which run inline for it).
+    /// The ID of the probe firing when code generation knows it: the
+    /// program runs for one probe, and this is not one of ERROR's clauses
+    /// (which run inline, for ERROR).
+    fn constant_probe_id(&self) -> Option<u32> {
+        self.probe.filter(|_| !self.in_error)
+    }
+
+    /// `reg` = the ID of the probe firing.
     fn probe_id_into(&mut self, reg: Reg) {
-        match self.probe.filter(|_| !self.in_error) {
+        match self.constant_probe_id() {
             Some(id) => self.emit(mov_imm(reg, id as i32)),
             None => self.emit(ldx(Size::W, reg, R7, layout::CTX_PROBE_ID as i16)),
         }

@@ -606,8 +606,7 @@ impl State<'_> {
     /// precede (all of them once tracing has ended), earliest first.
     fn release_in_time_order(&mut self, all: bool) {
         let Some(order) = &mut self.temporal else { return };
-        let mut ready = order.release(all);
-        for data in ready.drain(..) {
+        for data in order.release(all) {
             self.take_record(&data);
         }
     }

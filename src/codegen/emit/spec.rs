@@ -162,7 +162,7 @@ impl Emitter<'_> {
             self.timestamp();
         }
         self.reserve_record(layout::HDR_SIZE as i32, no_room);
-        self.header_fields(R0, epid);
+        self.header_fields(R0, epid, 0);
         self.emit(ldx(Size::DW, R1, FP, entry));
         self.emit(ldx(Size::W, R1, R1, layout::SPEC_TAG as i16));
         self.emit(stx(Size::W, R0, layout::HDR_SPEC as i16, R1));

@@ -20,13 +20,13 @@ const SLASH: i32 = b'/' as i32;
 /// Words of the kernel's struct pt_regs that hold user registers (x86_64:
 /// r15 .. ss; arm64: x0 .. x30, sp, pc, pstate), as d-library/regs.d numbers them.
 const PT_REGS_WORDS: usize = if cfg!(target_arch = "aarch64") { 34 } else { 21 };
-/// Linux's address families, as inet_ntop() takes them.
 /// chill()'s loop: the verifier follows each turn and holds the exit of
 /// each for later (8,192 such at most in one program), so a turn reads the
 /// clock CHILL_READS times and tests it once.
 const CHILL_TURNS: i32 = 1024;
 const CHILL_READS: usize = 16;
 
+/// Linux's address families, as inet_ntop() takes them.
 const AF_INET: i32 = 2;
 const AF_INET6: i32 = 10;
 
