@@ -563,8 +563,9 @@ fn notice_name(source: &ProgramSource) -> String {
 /// the region, and -x errtags puts the error's tag first.
 fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &str, errtags: bool) -> String {
     let tag = if errtags { format!("[{}] ", e.tag) } else { String::new() };
-    // DTrace's lexer replaces macro arguments: its errors belong to no region.
-    let region = if e.tag.starts_with("D_MACRO_") { "" } else { region };
+    // DTrace's lexer replaces macro arguments and reads integers: its errors
+    // belong to no region.
+    let region = if e.tag.starts_with("D_MACRO_") || e.tag == "D_INT_OFLOW" { "" } else { region };
     match source {
         ProgramSource::Script(path) => {
             let place = match &e.span {

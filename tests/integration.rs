@@ -351,9 +351,9 @@ mod language {
             "args.d",
             "#!/usr/sbin/dtrace -qs\nBEGIN\n{\n\tprintf(\"%d %s %s\\n\", $1 + 1, $$2, $2);\n}\ntick-$3 { exit(0); }\n",
         );
-        let out = run(&["-qs", &path, "41", "word", "100ms"]);
+        let out = run(&["-qs", &path, "41", "execname", "100ms"]);
         assert_eq!(out.code(), 0, "{}", out.stderr);
-        assert_eq!(out.stdout, "42 word word\n\n");
+        assert_eq!(out.stdout, "42 execname dtrace\n\n");
     }
 
     #[test]

@@ -333,7 +333,13 @@ pub(crate) fn start(
             opts.bufsize
         );
     }
-    let mut ring_size = opts.bufsize.clamp(MIN_RING, MAX_RING).next_power_of_two() as u32;
+    // A program none of whose clauses records sends only fault records
+    // through the ring buffer; a small ring carries them, and every page of
+    // a ring counts in the process's resident memory (twice: its data is
+    // mapped twice).
+    let ring_bytes =
+        if program.clauses.iter().any(|c| c.records) { opts.bufsize } else { opts.bufsize.min(FAULTS_ONLY_RING) };
+    let mut ring_size = ring_bytes.clamp(MIN_RING, MAX_RING).next_power_of_two() as u32;
     let core = loop {
         match load_core(program, opts, ring_size, !retained.is_empty(), caller_ranges.len()) {
             Ok(core) => break core,
@@ -734,6 +740,9 @@ fn stack_map_entries(value_size: u32) -> u32 {
 /// The smallest and largest ring buffers (the kernel maps at most 2^31
 /// bytes of one).
 const MIN_RING: u64 = 4096;
+/// The ring of a program that records only faults: some thousands of them
+/// between two reads of the consumer.
+const FAULTS_ONLY_RING: u64 = 128 << 10;
 const MAX_RING: u64 = 1 << 31;
 
 /// Whether loading failed for want of memory (a buffer too big for it).

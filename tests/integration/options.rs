@@ -450,9 +450,20 @@ fn a_numeric_operand_past_64_bits_is_an_overflow_not_a_string() {
         "dtrace: invalid probe specifier BEGIN { trace($1); exit(0); }: \
          macro argument $1 constant 0x12345678123456781 results in integer overflow\n"
     );
-    // A number that fits is a number; other text is a string.
-    let out = run(&["-q", "-n", "BEGIN { printf(\"%d %s\\n\", $1, $2); exit(0); }", "0xffffffffffffffff", "12x"]);
-    assert_eq!((out.code(), out.stdout.as_str()), (0, "-1 12x\n\n"), "{}", out.stderr);
+    // A number that fits is a number (strtoull's bases); other text is the
+    // identifier it spells, as DTrace's lexer reads it.
+    let out = run(&["-q", "-n", "BEGIN { printf(\"%d %d %d %s\\n\", $1, $2, $3, $4); exit(0); }", "0xffffffffffffffff", "010", "+7", "execname"]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "-1 8 7 dtrace\n\n"), "{}", out.stderr);
+    let out = run(&["-q", "-n", "BEGIN { trace($1); }", "word"]);
+    assert_eq!(
+        (out.code(), out.stderr.as_str()),
+        (1, "dtrace: invalid probe specifier BEGIN { trace($1); }: in action list: failed to resolve word: Unknown variable name\n")
+    );
+    let out = run(&["-q", "-n", "BEGIN { trace($1); }", "12x"]);
+    assert_eq!(
+        (out.code(), out.stderr.as_str()),
+        (1, "dtrace: invalid probe specifier BEGIN { trace($1); }: integer constant 0xc cannot be represented in any built-in integral type\n")
+    );
     // A quoted operand is the string token it spells (the Oracle tutorial's
     // `dtrace -s activity.d '"bash"'`): $1 is bash, $$1 the text as given.
     let out = run(&["-q", "-n", "BEGIN { printf(\"[%s] %d [%s]\\n\", $1, strlen($1), $$1); exit(0); }", "\"bash\""]);

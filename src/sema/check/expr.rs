@@ -674,40 +674,48 @@ impl Checker<'_> {
         if let Some(bytes) = crate::syntax::string_literal(text) {
             return self.expr(&ast::Expr { kind: ExprKind::Str(bytes), span: span.clone() });
         }
-        // An argument that looks like an integer is an integer; else a string (DTrace
-        // would treat it as an identifier; a string is what scripts mean in practice).
-        let parsed = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-            u64::from_str_radix(hex, 16).ok()
-        } else if text.starts_with('-') {
-            text.parse::<i64>().ok().map(|v| v as u64)
+        // An argument that begins as an integer is an integer; any other text
+        // is the identifier it spells, as DTrace's lexer reads it (id_or_type):
+        // `$1` given `execname` is execname, given `foo` an unknown variable.
+        let Some((negative, digits)) = text
+            .strip_prefix('-')
+            .map(|d| (true, d))
+            .or_else(|| text.strip_prefix('+').map(|d| (false, d)))
+            .or_else(|| text.starts_with(|c: char| c.is_ascii_digit()).then_some((false, text.as_str())))
+        else {
+            return self.expr(&ast::Expr { kind: ExprKind::Ident(text.clone()), span: span.clone() });
+        };
+        // strtoull(v, &p, 0): the base from the prefix, the longest run of
+        // digits, and what follows is the integer's suffix.
+        let (radix, body) = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+            Some(hex) => (16, hex),
+            None if digits.len() > 1 && digits.starts_with('0') => (8, &digits[1..]),
+            None => (10, digits),
+        };
+        let run = body.find(|c: char| !c.is_digit(radix)).unwrap_or(body.len());
+        let (number, suffix) = body.split_at(run);
+        let value = if number.is_empty() {
+            Some(0)
         } else {
-            text.parse::<u64>().ok()
+            u64::from_str_radix(number, radix).ok()
         };
-        let digits = |t: &str, radix: u32| !t.is_empty() && t.chars().all(|c| c.is_digit(radix));
-        let numeric = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-            Some(hex) => digits(hex, 16),
-            None => digits(text.strip_prefix('-').unwrap_or(text), 10),
-        };
-        if parsed.is_none() && numeric {
+        let Some(value) = value else {
             return Err(CompileError::new(
                 "D_MACRO_OFLOW",
                 span,
-                format!("macro argument ${n} constant {text} results in integer overflow"),
+                format!("macro argument ${n} constant {digits} results in integer overflow"),
+            ));
+        };
+        if !["", "u", "l", "ul", "lu", "ll", "ull", "llu"].contains(&suffix.to_ascii_lowercase().as_str()) {
+            return Err(CompileError::new(
+                "D_INT_OFLOW",
+                span,
+                format!("integer constant {value:#x} cannot be represented in any built-in integral type"),
             ));
         }
-        match parsed {
-            Some(v) => {
-                let ty = if (v as i64) >= i32::MIN as i64 && (v as i64) <= i32::MAX as i64 {
-                    Type::INT
-                } else {
-                    Type::INT64
-                };
-                Ok(TExpr { kind: TKind::Int(v), ty, span: span.clone() })
-            }
-            None => {
-                self.expr(&ast::Expr { kind: ExprKind::Str(crate::syntax::raw::bytes_of(text)), span: span.clone() })
-            }
-        }
+        let v = if negative { value.wrapping_neg() } else { value };
+        let ty = if (v as i64) >= i32::MIN as i64 && (v as i64) <= i32::MAX as i64 { Type::INT } else { Type::INT64 };
+        Ok(TExpr { kind: TKind::Int(v), ty, span: span.clone() })
     }
 
     pub(super) fn unary(&mut self, op: UnOp, inner: &ast::Expr, span: &Span) -> Result<TExpr> {
