@@ -165,9 +165,10 @@ int dt_psargs_exec(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* Processes that exec'd, while a script's USDT provider globs wait for
- * processes started after tracing began: the consumer reads their notes
- * (src/provider/usdt.rs, Retained). Sized by the runtime. */
+/* Processes that exec'd or mapped a file's code, while a script's USDT
+ * provider globs wait for processes started (or libraries loaded) after
+ * tracing began: the consumer reads their notes (src/provider/usdt.rs,
+ * Retained). Sized by the runtime. */
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
 	__uint(max_entries, 1);
@@ -179,6 +180,44 @@ int dt_exec_notify(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	bpf_map_push_elem(&dt_execs, &pid, 0);
+	return 0;
+}
+
+/* A process that maps a file to run its code (the dynamic linker, as a
+ * program dlopen()s a library) may have new USDT sites: the consumer looks
+ * at it again once the mapping is made. Threads between the two halves of
+ * such an mmap(): */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} dt_exec_mmaps SEC(".maps");
+
+#define DT_PROT_EXEC 0x4
+
+SEC("tracepoint")
+int dt_mmap_enter(struct dt_syscall_enter_rec *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u8 one = 1;
+	if ((ctx->args[2] & DT_PROT_EXEC) && (int)ctx->args[4] >= 0)
+		bpf_map_update_elem(&dt_exec_mmaps, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint")
+int dt_mmap_exit(struct dt_syscall_exit_rec *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	__u32 pid = pid_tgid >> 32;
+	if (!bpf_map_lookup_elem(&dt_exec_mmaps, &tid))
+		return 0;
+	bpf_map_delete_elem(&dt_exec_mmaps, &tid);
+	/* An address, or -errno. */
+	if ((unsigned long)ctx->ret < (unsigned long)-4095)
+		bpf_map_push_elem(&dt_execs, &pid, 0);
 	return 0;
 }
 

@@ -249,6 +249,22 @@ static __always_inline long dt_sys_exit_nr(struct bpf_raw_tracepoint_args *ctx)
 #endif
 }
 
+/* The per-syscall events' records (syscalls/sys_{enter,exit}_<name>/format):
+ * the common header, `int __syscall_nr`, then the arguments or the return
+ * value. An event has only its system call's arguments, and the kernel
+ * refuses to attach a program that reads past them. */
+struct dt_syscall_enter_rec {
+	__u64 common;
+	int nr;
+	unsigned long args[6];
+};
+
+struct dt_syscall_exit_rec {
+	__u64 common;
+	int nr;
+	long ret;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

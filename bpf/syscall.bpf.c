@@ -108,23 +108,9 @@ int dt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* The per-syscall events' records (syscalls/sys_{enter,exit}_<name>/format):
- * the common header, `int __syscall_nr`, then the arguments or the return
- * value. An event has only its system call's arguments, and the kernel
- * refuses to attach a program that reads past them: dt_sys_enter_tp<N>
- * reads N arguments, and the runtime attaches the widest one the kernel
- * accepts. */
-struct dt_syscall_enter_rec {
-	__u64 common;
-	int nr;
-	unsigned long args[6];
-};
-
-struct dt_syscall_exit_rec {
-	__u64 common;
-	int nr;
-	long ret;
-};
+/* The per-syscall events' records are dtrace.h's dt_syscall_*_rec:
+ * dt_sys_enter_tp<N> reads N arguments, and the runtime attaches the
+ * widest one the kernel accepts. */
 
 static __always_inline int dt_sys_enter_tp(struct dt_syscall_enter_rec *ctx, int nargs)
 {

@@ -481,12 +481,17 @@ pub(crate) fn start(
         cx.warnings.push(format!("processes started from now on are not traced: {e:#}"));
         Vec::new()
     });
-    let EnableContext { links: provider_links, held, warnings, .. } = cx;
+    let EnableContext { links: provider_links, held, mut warnings, .. } = cx;
     links.extend(provider_links);
     if !late.is_empty() {
         // From here on no exec is missed; the first look at the processes
         // (enable_started_processes) finds those started since compiling.
         links.push(core.progs.dt_exec_notify.attach().context("attaching the exec program of retained USDT globs")?);
+        // And no library a process maps later (dlopen) is missed either.
+        match attach_exec_mmap_programs(&core) {
+            Ok(mmap_links) => links.extend(mmap_links),
+            Err(e) => warnings.push(format!("USDT probes of libraries processes load later will not be found: {e:#}")),
+        }
     }
     Ok(Session {
         core,
@@ -776,6 +781,8 @@ fn load_core(
     open_core.progs.dt_psargs_exec.set_autoload(program.uses_psargs_table);
     open_core.progs.dt_psargs_fork.set_autoload(program.uses_psargs_table);
     open_core.progs.dt_exec_notify.set_autoload(retains);
+    open_core.progs.dt_mmap_enter.set_autoload(retains);
+    open_core.progs.dt_mmap_exit.set_autoload(retains);
     if retains {
         open_core.maps.dt_execs.set_max_entries(EXEC_QUEUE)?;
     }
@@ -798,6 +805,22 @@ fn load_core(
 
 /// Execs not yet looked at by the consumer, at most.
 const EXEC_QUEUE: u32 = 4096;
+
+/// Attaches the programs that note a process mapping a file's code
+/// (mmap() with PROT_EXEC, at its entry and return tracepoints).
+fn attach_exec_mmap_programs(core: &core_skel::CoreSkel<'static>) -> Result<Vec<Link>> {
+    use std::os::fd::IntoRawFd;
+    let names = ["syscalls/sys_enter_mmap".to_string(), "syscalls/sys_exit_mmap".to_string()];
+    let ids = crate::provider::tracefs::tracepoint_ids(&names);
+    let mut links = Vec::new();
+    for ((name, id), prog) in names.iter().zip(ids).zip([&core.progs.dt_mmap_enter, &core.progs.dt_mmap_exit]) {
+        let id = id.with_context(|| format!("no tracepoint {name}"))?;
+        let event = crate::provider::perf::open_tracepoint(id)?;
+        // The link owns the event from here and closes it when dropped.
+        links.push(prog.attach_perf_event(event.into_raw_fd()).with_context(|| format!("attaching to {name}"))?);
+    }
+    Ok(links)
+}
 
 /// A probe's four names as dt_probenames holds them, strsize bytes each.
 fn probe_names_value(p: &Probe, program: &Program) -> Vec<u8> {

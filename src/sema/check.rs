@@ -220,6 +220,21 @@ impl<'a> Checker<'a> {
         self.program
     }
 
+    /// `desc` as a USDT description of one process whose provider may
+    /// appear later: `name<pid>`, or a provider named without a pid (the
+    /// target's), where no provider has the name.
+    fn usdt_provider_to_come(&self, desc: &ProbeDesc, target: Option<u32>) -> Option<ProbeDesc> {
+        let (name, pid) = crate::provider::desc::split_pid(&desc.provider);
+        if name.is_empty() || name.contains(['*', '?', '[', '\\']) || self.registry.has_provider(name) {
+            return None;
+        }
+        match (pid, target) {
+            (Some(_), _) if !self.registry.has_provider(&desc.provider) => Some(desc.clone()),
+            (None, Some(target)) => Some(ProbeDesc { provider: format!("{name}{target}"), ..desc.clone() }),
+            _ => None,
+        }
+    }
+
     fn clause(&mut self, clause: &ast::Clause) -> Result<()> {
         let mut probes = Vec::new();
         let mut retained = Vec::new();
@@ -247,6 +262,11 @@ impl<'a> Checker<'a> {
             let glob = desc.provider.contains(['*', '?', '[', '\\']);
             if glob && ids.iter().all(|&id| self.registry.may_appear_later(id)) {
                 retained.push(desc);
+            } else if ids.is_empty() && self.opts.zero_matches_ok {
+                // Under -Z a process's USDT provider that is not there yet
+                // (a JVM's hotspot, in the libjvm.so it loads) is kept
+                // waiting for, as DTrace's retained enablings find it.
+                retained.extend(self.usdt_provider_to_come(&desc, target));
             }
             self.matched += ids.len();
             probes.extend(ids);

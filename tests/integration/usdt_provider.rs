@@ -618,3 +618,93 @@ fn a_probe_only_tested_is_enabled_without_firing() {
     assert!(out.stdout.contains("enabled\n") && !out.stdout.contains("not enabled"), "{}", out.stdout);
     assert!(!out.stdout.contains("fired"), "{}", out.stdout);
 }
+
+/// A provider glob also matches the probes of a library a running process
+/// loads later with dlopen() (a JVM's libjvm.so): the process is looked at
+/// again once it maps the library's code, and its probes, with the
+/// library's name as their module, fire.
+#[test]
+fn provider_globs_match_libraries_loaded_later() {
+    let dir = build_dir("dlopen");
+    std::fs::write(
+        dir.join("plugin.c"),
+        "#include <sys/sdt.h>\nvoid plugin_run(int n) { STAP_PROBE1(plugged, run, n); }\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("main.c"),
+        "#include <dlfcn.h>\n#include <stdio.h>\n\
+         #include <stdlib.h>\n#include <unistd.h>\n\
+         int main(int argc, char **argv) {\n\tchar line[16];\n\tvoid (*run)(int) = 0;\n\tint n = 0;\n\t\
+         if (argc > 2) {\n\t\trun = (void (*)(int))dlsym(dlopen(argv[1], RTLD_NOW), \"plugin_run\");\n\t\t\
+         for (; n < atoi(argv[2]); n++) { run(n); usleep(20000); }\n\t\treturn 0;\n\t}\n\t\
+         while (fgets(line, sizeof line, stdin)) {\n\t\tif (!run) {\n\t\t\tvoid *h = dlopen(argv[1], RTLD_NOW);\n\t\t\t\
+         if (!h) { printf(\"%s\\n\", dlerror()); return 1; }\n\t\t\trun = (void (*)(int))dlsym(h, \"plugin_run\");\n\t\t}\n\t\t\
+         run(n++);\n\t\tprintf(\"ok\\n\"); fflush(stdout);\n\t}\n\treturn 0;\n}\n",
+    )
+    .expect("write");
+    sh(&dir, "gcc -O1 -shared -fPIC -o libplugin.so plugin.c && gcc -O1 -o main main.c -ldl");
+    // The process runs before tracing starts and has no probes then.
+    let mut child = Command::new(dir.join("main"))
+        .arg(dir.join("libplugin.so"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("main");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let pid = child.id();
+    let mut t = Tracer::spawn(&[
+        "-Z",
+        "-q",
+        "-n",
+        READY,
+        "-n",
+        r#"plug*:::run, plug*:::ping { printf("%s %s %s %d\n", probeprov, probemod, probefunc, arg0); }"#,
+    ]);
+    t.wait_for("ready");
+    // A process that execs with probes of the glob, once its probe fires,
+    // shows dtrace has looked at the processes running when it started:
+    // the library is loaded after that look.
+    let marker = late_program("plugmark");
+    let mut marker = Command::new(&marker).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("marker");
+    let mut marker_lines = BufReader::new(marker.stdout.take().expect("stdout")).lines();
+    let marked = (0..10).any(|_| {
+        writeln!(marker.stdin.as_mut().expect("stdin"), "go").expect("write");
+        assert_eq!(marker_lines.next().and_then(Result::ok).as_deref(), Some("ok"));
+        t.next_line().is_ok_and(|line| line.starts_with(&format!("plugmark{} ", marker.id())))
+    });
+    assert!(marked, "the marker process's probe never fired");
+    drop(marker.stdin.take());
+    let _ = marker.wait();
+    let mut first = None;
+    for _ in 0..10 {
+        writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("write");
+        assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("ok"));
+        if let Ok(line) = t.next_line() {
+            first = Some(line);
+            break;
+        }
+    }
+    let first = first.expect("the loaded library's probe never fired");
+    let n: u32 = first
+        .strip_prefix(&format!("plugged{pid} libplugin.so plugin_run "))
+        .and_then(|n| n.parse().ok())
+        .expect(&first);
+    writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("write");
+    assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("ok"));
+    assert_eq!(t.next_line().as_deref(), Ok(format!("plugged{pid} libplugin.so plugin_run {}", n + 1).as_str()));
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let out = t.stop();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+
+    // Under -Z a provider the -c process has not loaded yet is waited for
+    // (`dtrace -Z -n 'hotspot$target:::...' -c java`): its library's probes
+    // fire once it is loaded, the last of 50 firings 20 ms apart included.
+    let cmd = format!("{} {} 50", dir.join("main").display(), dir.join("libplugin.so").display());
+    let out = run(&["-Z", "-q", "-n", r#"plugged$target:::run { printf("%d\n", arg0); }"#, "-c", &cmd]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let seen: Vec<u32> = out.stdout.split_whitespace().map(|n| n.parse().expect(n)).collect();
+    assert_eq!(seen.last(), Some(&49), "{}{}", out.stdout, out.stderr);
+    assert!(seen.windows(2).all(|w| w[1] == w[0] + 1), "{}", out.stdout);
+}
