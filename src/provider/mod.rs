@@ -190,6 +190,16 @@ pub(crate) trait Enabling {
     }
 }
 
+/// Attaches `prog` to tracepoint `name` (`group/event`) through a perf
+/// event, tracefs giving its ID (libbpf looks only where tracefs is
+/// mounted); the link owns the event and closes it when dropped.
+pub(crate) fn attach_tracepoint(prog: &libbpf_rs::ProgramMut, name: &str) -> Result<Link> {
+    use std::os::fd::IntoRawFd;
+    let id = tracefs::tracepoint_ids(&[name.to_string()])[0].with_context(|| format!("no tracepoint {name}"))?;
+    let event = perf::open_tracepoint(id)?;
+    prog.attach_perf_event(event.into_raw_fd()).with_context(|| format!("attaching to {name}"))
+}
+
 /// Keeps a provider's loaded entry programs (a skeleton) alive.
 pub(crate) struct Loaded<T>(pub T);
 impl<T> Enabling for Loaded<T> {}

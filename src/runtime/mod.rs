@@ -809,17 +809,10 @@ const EXEC_QUEUE: u32 = 4096;
 /// Attaches the programs that note a process mapping a file's code
 /// (mmap() with PROT_EXEC, at its entry and return tracepoints).
 fn attach_exec_mmap_programs(core: &core_skel::CoreSkel<'static>) -> Result<Vec<Link>> {
-    use std::os::fd::IntoRawFd;
-    let names = ["syscalls/sys_enter_mmap".to_string(), "syscalls/sys_exit_mmap".to_string()];
-    let ids = crate::provider::tracefs::tracepoint_ids(&names);
-    let mut links = Vec::new();
-    for ((name, id), prog) in names.iter().zip(ids).zip([&core.progs.dt_mmap_enter, &core.progs.dt_mmap_exit]) {
-        let id = id.with_context(|| format!("no tracepoint {name}"))?;
-        let event = crate::provider::perf::open_tracepoint(id)?;
-        // The link owns the event from here and closes it when dropped.
-        links.push(prog.attach_perf_event(event.into_raw_fd()).with_context(|| format!("attaching to {name}"))?);
-    }
-    Ok(links)
+    Ok(vec![
+        crate::provider::attach_tracepoint(&core.progs.dt_mmap_enter, "syscalls/sys_enter_mmap")?,
+        crate::provider::attach_tracepoint(&core.progs.dt_mmap_exit, "syscalls/sys_exit_mmap")?,
+    ])
 }
 
 /// A probe's four names as dt_probenames holds them, strsize bytes each.
