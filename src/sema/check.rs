@@ -382,6 +382,13 @@ impl<'a> Checker<'a> {
                 self.declare_assoc_array(scope, name, keys, value, &d.span)?;
                 continue;
             }
+            if let Some(ast::DeclOp::Array(None)) = d.ops.first() {
+                return Err(CompileError::new(
+                    "D_DECL_ARRNULL",
+                    &d.span,
+                    format!("array declaration requires array dimension or tuple signature: {name}"),
+                ));
+            }
             let ty = self.declarator_type(base.clone(), &d.ops, &d.span)?;
             if let Type::Struct(_) = ty {
                 copy_fits("a variable", &ty, self.opts.strsize, &d.span)?;
@@ -482,11 +489,15 @@ impl<'a> Checker<'a> {
 
     fn predicate(&mut self, clause: &ast::Clause) -> Result<Option<TExpr>> {
         self.region = REGION_PREDICATE;
-        clause
-            .predicate
-            .as_ref()
-            .map(|p| self.scalar_expr(p, "D_PRED_SCALAR", "predicate result must be of scalar type"))
-            .transpose()
+        let Some(predicate) = &clause.predicate else { return Ok(None) };
+        let checked = self.expr(predicate)?;
+        if !checked.ty.is_scalar() {
+            // DTrace checks the predicate once the whole clause is read: the
+            // error names the line of the clause's end.
+            let end = clause.span.end.saturating_sub(1)..clause.span.end;
+            return Err(CompileError::new("D_PRED_SCALAR", &end, "predicate result must be of scalar type"));
+        }
+        Ok(Some(checked))
     }
 
     /// The clause's statements, with its record layout started afresh.

@@ -1,4 +1,6 @@
-/* Bit-fields in D structs, laid out as C lays them out, over kernel memory. */
+/* Bit-fields in D structs, laid out as DTrace (CTF) lays them out: each
+   starts at a byte, in an integer of the bytes its width needs; over kernel
+   memory. */
 struct bits {
 	unsigned int a : 4;
 	int b : 3;

@@ -1,4 +1,5 @@
-/* Members of an anonymous union are the struct's own, laid out as gcc does. */
+/* Members of an anonymous union are the struct's own, laid out as DTrace
+   (CTF) lays them out: nothing follows the last member. */
 struct t {
 	union {
 		long a;

@@ -1,4 +1,5 @@
-/* A struct can point to its own type inside its declaration. */
+/* A struct can point to its own type inside its declaration (12
+   bytes: DTrace's records end with their last member). */
 struct node {
 	struct node *next;
 	int value;

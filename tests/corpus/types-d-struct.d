@@ -1,4 +1,6 @@
-/* Structs and unions declared in D: C's layout, and a cast over kernel memory. */
+/* Structs and unions declared in D: members aligned as C
+   aligns them, nothing after the last (CTF's layout), and a cast over
+   kernel memory. */
 struct pair {
 	char c;
 	long l;

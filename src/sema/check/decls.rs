@@ -169,13 +169,13 @@ impl Checker<'_> {
         if laid_out.is_err() && self.declared.records.get(&key).is_some_and(|r| r.body == RecordBody::Forward) {
             self.declared.records.remove(&key);
         }
-        let (laid_out, size, align) = laid_out?;
+        let (laid_out, size) = laid_out?;
         let name = spec.name.clone().unwrap_or_default();
         let record = Rc::new(Record {
             name: name.clone(),
             typedef: None,
             union,
-            size: size.next_multiple_of(align),
+            size,
             body: RecordBody::D(laid_out),
         });
         if !name.is_empty() {
@@ -194,13 +194,12 @@ impl Checker<'_> {
         Ok(Type::Struct(record))
     }
 
-    /// C's (GCC's) layout of a struct's or union's members: the members,
-    /// the size in bytes (before the final alignment) and the alignment.
-    fn lay_out(&mut self, members: &[ast::MemberDecl], union: bool) -> Result<(Vec<DMember>, usize, usize)> {
+    /// The layout DTrace gives a struct's or union's members (CTF's): the
+    /// members and the size in bytes.
+    fn lay_out(&mut self, members: &[ast::MemberDecl], union: bool) -> Result<(Vec<DMember>, usize)> {
         let mut laid_out: Vec<DMember> = Vec::new();
-        // Positions in bits, for bit-fields; C's (GCC's) layout: a bit-field
-        // shares its type's storage unit with the bits before it when it fits.
-        let (mut bits_used, mut align) = (0usize, 1usize);
+        // Positions in bits: where the last member's bits end.
+        let (mut bits_used, mut size) = (0usize, 0usize);
         for (i, m) in members.iter().enumerate() {
             let base = match self.type_spec(&m.spec, &m.span) {
                 // A struct no one declared is incomplete here, as DTrace
@@ -266,34 +265,38 @@ impl Checker<'_> {
                         return Err(CompileError::new(
                             "D_DECL_BFSIZE",
                             &m.span,
-                            format!("bit-field size must be between 0 and {} for {}", 8 * member_size, ty.name()),
+                            format!(
+                                "bit-field too big for type: {}",
+                                m.declarator.name.as_deref().unwrap_or("(anon)")
+                            ),
                         ));
                     }
                     Some(width as usize)
                 }
                 None => None,
             };
-            let start = match width {
-                _ if union => 0,
-                Some(width) => {
-                    let unit = 8 * member_size;
-                    let unit_start = bits_used / unit * unit;
-                    // A zero width, or bits that would cross the unit, start the next unit.
-                    if width == 0 || bits_used + width > unit_start + unit {
-                        bits_used.next_multiple_of(unit)
-                    } else {
-                        bits_used
-                    }
+            // A bit-field's type is an integer of the bytes its width needs,
+            // rounded to a power of two (ctf_add_integer), aligned as that.
+            let (ty, member_size, member_align) = match width {
+                Some(w) => {
+                    let unit = if w == 0 { 0 } else { w.div_ceil(8).next_power_of_two() };
+                    let Type::Int { signed, name, .. } = ty else { unreachable!("checked an integer") };
+                    (Type::Int { size: unit as u8, signed, name }, unit, unit)
                 }
-                None => bits_used.next_multiple_of(8 * member_align),
+                None => (ty, member_size, member_align),
             };
+            // CTF's layout, which DTrace's declarations get (ctf_add_member):
+            // each member starts at the first byte past the last one's bits,
+            // aligned for its type, so bit-fields never share bytes.
+            let start = if union { 0 } else { bits_used.div_ceil(8).next_multiple_of(member_align.max(1)) * 8 };
             let end = start + width.unwrap_or(8 * member_size);
+            // The record ends with its last member's type (no padding after).
+            size = if union { size.max(member_size) } else { start / 8 + member_size };
             bits_used = if union { bits_used.max(end) } else { end };
             let Some(name) = &m.declarator.name else {
                 // An anonymous struct or union: its members are reached as
                 // the enclosing struct's, as in C11 and DTrace.
                 if let (None, Type::Struct(inner)) = (width, &ty) {
-                    align = align.max(member_align);
                     if let RecordBody::D(members) = &inner.body {
                         for inner_member in members {
                             if laid_out.iter().any(|o| o.name == inner_member.name) {
@@ -317,16 +320,11 @@ impl Checker<'_> {
                     format!("failed to define member '{name}': Duplicate member name"),
                 ));
             }
-            align = align.max(member_align);
-            // A bit-field is read through its type's storage unit, aligned.
-            let unit = 8 * member_size;
-            let (offset, bitfield) = match width {
-                Some(w) => (start / unit * member_size, Some(((start % unit) as u32, w as u32))),
-                None => (start / 8, None),
-            };
+            // A bit-field is read through its type's bytes, from their first bit.
+            let (offset, bitfield) = (start / 8, width.map(|w| (0, w as u32)));
             laid_out.push(DMember { name: name.clone(), offset, ty, bitfield });
         }
-        Ok((laid_out, bits_used.div_ceil(8), align))
+        Ok((laid_out, size))
     }
 
     /// An enum type; a body declares its enumerators as integer constants

@@ -721,7 +721,7 @@ impl Checker<'_> {
     pub(super) fn unary(&mut self, op: UnOp, inner: &ast::Expr, span: &Span) -> Result<TExpr> {
         match op {
             UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
-                let (place, ty) = self.lvalue(inner, Type::INT)?;
+                let (place, ty) = self.lvalue(inner, Type::INT64)?;
                 if !ty.is_int() {
                     return Err(CompileError::new(
                         "D_OP_SCALAR",

@@ -1,0 +1,8 @@
+struct s {
+	int b : 65;
+} v;
+
+BEGIN
+{
+	exit(0);
+}

@@ -1,0 +1,6 @@
+int a[];
+
+BEGIN
+{
+	exit(0);
+}
