@@ -325,7 +325,8 @@ pub(crate) fn run(
         if interrupted && opts.format == OutputFormat::Text {
             state.borrow_mut().out.write_all(b"\n").ok();
         }
-        ring.consume()?;
+        let switchrate = state.borrow().switchrate;
+        drain_for_a_while(&ring, switchrate)?;
         state.borrow_mut().release_in_time_order(false);
         state.borrow_mut().out.flush().ok();
         // Processes that started since: their probes retained descriptions
@@ -357,6 +358,10 @@ pub(crate) fn run(
         let switchrate = state.borrow().switchrate;
         std::thread::sleep(switchrate);
     }
+    // What the probes left in the ring goes before END fires: a ring that a
+    // storm of records filled would drop END's.
+    session.stop_probes()?;
+    ring.consume()?;
     state.borrow_mut().ending = true;
     session.fire_end()?;
     ring.consume()?;
@@ -386,6 +391,31 @@ pub(crate) fn run(
         return Err(output_failure(failure).into());
     }
     Ok(st.exit_status.unwrap_or(0))
+}
+
+/// Records consumed between checks of the clock and of an interrupt.
+const DRAIN_BATCH: usize = 1024;
+
+/// Consumes what the ring holds, but returns once an interrupt arrives or
+/// a switchrate's time has passed: a storm of records (an error in every
+/// system call, each error's write making another) refills the ring as fast
+/// as it is read, and a drain until empty would never let the loop see
+/// Ctrl-C, drops or exit() (dtrace(1) reads one snapshot per pass).
+fn drain_for_a_while(ring: &libbpf_rs::RingBuffer, switchrate: Duration) -> Result<()> {
+    let started = std::time::Instant::now();
+    let budget = switchrate.max(Duration::from_millis(10));
+    loop {
+        let consumed = ring.consume_raw_n(DRAIN_BATCH);
+        if consumed < 0 {
+            return Err(std::io::Error::from_raw_os_error(-consumed).into());
+        }
+        if (consumed as usize) < DRAIN_BATCH
+            || INTERRUPTED.load(Ordering::SeqCst)
+            || started.elapsed() >= budget
+        {
+            return Ok(());
+        }
+    }
 }
 
 fn output_failure(error: std::io::Error) -> OutputFailure {

@@ -1,4 +1,5 @@
 BEGIN
 {
+	i = 1;
 	x = i == 0 ? trace(0) : trace(1);
 }

@@ -86,6 +86,27 @@ fn a_c_command_dies_with_a_killed_dtrace() {
 }
 
 #[test]
+fn an_error_storm_still_ends_at_sigint_and_sigterm() {
+    // Every system call faults, and each fault's message is a write that
+    // faults again: the ring refills as fast as it is read. Draining it
+    // until empty used to keep dtrace from ever seeing the signal.
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let mut t = Tracer::spawn(&[
+            "-qn",
+            r#"BEGIN { printf("ready\n"); } syscall:::entry { trace(*(int *)0); } END { printf("end\n"); }"#,
+        ]);
+        t.wait_for("ready");
+        std::thread::sleep(Duration::from_millis(300));
+        t.signal(sig);
+        let out = t.finish();
+        out.assert_no_panic();
+        assert_eq!(out.code(), 0, "signal {sig}: {}", &out.stderr[..out.stderr.len().min(500)]);
+        assert!(out.stdout.ends_with("end\n\n"), "signal {sig}: {:?}", out.stdout);
+        assert!(out.stderr.contains("invalid address (0x0) in action #1"), "signal {sig}: no fault reported");
+    }
+}
+
+#[test]
 fn a_closed_pipe_ends_dtrace_as_sigpipe_ends_dtrace() {
     // `dtrace ... | head -2` used to trace forever.
     let mut child = Command::new(DTRACE)

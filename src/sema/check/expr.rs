@@ -415,11 +415,23 @@ impl Checker<'_> {
                 if let Some(v) = self.constant_condition(c) {
                     return self.expr_any(if v != 0 { a } else { b });
                 }
-                let is_action_call = |e: &ast::Expr| matches!(&e.kind, ExprKind::Call { name, .. } if super::actions::is_action(name) && !super::actions::is_value_action(name));
-                if is_action_call(a) || is_action_call(b) {
-                    return Err(CompileError::new("D_OP_ACT", &span, "action cannot be used in a conditional context"));
-                }
+                // As dt_cook_op3: the condition and both branches are cooked
+                // first (an action's own argument errors come first), then
+                // the condition, the branches' types and actions are judged.
                 let c = self.expr(c)?;
+                let mut cooked = Vec::new();
+                for branch in [a, b] {
+                    match &branch.kind {
+                        ExprKind::Call { name, name_span, args }
+                            if super::actions::is_action(name) && !super::actions::is_value_action(name) =>
+                        {
+                            // The clause fails below: what the check records is moot.
+                            self.action(name, name_span, args, &branch.span)?;
+                        }
+                        _ => cooked.push(self.expr(branch)?),
+                    }
+                }
+                let actions = 2 - cooked.len();
                 if !c.ty.is_scalar() {
                     return Err(CompileError::new(
                         "D_OP_SCALAR",
@@ -427,8 +439,19 @@ impl Checker<'_> {
                         "operator ?: must be applied to a scalar condition",
                     ));
                 }
-                let a = self.expr(a)?;
-                let b = self.expr(b)?;
+                // An action is void: with another action the types agree.
+                match actions {
+                    0 => {}
+                    2 => return Err(CompileError::new("D_OP_ACT", &span, "action cannot be used in a conditional context")),
+                    _ => {
+                        return Err(CompileError::new(
+                            "D_OP_INCOMPAT",
+                            &span,
+                            "operator ?: operands must have compatible types",
+                        ))
+                    }
+                }
+                let (b, a) = (cooked.pop().expect("two branches"), cooked.pop().expect("two branches"));
                 let null = |e: &TExpr| matches!(e.kind, TKind::Int(0)) && e.ty.is_scalar();
                 let ty = match (&a.ty, &b.ty) {
                     (Type::String, Type::String) => Type::String,
