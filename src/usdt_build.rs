@@ -40,11 +40,9 @@ fn link_error(file: &str, why: String) -> String {
     format!("failed to link script {stem}: {why}")
 }
 
-/// Refuses definitions no header can express.
+/// Refuses definitions no header can express. A script without
+/// providers is no error: as DTrace's, its header and object are empty.
 fn check(providers: &[(ProviderDef, String)], file: &str) -> Result<(), String> {
-    if providers.is_empty() {
-        return Err("no providers defined".to_string());
-    }
     for (def, _) in providers {
         if def.name.len() > MAX_PROVIDER_NAME {
             return Err(link_error(

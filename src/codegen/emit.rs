@@ -1607,13 +1607,27 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// Stores `src` (not r1) at byte `offset` of the record. A store's
+    /// offset is 16 bits; a record past 32 KB (many strings of a large
+    /// strsize) is addressed through r1.
+    fn store_in_record(&mut self, offset: usize, src: Reg) -> Result<(), CodegenError> {
+        match i16::try_from(offset) {
+            Ok(near) => self.emit(stx(Size::DW, R9, near, src)),
+            Err(_) => {
+                self.emit(mov(R1, R9));
+                self.emit(alu_imm(Alu::Add, R1, record_offset(offset)?));
+                self.emit(stx(Size::DW, R1, 0, src));
+            }
+        }
+        Ok(())
+    }
+
     fn action(&mut self, action: usize, kind: &ActionKind) -> Result<(), CodegenError> {
         let clause = self.clause.ok_or_else(|| CodegenError("internal error: action outside a clause".into()))?;
         let epid = clause.epid;
         let clause_ir = &self.program.clauses[epid as usize - 1];
         let layout = clause_ir.actions[action].clone();
-        let mut offset =
-            i16::try_from(layout.offset).map_err(|_| CodegenError("a clause records too many bytes".into()))?;
+        let mut offset = layout.offset;
         let values: Vec<&TExpr> = match kind {
             ActionKind::Record(args) => args.iter().collect(),
             ActionKind::Exit(e) => vec![e],
@@ -1624,27 +1638,26 @@ impl<'a> Emitter<'a> {
             self.expr(value)?;
             match value_layout {
                 ValueLayout::Int { .. } | ValueLayout::Float { .. } | ValueLayout::Stack => {
-                    self.emit(stx(Size::DW, R9, offset, R0))
+                    self.store_in_record(offset, R0)?
                 }
                 ValueLayout::Symbol(kind) if kind.user() => {
-                    self.emit(stx(Size::DW, R9, offset + 8, R0));
+                    self.store_in_record(offset + 8, R0)?;
                     self.current_pid();
-                    self.emit(stx(Size::DW, R9, offset, R0));
+                    self.store_in_record(offset, R0)?;
                 }
-                ValueLayout::Symbol(_) => self.emit(stx(Size::DW, R9, offset, R0)),
+                ValueLayout::Symbol(_) => self.store_in_record(offset, R0)?,
                 ValueLayout::Str => {
                     self.emit(mov(R3, R0));
                     self.emit(mov(R1, R9));
-                    self.emit(alu_imm(Alu::Add, R1, offset as i32));
+                    self.emit(alu_imm(Alu::Add, R1, record_offset(offset)?));
                     self.emit(mov_imm(R2, self.strsize()));
                     self.emit(call(Helper::ProbeReadKernelStr));
                 }
                 ValueLayout::Memory(size) => {
-                    self.read_faulting(Helper::ProbeReadKernel, R9, offset as i32, *size as i32)?
+                    self.read_faulting(Helper::ProbeReadKernel, R9, record_offset(offset)?, *size as i32)?
                 }
             }
-            offset = i16::try_from(offset as usize + value_layout.bytes(self.program.strsize))
-                .map_err(|_| CodegenError("a clause records too many bytes".into()))?;
+            offset += value_layout.bytes(self.program.strsize);
             self.scratch_next = scratch;
         }
         if matches!(kind, ActionKind::Exit(_)) {
@@ -2649,4 +2662,8 @@ fn in_d_memory(e: &TExpr) -> bool {
         TKind::Var(_) | TKind::Element { .. } => true,
         _ => e.ty == Type::String,
     }
+}
+
+fn record_offset(offset: usize) -> Result<i32, CodegenError> {
+    i32::try_from(offset).map_err(|_| CodegenError("a clause records too many bytes".into()))
 }

@@ -468,6 +468,13 @@ fn a_numeric_operand_past_64_bits_is_an_overflow_not_a_string() {
     // `dtrace -s activity.d '"bash"'`): $1 is bash, $$1 the text as given.
     let out = run(&["-q", "-n", "BEGIN { printf(\"[%s] %d [%s]\\n\", $1, strlen($1), $$1); exit(0); }", "\"bash\""]);
     assert_eq!((out.code(), out.stdout.as_str()), (0, "[bash] 4 [\"bash\"]\n\n"), "{}", out.stderr);
+    // Text that is neither number nor identifier is a string (strbadidnum):
+    // `a b`, `x.y`, and $0, the script's name (scripting/tst.arg0.d).
+    let out = run(&["-q", "-n", "BEGIN { printf(\"[%s] [%s]\\n\", $1, $2); exit(0); }", "a b", "x.y"]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "[a b] [x.y]\n\n"), "{}", out.stderr);
+    let script = util::script("arg0.d", "BEGIN { printf(\"%s\\n\", $0); exit(0); }\n");
+    let out = run(&["-q", "-s", &script]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, format!("{script}\n\n").as_str()), "{}", out.stderr);
 }
 
 #[test]

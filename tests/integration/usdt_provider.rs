@@ -708,3 +708,20 @@ fn provider_globs_match_libraries_loaded_later() {
     assert_eq!(seen.last(), Some(&49), "{}{}", out.stdout, out.stderr);
     assert!(seen.windows(2).all(|w| w[1] == w[0] + 1), "{}", out.stdout);
 }
+
+#[test]
+fn minus_g_names_its_output_as_dtrace_does_and_needs_no_providers() {
+    // A script without providers links to an object that defines none
+    // (illumos' tst.ELFGenerationOut); a script not named *.d gives d.out.
+    let dir = build_dir("d-out");
+    std::fs::write(dir.join("plain.d"), "BEGIN { exit(0); }\n").expect("write");
+    std::fs::write(dir.join("script"), "BEGIN { exit(0); }\n").expect("write");
+    let dtrace = std::fs::canonicalize(util::DTRACE).expect("dtrace path");
+    let dtrace = dtrace.to_string_lossy();
+    sh(&dir, &format!("{dtrace} -G -s plain.d && {dtrace} -G -s script && {dtrace} -h -s plain.d"));
+    for (file, want_elf) in [("plain.o", true), ("d.out", true), ("plain.h", false)] {
+        let bytes = std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(bytes.starts_with(b"\x7fELF"), want_elf, "{file}");
+    }
+    sh(&dir, "gcc -x c -c -o main.o - <<'EOF'\n#include \"plain.h\"\nint main(void) { return 0; }\nEOF\ngcc -o main main.o plain.o && ./main");
+}

@@ -692,9 +692,18 @@ impl Checker<'_> {
             }
             return Err(CompileError::new("D_MACRO_UNDEF", span, format!("macro argument ${n} is not defined")));
         };
-        // A quoted argument (`'"bash"'`) is the string token it spells, as
-        // DTrace's lexer reads it: the characters between the quotes.
-        if let Some(bytes) = crate::syntax::string_literal(text) {
+        // Text that is neither an integer nor an identifier (a script's
+        // name as $0, `a b`, `'"bash"'`) is a string, as DTrace's lexer reads
+        // it (strbadidnum): its quotes stripped, its escapes converted.
+        if is_string_macro_text(text) {
+            let inner = match text.len() {
+                2.. if text.starts_with('"') && text.ends_with('"') => &text[1..text.len() - 1],
+                _ => text.as_str(),
+            };
+            let bytes = (!inner.contains(['"', '\n']))
+                .then(|| crate::syntax::string_literal(&format!("\"{inner}\"")))
+                .flatten()
+                .unwrap_or_else(|| inner.as_bytes().to_vec());
             return self.expr(&ast::Expr { kind: ExprKind::Str(bytes), span: span.clone() });
         }
         // An argument that begins as an integer is an integer; any other text
@@ -1664,4 +1673,20 @@ pub(crate) fn binop_text(op: BinOp) -> &'static str {
         BinOp::LogOr => "||",
         BinOp::Comma => ",",
     }
+}
+
+/// DTrace's strbadidnum(): whether a macro argument's text is neither an
+/// integer strtoull() reads whole nor made of identifier characters.
+fn is_string_macro_text(text: &str) -> bool {
+    if text.is_empty() {
+        return true;
+    }
+    let digits = text.trim_start().strip_prefix(['+', '-']).unwrap_or(text.trim_start());
+    let (radix, body) = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(hex) => (16, hex),
+        None if digits.starts_with('0') => (8, digits),
+        None => (10, digits),
+    };
+    let whole_integer = !body.is_empty() && body.chars().all(|c| c.is_digit(radix));
+    !whole_integer && !text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '`')
 }
