@@ -295,19 +295,19 @@ fn generate(what: flags::Generate, flags: &Flags, compiled: &compile::Compiled) 
         ProgramSource::Script(p) if p != "-" => Some(p.as_str()),
         _ => None,
     });
-    let suffix = match what {
-        flags::Generate::Header => "h",
-        flags::Generate::Object => "o",
+    let (option, suffix) = match what {
+        flags::Generate::Header => ("-h", "h"),
+        flags::Generate::Object => ("-G", "o"),
     };
     // As dtrace.c's link_prog: a script named *.d gives its base name with
-    // the suffix; anything else (/dev/stdin, -n) gives d.out.
+    // the suffix; another (/dev/stdin) gives d.out.
     let path = match (&flags.output, script) {
         (Some(path), _) => path.clone(),
         (None, Some(script)) => std::path::Path::new(script)
             .file_name()
             .and_then(|n| n.to_str()?.strip_suffix(".d").map(|stem| format!("{stem}.{suffix}")))
             .unwrap_or_else(|| "d.out".to_string()),
-        (None, None) => "d.out".to_string(),
+        (None, None) => return Err(format!("{option} requires a script (-s) or an output file (-o)")),
     };
     let bytes = match what {
         flags::Generate::Header => usdt_build::header(&compiled.providers, &path)?.into_bytes(),

@@ -63,6 +63,16 @@ enum Current {
 #[derive(Debug)]
 pub(crate) struct CodegenError(pub String);
 
+/// A program whose jumps do not fit their 16 bits: its clauses can still
+/// run as a chain of smaller programs.
+const PROGRAM_TOO_LARGE: &str = "program is too large";
+
+impl CodegenError {
+    pub(crate) fn is_program_too_large(&self) -> bool {
+        self.0 == PROGRAM_TOO_LARGE
+    }
+}
+
 /// Byte offsets in the per-CPU scratch map's one value. In order: the
 /// subroutines' result strings (`slots` of strsize bytes), the launder word,
 /// the string clause-local variables, a work area of 2·strsize bytes (at
@@ -512,7 +522,7 @@ impl<'a> Emitter<'a> {
         for (at, label) in std::mem::take(&mut self.fixups) {
             let target = self.labels[label.0].ok_or_else(|| CodegenError("internal error: unbound label".into()))?;
             let off = target as i64 - at as i64 - 1;
-            self.insns[at].off = i16::try_from(off).map_err(|_| CodegenError("program is too large".into()))?;
+            self.insns[at].off = i16::try_from(off).map_err(|_| CodegenError(PROGRAM_TOO_LARGE.into()))?;
         }
         Ok(self.insns)
     }
@@ -702,7 +712,16 @@ impl<'a> Emitter<'a> {
             self.jump(jmp_imm(Cond::Eq, R1, layout::STATE_STOPPED as i32, 0), end);
         }
         if split {
-            self.lookup_stack_key(MapRef::SplitRecord);
+            // One record a CPU: the parts of a firing run on one CPU.
+            let saved_stack = self.stack_top;
+            let cpu = self.alloc_slot(8)?;
+            self.emit(call(Helper::GetSmpProcessorId));
+            self.emit(stx(Size::W, FP, cpu, R0));
+            self.emit2(ld_map_fd(R1, MapRef::SplitRecord));
+            self.emit(mov(R2, FP));
+            self.emit(alu_imm(Alu::Add, R2, cpu as i32));
+            self.emit(call(Helper::MapLookupElem));
+            self.stack_top = saved_stack;
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), end);
             self.emit(mov(R9, R0));
             self.emit(alu_imm(Alu::Add, R9, SPLIT_RECORD_START as i32));
@@ -733,7 +752,8 @@ impl<'a> Emitter<'a> {
                 }
                 self.header_fields(R9, clause.epid, always_present);
                 for word in 0..clause.more_present_words() {
-                    self.emit(st_imm(Size::DW, R9, (clause.more_present_bits + 8 * word) as i16, 0));
+                    let (base, off) = self.in_record(clause.more_present_bits + 8 * word, R1)?;
+                    self.emit(st_imm(Size::DW, base, off, 0));
                 }
                 self.emit(call(Helper::GetSmpProcessorId));
                 self.emit(stx(Size::W, R9, layout::HDR_CPU as i16, R0));
@@ -1607,18 +1627,22 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// Stores `src` (not r1) at byte `offset` of the record. A store's
-    /// offset is 16 bits; a record past 32 KB (many strings of a large
-    /// strsize) is addressed through r1.
-    fn store_in_record(&mut self, offset: usize, src: Reg) -> Result<(), CodegenError> {
-        match i16::try_from(offset) {
-            Ok(near) => self.emit(stx(Size::DW, R9, near, src)),
-            Err(_) => {
-                self.emit(mov(R1, R9));
-                self.emit(alu_imm(Alu::Add, R1, record_offset(offset)?));
-                self.emit(stx(Size::DW, R1, 0, src));
-            }
+    /// Where byte `offset` of the record is, as a base register and a
+    /// memory access's 16-bit offset: r9 and `offset`, or, past 32 KB (many
+    /// strings of a large strsize), `scratch` pointed at it.
+    fn in_record(&mut self, offset: usize, scratch: Reg) -> Result<(Reg, i16), CodegenError> {
+        if let Ok(near) = i16::try_from(offset) {
+            return Ok((R9, near));
         }
+        self.emit(mov(scratch, R9));
+        self.emit(alu_imm(Alu::Add, scratch, record_offset(offset)?));
+        Ok((scratch, 0))
+    }
+
+    /// Stores `src` (not r1) at byte `offset` of the record.
+    fn store_in_record(&mut self, offset: usize, src: Reg) -> Result<(), CodegenError> {
+        let (base, off) = self.in_record(offset, R1)?;
+        self.emit(stx(Size::DW, base, off, src));
         Ok(())
     }
 
@@ -1677,10 +1701,11 @@ impl<'a> Emitter<'a> {
         if word == layout::HDR_PRESENT && clause.always_present & (1 << bit) != 0 {
             return Ok(());
         }
-        self.emit(ldx(Size::DW, R1, R9, word as i16));
+        let (base, off) = self.in_record(word, R3)?;
+        self.emit(ldx(Size::DW, R1, base, off));
         self.emit2(ld_imm64(R2, 1u64 << bit));
         self.emit(alu_reg(Alu::Or, R1, R2));
-        self.emit(stx(Size::DW, R9, word as i16, R1));
+        self.emit(stx(Size::DW, base, off, R1));
         Ok(())
     }
 

@@ -55,12 +55,21 @@ impl Generated {
         program: &Program,
         clauses: &[usize],
         chain: emit::ChainPart,
-    ) -> Result<Vec<Insn>, CodegenError> {
+    ) -> Result<Vec<Insn>, PartError> {
         let probe = self.sole_probe.get(clauses).copied();
-        let insns = emit::generate_part(program, &self.env, clauses, &self.error_clauses, true, chain, probe)?;
-        within_limits(&insns).map_err(CodegenError)?;
+        let insns = emit::generate_part(program, &self.env, clauses, &self.error_clauses, true, chain, probe)
+            .map_err(|e| if e.is_program_too_large() { PartError::TooLarge(e.0) } else { PartError::Other(e) })?;
+        within_limits(&insns).map_err(PartError::TooLarge)?;
         Ok(insns)
     }
+}
+
+/// Why a part of a chain was not generated.
+pub(crate) enum PartError {
+    /// Past a limit of one program (instructions, maps, jump range): a
+    /// smaller part may fit.
+    TooLarge(String),
+    Other(CodegenError),
 }
 
 /// A clause split for joining with an entry program: `guard` goes in front
@@ -178,13 +187,30 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         .collect();
     let mut programs = BTreeMap::new();
     let mut guarded = BTreeMap::new();
+    let mut chained = std::collections::BTreeSet::new();
     for (&probe, clauses) in &clauses_of {
-        if !programs.contains_key(clauses) {
+        if !programs.contains_key(clauses) && !chained.contains(clauses) {
             let sole = sole_probe.get(clauses).copied();
-            let insns = emit::generate(program, &env, clauses, &error_clauses, true, sole)?;
-            within_limits(&insns).map_err(|why| {
-                CodegenError(format!("{} {why}", clauses_enabled_on(clauses.len(), &(target.probe_name)(probe))))
-            })?;
+            let fits = match emit::generate(program, &env, clauses, &error_clauses, true, sole) {
+                Ok(insns) => within_limits(&insns).map(|()| insns),
+                Err(e) if e.is_program_too_large() => Err(e.0),
+                Err(e) => return Err(e),
+            };
+            let insns = match fits {
+                Ok(insns) => insns,
+                // More clauses or statements than one program holds run as
+                // a chain of parts, which the runtime generates as it splits.
+                Err(_) if clauses.len() > 1 || program.clauses[clauses[0]].body.len() > 1 => {
+                    chained.insert(clauses);
+                    continue;
+                }
+                Err(why) => {
+                    return Err(CodegenError(format!(
+                        "{} {why}",
+                        clauses_enabled_on(clauses.len(), &(target.probe_name)(probe))
+                    )))
+                }
+            };
             programs.insert(clauses.clone(), insns);
             if let [only] = clauses.as_slice() {
                 if let Some(guard) = emit::generate_guard(program, &env, &program.clauses[*only]) {
@@ -470,17 +496,21 @@ mod tests {
     }
 
     #[test]
-    fn codegen_more_maps_than_a_program_may_use_are_a_compile_error() {
+    fn codegen_more_maps_than_a_program_may_use_are_left_to_a_chain_or_refused() {
         let clauses = |n: usize| -> String {
             (0..n).map(|i| format!("syscall::getppid:entry {{ @a{i} = sum(arg0); }}\n")).collect()
         };
         // With the context, state, drops and zero-value maps, 60 fit.
-        assert!(crate::compile::compile_for_test(&clauses(60)).is_ok());
-        let e = crate::compile::compile_for_test(&clauses(70)).err().expect("an error");
-        assert!(
-            e.contains("the 70 clauses enabled on syscall::getppid:entry use 71 maps") && e.contains("allows 64"),
-            "{e}"
-        );
+        let fits = crate::compile::compile_for_test(&clauses(60)).expect("compiles");
+        assert_eq!(fits.generated.programs.len(), 1);
+        // 70 clauses are generated as parts of a chain when loaded.
+        let chained = crate::compile::compile_for_test(&clauses(70)).expect("compiles");
+        assert!(chained.generated.programs.is_empty());
+        // One statement that names too many maps cannot be split.
+        let keys: Vec<String> = (0..70).map(|i| format!("a{i}[1]")).collect();
+        let one = format!("syscall::getppid:entry {{ trace({}); }}\n", keys.join(" || "));
+        let e = crate::compile::compile_for_test(&one).err().expect("an error");
+        assert!(e.contains("the 1 clause enabled on syscall::getppid:entry use") && e.contains("allows 64"), "{e}");
     }
 
     /// The programs of `src` compiled for a kernel with task-local storage.

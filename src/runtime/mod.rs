@@ -27,7 +27,7 @@ use crate::codegen::emit::ChainPart;
 use crate::codegen::insn::{atomic_cmpxchg64, exit, mov_imm, st_imm, Insn, Size, FP, R0, R2};
 use crate::codegen::maps::{patch_maps, MapRef};
 use crate::codegen::splice;
-use crate::codegen::Generated;
+use crate::codegen::{Generated, PartError};
 use crate::defs::layout::{self, core_skel};
 use crate::kallsyms::KernelSymbols;
 use crate::provider::{
@@ -434,12 +434,9 @@ pub(crate) fn start(
             code.extend(joined);
             return Ok(Some(as_bpf_insns(&code).to_vec()));
         }
-        let code = patched(
-            generated
-                .programs
-                .get(clauses)
-                .with_context(|| format!("internal error: no program for clauses {clauses:?}"))?,
-        )?;
+        // Clauses too much for one program run as a chain: tail calls.
+        let Some(code) = generated.programs.get(clauses) else { return Ok(None) };
+        let code = patched(code)?;
         Ok(splice::inline_at_tail_call(entry, &code).map(|joined| as_bpf_insns(&joined).to_vec()))
     };
     let mut inline_clauses = inline_clauses;
@@ -922,19 +919,23 @@ impl Chains {
         self.split_record.as_ref().map(|map| map.as_fd().as_raw_fd())
     }
 
-    /// Makes the split-record map, as large as the largest record of the
-    /// program with the running word before it; false when that is more
-    /// than a per-CPU value may hold (the clause cannot be split).
+    /// Makes the split-record map, one value a CPU, as large as the
+    /// largest record of the program with the running word before it;
+    /// false when that is more than a map value may hold (the clause cannot
+    /// be split).
     fn make_split_record(&mut self, program: &Program) -> Result<bool, LoadError> {
         if self.split_record.is_some() {
             return Ok(true);
         }
         let largest = program.clauses.iter().map(|c| layout::HDR_SIZE.max(c.record_size)).max().unwrap_or(0);
         let size = (crate::codegen::emit::SPLIT_RECORD_START + largest).next_multiple_of(8);
-        if size > crate::codegen::MAX_PERCPU_VALUE {
+        // An array's values are kmalloc()ed: at most KMALLOC_MAX_SIZE (4 MB
+        // with 4 KB pages). A per-CPU array's would be at most 32 KB.
+        if size > 1 << 22 {
             return Ok(false);
         }
-        let map = MapHandle::create(MapType::PercpuArray, Some("dt_split_rec"), 4, size as u32, 1, &map_opts())
+        let cpus = libbpf_rs::num_possible_cpus().map_err(|e| LoadError::Other(e.into()))? as u32;
+        let map = MapHandle::create(MapType::Array, Some("dt_split_rec"), 4, size as u32, cpus, &map_opts())
             .map_err(|e| LoadError::Other(e.into()))?;
         self.split_record = Some(map);
         Ok(true)
@@ -1027,14 +1028,24 @@ struct ClauseLoader<'a> {
 
 impl ClauseLoader<'_> {
     fn clauses(&mut self, clauses: &[usize], chain: ChainPart) -> Result<OwnedFd, LoadError> {
-        let mut insns = match self.generated.programs.get(clauses) {
-            Some(insns) if !chain.continued && chain.then.is_none() => insns.clone(),
+        // One clause alone splits between its statements.
+        let statements = match clauses {
+            [only] => chain.resumes_at..chain.stops_at.unwrap_or(self.program.clauses[*only].body.len()),
+            _ => 0..0,
+        };
+        let splittable = clauses.len() > 1 || statements.len() > 1;
+        let generated = match self.generated.programs.get(clauses) {
+            Some(insns) if !chain.continued && chain.then.is_none() => Ok(insns.clone()),
             // A part of a chain, or a list no probe had at start (a
-            // process found later): generated now.
-            _ => self
-                .generated
-                .chain_part(self.program, clauses, chain)
-                .map_err(|e| LoadError::Other(anyhow::anyhow!("{}", e.0)))?,
+            // process found later), or one too large for one program:
+            // generated now.
+            _ => self.generated.chain_part(self.program, clauses, chain),
+        };
+        let mut insns = match generated {
+            Ok(insns) => insns,
+            Err(PartError::TooLarge(why)) if splittable => return self.split(clauses, chain, statements, why),
+            Err(PartError::TooLarge(why)) => return Err(LoadError::TooComplex(why)),
+            Err(PartError::Other(e)) => return Err(LoadError::Other(anyhow::anyhow!("{}", e.0))),
         };
         let (chain_fd, split_fd) = (self.chains.fd(self.prog_type), self.chains.split_record_fd());
         patch_maps(&mut insns, &|m| match m {
@@ -1043,32 +1054,40 @@ impl ClauseLoader<'_> {
             _ => self.fds.get(&m).copied(),
         })
         .map_err(|e| LoadError::Other(anyhow::Error::msg(e)))?;
-        // One clause alone splits between its statements.
-        let statements = match clauses {
-            [only] => chain.resumes_at..chain.stops_at.unwrap_or(self.program.clauses[*only].body.len()),
-            _ => 0..0,
-        };
-        let splittable = clauses.len() > 1 || statements.len() > 1;
         match load_program(self.prog_type, &insns, splittable) {
-            Err(LoadError::TooComplex(_)) if clauses.len() > 1 => {
-                let (first, rest) = clauses.split_at(clauses.len() / 2);
-                let rest_part = ChainPart { continued: true, resumes_at: 0, ..chain };
-                let next = self.clauses(rest, rest_part)?;
-                let slot = self.chains.add(self.prog_type, next)?;
-                self.clauses(first, ChainPart { then: Some(slot), stops_at: None, ..chain })
-            }
-            Err(LoadError::TooComplex(_)) if statements.len() > 1 && self.chains.make_split_record(self.program)? => {
-                let middle = statements.start + statements.len() / 2;
-                let next = self.clauses(clauses, ChainPart { continued: true, resumes_at: middle, ..chain })?;
-                let slot = self.chains.add(self.prog_type, next)?;
-                self.clauses(clauses, ChainPart { then: Some(slot), stops_at: Some(middle), ..chain })
-            }
-            Err(LoadError::TooComplex(_)) if splittable => {
+            Err(LoadError::TooComplex(_)) if splittable => match self.split(clauses, chain, statements, String::new()) {
                 // Said to be too much without the reason: find it.
-                load_program(self.prog_type, &insns, false)
-            }
+                Err(LoadError::TooComplex(why)) if why.is_empty() => load_program(self.prog_type, &insns, false),
+                split => split,
+            },
             loaded => loaded,
         }
+    }
+
+    /// Loads `clauses` (or the `statements` of one) as two programs, the
+    /// first tail-calling the second; TooComplex with `why` when they
+    /// cannot be split.
+    fn split(
+        &mut self,
+        clauses: &[usize],
+        chain: ChainPart,
+        statements: std::ops::Range<usize>,
+        why: String,
+    ) -> Result<OwnedFd, LoadError> {
+        if clauses.len() > 1 {
+            let (first, rest) = clauses.split_at(clauses.len() / 2);
+            let rest_part = ChainPart { continued: true, resumes_at: 0, ..chain };
+            let next = self.clauses(rest, rest_part)?;
+            let slot = self.chains.add(self.prog_type, next)?;
+            return self.clauses(first, ChainPart { then: Some(slot), stops_at: None, ..chain });
+        }
+        if statements.len() > 1 && self.chains.make_split_record(self.program)? {
+            let middle = statements.start + statements.len() / 2;
+            let next = self.clauses(clauses, ChainPart { continued: true, resumes_at: middle, ..chain })?;
+            let slot = self.chains.add(self.prog_type, next)?;
+            return self.clauses(clauses, ChainPart { then: Some(slot), stops_at: Some(middle), ..chain });
+        }
+        Err(LoadError::TooComplex(why))
     }
 }
 

@@ -299,6 +299,31 @@ fn a_clause_too_much_for_one_program_runs_split_between_its_statements() {
     assert!(out.stderr.contains("invalid address (0x8) in action #17"), "{}", out.stderr);
 }
 
+/// More aggregations than one program may name maps (illumos'
+/// multiaggs/tst.many has 247 in one clause) run as a chain of parts, and a
+/// record past 32 KB (strings of a large strsize) is written whole, in one
+/// program and in a clause split between programs.
+#[test]
+fn clauses_past_one_programs_maps_and_records_past_32_kb_run() {
+    let aggregations: String = (0..100).map(|i| format!("@a{i} = count(); ")).collect();
+    let path = util::script("many_maps.d", &format!("BEGIN {{ {aggregations} exit(0); }}\n"));
+    let out = run(&["-q", "-s", &path]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().filter(|l| l.trim() == "1").count(), 100, "{}", out.stdout);
+
+    let prints: String = (0..40).map(|i| format!("printf(\"%s\", s{}); ", i % 4)).collect();
+    let setup = "s0 = \"a\"; s1 = \"b\"; s2 = \"c\"; s3 = \"d\";";
+    let want = "abcd".repeat(10) + "\n";
+    let path = util::script("big_record.d", &format!("BEGIN {{ {setup} }} BEGIN {{ {prints} exit(0); }}\n"));
+    let out = run(&["-q", "-x", "strsize=1024", "-s", &path]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, want.as_str()), "{}", out.stderr);
+    let split: String = (0..100).map(|i| format!("@b{i} = count(); ")).collect();
+    let path = util::script("big_split.d", &format!("BEGIN {{ {setup} }} BEGIN {{ {prints} {split} exit(0); }}\n"));
+    let out = run(&["-q", "-x", "strsize=1024", "-s", &path]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with(&"abcd".repeat(10)), "{}", out.stdout);
+}
+
 /// Random combinations of dtrace's options, -c commands included: each run
 /// ends by itself or at Ctrl-C (some, like `-Z -n nosuch:::probe`, trace
 /// until then, as DTrace does), without a panic, with one of dtrace's exit
