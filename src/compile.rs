@@ -41,6 +41,9 @@ pub(crate) struct Context {
     /// Whether the kernel lets tracing programs keep thread-local variables
     /// in task-local storage; asked only of scripts that have some.
     pub task_storage: fn() -> bool,
+    /// Whether tracing programs may call bpf_loop() (Linux 5.17 on);
+    /// asked only of scripts that chill().
+    pub bpf_loop: fn() -> bool,
 }
 
 /// Compiles every source. `macro_args[0]` is `$0`.
@@ -171,6 +174,7 @@ pub(crate) fn compile(
             .flat_map(|c| &c.probes)
             .any(|id| registry.fires_for_another_thread(*id)),
         task_storage: !program.thread_locals.is_empty() && (context.task_storage)(),
+        bpf_loop: program.uses_chill && (context.bpf_loop)(),
         specsize: options.specsize,
         record_timestamps: options.oformat == crate::flags::OutputFormat::Json || options.temporal,
         bufsize: options.bufsize,
@@ -226,7 +230,7 @@ pub(crate) fn compile_for_test_with(src: &str, task_storage: fn() -> bool) -> Re
         &["dtrace".to_string()],
         &mut options,
         &mut registry,
-        Context { zero_matches_ok: false, target_pid: None, task_storage },
+        Context { zero_matches_ok: false, target_pid: None, task_storage, bpf_loop: || false },
     )
 }
 
@@ -691,7 +695,7 @@ mod tests {
                     &["dtrace".to_string(), "1".to_string()],
                     &mut options,
                     &mut registry,
-                    super::Context { zero_matches_ok: true, target_pid: None, task_storage: || false },
+                    super::Context { zero_matches_ok: true, target_pid: None, task_storage: || false, bpf_loop: || false },
                 );
             });
             assert!(outcome.is_ok(), "iteration {i} (seed {seed}) panicked on:\n{source}");

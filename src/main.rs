@@ -141,6 +141,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
             zero_matches_ok: flags.zero_matches_ok,
             target_pid: targets.last_pid(),
             task_storage: runtime::task_storage::usable,
+            bpf_loop: runtime::bpf_loop_usable,
         },
     )?;
     if let Some(what) = flags.generate {
@@ -388,7 +389,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
                     &[String::new()],
                     &mut flags.options.clone(),
                     registry,
-                    compile::Context { zero_matches_ok: true, target_pid, task_storage: || false },
+                    compile::Context { zero_matches_ok: true, target_pid, task_storage: || false, bpf_loop: || false },
                 )?;
                 for clause in &compiled.program.clauses {
                     ids.extend(&clause.probes);

@@ -40,6 +40,9 @@ pub(crate) struct CodegenEnv {
     /// BPF_MAP_TYPE_TASK_STORAGE map each) rather than hash maps keyed by
     /// thread ID: no hashing, and a thread's values go when it exits.
     pub task_storage: bool,
+    /// The kernel has bpf_loop(): chill() waits in a callback the verifier
+    /// checks once, for as long as DTrace allows.
+    pub bpf_loop: bool,
     /// Each record carries its firing's timestamp (structured output shows it).
     pub record_timestamps: bool,
     /// The principal buffer's size (bufsize): a clause whose record, as
@@ -200,6 +203,10 @@ struct Emitter<'a> {
     insns: Vec<Insn>,
     labels: Vec<Option<usize>>,
     fixups: Vec<(usize, Label)>,
+    /// `ld_func`s and the function each loads.
+    function_fixups: Vec<(usize, Label)>,
+    /// chill()'s bpf_loop() callback, appended after the program.
+    chill_callback: Option<Label>,
     /// Next free stack slot (negative offset from r10).
     stack_top: i16,
     /// Stack slots of clause-local variables.
@@ -491,6 +498,8 @@ impl<'a> Emitter<'a> {
             insns: Vec::new(),
             labels: Vec::new(),
             fixups: Vec::new(),
+            function_fixups: Vec::new(),
+            chill_callback: None,
             stack_top: STACK_FIRST_FREE,
             clause_local_slots: Vec::new(),
             scratch_next: 0,
@@ -519,10 +528,20 @@ impl<'a> Emitter<'a> {
         self.insns.push(insn);
     }
     fn finish(mut self) -> Result<Vec<Insn>, CodegenError> {
+        // BPF functions follow the main program, which ends with an exit.
+        if let Some(callback) = self.chill_callback {
+            self.bind(callback);
+            self.chill_until_deadline();
+        }
+        let bound = |labels: &[Option<usize>], label: Label| {
+            labels[label.0].ok_or_else(|| CodegenError("internal error: unbound label".into()))
+        };
         for (at, label) in std::mem::take(&mut self.fixups) {
-            let target = self.labels[label.0].ok_or_else(|| CodegenError("internal error: unbound label".into()))?;
-            let off = target as i64 - at as i64 - 1;
+            let off = bound(&self.labels, label)? as i64 - at as i64 - 1;
             self.insns[at].off = i16::try_from(off).map_err(|_| CodegenError(PROGRAM_TOO_LARGE.into()))?;
+        }
+        for (at, label) in std::mem::take(&mut self.function_fixups) {
+            self.insns[at].imm = (bound(&self.labels, label)? - at - 1) as i32;
         }
         Ok(self.insns)
     }

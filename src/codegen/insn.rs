@@ -135,6 +135,7 @@ pub(crate) enum Helper {
     TaskStorageGet = 156,
     GetCurrentTaskBtf = 158,
     TaskPtRegs = 175,
+    Loop = 181,
 }
 
 /// `bpf_task_storage_get`'s flag: allocate the task's value when it has none.
@@ -176,6 +177,15 @@ pub(crate) fn to_big_endian(dst: Reg, bits: i32) -> Insn {
 /// 64-bit immediate load: two instruction slots.
 pub(crate) fn ld_imm64(dst: Reg, value: u64) -> [Insn; 2] {
     [insn(LD | IMM | Size::DW as u8, dst, R0, 0, value as u32 as i32), insn(0, R0, R0, 0, (value >> 32) as u32 as i32)]
+}
+/// `src_reg` marking an `ld_imm64` whose immediate is the distance to a
+/// BPF function of the same program (from the instruction after it).
+pub(crate) const PSEUDO_FUNC: u8 = 4;
+
+/// Loads the address of the BPF function `distance` instructions past the
+/// next into `dst` (a callback for bpf_loop()).
+pub(crate) fn ld_func(dst: Reg, distance: i32) -> [Insn; 2] {
+    [insn(LD | IMM | Size::DW as u8, dst, Reg(PSEUDO_FUNC), 0, distance), insn(0, R0, R0, 0, 0)]
 }
 /// Loads a map's address (for helper calls) into `dst`.
 pub(crate) fn ld_map_fd(dst: Reg, map: MapRef) -> [Insn; 2] {

@@ -109,6 +109,8 @@ pub(crate) struct Target<'a> {
     /// fires for another thread (whose task the generated code would have
     /// only as a number, which the helper does not take).
     pub task_storage: bool,
+    /// chill() may wait in a bpf_loop() callback.
+    pub bpf_loop: bool,
     /// The specsize option.
     pub specsize: u64,
     /// Records carry their firing's timestamp (-x oformat=json, temporal).
@@ -169,6 +171,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         error_probe_id: target.error_probe_id,
         other_thread_probes: target.other_thread_probes,
         task_storage: target.task_storage && !target.other_thread_probes,
+        bpf_loop: target.bpf_loop,
         record_timestamps: target.record_timestamps,
         bufsize: target.bufsize,
         aggsize: target.aggsize,

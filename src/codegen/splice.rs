@@ -10,14 +10,12 @@
 //! and the entry's stack is dead once it tail-calls. So the two share one
 //! stack frame and the limit of 512 bytes is the larger of the two frames.
 
-use super::insn::{jmp_imm, Cond, Insn, R1};
+use super::insn::{jmp_imm, Cond, Insn, PSEUDO_FUNC, R1};
 
 /// BPF_JMP | BPF_CALL.
 const CALL: u8 = 0x85;
 /// `src_reg` of a call to a BPF function of the same program.
 const PSEUDO_CALL: u8 = 1;
-/// `src_reg` of an `ld_imm64` that loads a BPF function's address.
-const PSEUDO_FUNC: u8 = 4;
 /// bpf_tail_call's helper number (include/uapi/linux/bpf.h).
 const TAIL_CALL: i32 = 12;
 

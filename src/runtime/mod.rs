@@ -16,8 +16,11 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
 pub(crate) mod batch;
 mod cpuinfo;
+mod functions;
 mod psargs;
 pub(crate) mod task_storage;
+
+pub(crate) use functions::bpf_loop_usable;
 
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -1100,11 +1103,15 @@ fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Resul
     let name = CString::new("dt_clause").expect("no NUL");
     let license = CString::new("GPL").expect("no NUL");
     let mut log = vec![0u8; 1 << 20];
+    let functions = functions::FunctionInfo::of(insns).map_err(LoadError::Other)?;
     for log_level in [0u32, 1] {
         let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
         opts.sz = std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _;
         opts.expected_attach_type = kind.expected_attach_type;
         opts.attach_btf_id = kind.attach_btf_id;
+        if let Some(functions) = &functions {
+            functions.describe(&mut opts);
+        }
         if log_level > 0 {
             opts.log_level = log_level;
             opts.log_buf = log.as_mut_ptr().cast();

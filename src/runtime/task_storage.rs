@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use libbpf_rs::{MapHandle, MapType};
 
 /// The program types clause code runs as (the entry programs' types).
-const PROGRAM_TYPES: [libbpf_sys::bpf_prog_type; 4] = [
+pub(super) const PROGRAM_TYPES: [libbpf_sys::bpf_prog_type; 4] = [
     libbpf_sys::BPF_PROG_TYPE_KPROBE,
     libbpf_sys::BPF_PROG_TYPE_TRACEPOINT,
     libbpf_sys::BPF_PROG_TYPE_RAW_TRACEPOINT,

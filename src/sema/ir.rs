@@ -908,6 +908,8 @@ pub(crate) struct Program {
     pub uses_strtok: bool,
     /// json() is called: its machine's variables need scratch memory.
     pub uses_json: bool,
+    /// chill() is called: its wait may run as a bpf_loop() callback.
+    pub uses_chill: bool,
     /// The largest struct translated whole (its scratch buffer), or 0.
     pub translated_struct_bytes: usize,
     /// Some clause takes a destructive action: tracing needs -w.

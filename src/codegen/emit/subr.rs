@@ -26,6 +26,11 @@ const PT_REGS_WORDS: usize = if cfg!(target_arch = "aarch64") { 34 } else { 21 }
 const CHILL_TURNS: i32 = 1024;
 const CHILL_READS: usize = 16;
 
+/// The longest chill DTrace allows (dtrace_chill_max: 500 ms).
+const CHILL_MAX_NS: u64 = 500_000_000;
+/// bpf_loop()'s most turns (BPF_MAX_LOOPS), each one read of the clock.
+const CHILL_LOOP_TURNS: u64 = 1 << 23;
+
 /// Linux's address families, as inet_ntop() takes them.
 const AF_INET: i32 = 2;
 const AF_INET6: i32 = 10;
@@ -145,13 +150,53 @@ impl Emitter<'_> {
         let saved_stack = self.stack_top;
         let (deadline, turns) = (self.alloc_slot(8)?, self.alloc_slot(8)?);
         self.expr(ns)?;
+        let done = self.new_label();
+        if self.env.bpf_loop {
+            // More than DTrace lets a CPU chill is an illegal operation at
+            // once (dtrace_action_chill's dtrace_chill_max).
+            let allowed = self.new_label();
+            self.emit2(ld_imm64(R1, CHILL_MAX_NS));
+            self.jump(jmp_reg(Cond::Le, R0, R1, 0), allowed);
+            self.emit(mov_imm(R1, 0));
+            self.raise_fault(layout::FAULT_ILLOP)?;
+            self.bind(allowed);
+        }
         self.emit(stx(Size::DW, FP, deadline, R0));
         self.emit(call(Helper::KtimeGetNs));
         self.emit(ldx(Size::DW, R1, FP, deadline));
         self.emit(alu_reg(Alu::Add, R1, R0));
         self.emit(stx(Size::DW, FP, deadline, R1));
+        if self.env.bpf_loop {
+            // bpf_loop(turns, callback, &deadline, 0): the callback reads
+            // the clock until the deadline; the verifier checks it once.
+            let callback = match self.chill_callback {
+                Some(label) => label,
+                None => {
+                    let label = self.new_label();
+                    self.chill_callback = Some(label);
+                    label
+                }
+            };
+            self.emit2(ld_imm64(R1, CHILL_LOOP_TURNS));
+            self.function_fixups.push((self.insns.len(), callback));
+            self.emit2(ld_func(R2, 0));
+            self.emit(mov(R3, FP));
+            self.emit(alu_imm(Alu::Add, R3, deadline as i32));
+            self.emit(mov_imm(R4, 0));
+            self.emit(call(Helper::Loop));
+            self.emit(call(Helper::KtimeGetNs));
+            self.emit(ldx(Size::DW, R1, FP, deadline));
+            self.jump(jmp_reg(Cond::Ge, R0, R1, 0), done);
+            self.emit(mov_imm(R1, 0));
+            self.raise_fault(layout::FAULT_ILLOP)?;
+            self.bind(done);
+            // As in DTrace, the firing's timestamp is read again after a chill.
+            self.emit(st_imm(Size::DW, R7, layout::CTX_TIMESTAMP as i16, 0));
+            self.stack_top = saved_stack;
+            return Ok(());
+        }
         self.emit(st_imm(Size::DW, FP, turns, 0));
-        let (again, done) = (self.new_label(), self.new_label());
+        let again = self.new_label();
         self.bind(again);
         for _ in 0..CHILL_READS {
             self.emit(call(Helper::KtimeGetNs));
@@ -169,6 +214,23 @@ impl Emitter<'_> {
         self.emit(st_imm(Size::DW, R7, layout::CTX_TIMESTAMP as i16, 0));
         self.stack_top = saved_stack;
         Ok(())
+    }
+
+    /// chill()'s bpf_loop() callback, a BPF function of its own: r2 is the
+    /// deadline's address (on the caller's stack); it returns 1, which
+    /// ends the loop, once the clock has passed the deadline.
+    pub(super) fn chill_until_deadline(&mut self) {
+        let passed = self.new_label();
+        self.emit(stx(Size::DW, FP, -8, R2));
+        self.emit(call(Helper::KtimeGetNs));
+        self.emit(ldx(Size::DW, R1, FP, -8));
+        self.emit(ldx(Size::DW, R1, R1, 0));
+        self.jump(jmp_reg(Cond::Ge, R0, R1, 0), passed);
+        self.emit(mov_imm(R0, 0));
+        self.emit(exit());
+        self.bind(passed);
+        self.emit(mov_imm(R0, 1));
+        self.emit(exit());
     }
 
     pub(super) fn subroutine(&mut self, subr: Subr, args: &[TExpr], ty: &Type) -> Result<(), CodegenError> {

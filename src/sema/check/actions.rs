@@ -288,6 +288,7 @@ impl Checker<'_> {
             }
             "chill" => {
                 self.arity(name, name_span, args, 1, 1)?;
+                self.program.uses_chill = true;
                 DestructiveOp::Chill(self.int_arg(name, &args[0])?)
             }
             "panic" | "breakpoint" => {
