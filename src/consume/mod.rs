@@ -326,7 +326,7 @@ pub(crate) fn run(
             state.borrow_mut().out.write_all(b"\n").ok();
         }
         let switchrate = state.borrow().switchrate;
-        drain_for_a_while(&ring, switchrate)?;
+        let drained = drain_for_a_while(&ring, switchrate)?;
         state.borrow_mut().release_in_time_order(false);
         state.borrow_mut().out.flush().ok();
         // Processes that started since: their probes retained descriptions
@@ -355,8 +355,11 @@ pub(crate) fn run(
         if state.borrow().exit_status.is_some() || interrupted || targets.all_exited() {
             break;
         }
-        let switchrate = state.borrow().switchrate;
-        std::thread::sleep(switchrate);
+        // A ring still full is read again at once.
+        if drained {
+            let switchrate = state.borrow().switchrate;
+            std::thread::sleep(switchrate);
+        }
     }
     // What the probes left in the ring goes before END fires: a ring that a
     // storm of records filled would drop END's.
@@ -401,7 +404,8 @@ const DRAIN_BATCH: usize = 1024;
 /// system call, each error's write making another) refills the ring as fast
 /// as it is read, and a drain until empty would never let the loop see
 /// Ctrl-C, drops or exit() (dtrace(1) reads one snapshot per pass).
-fn drain_for_a_while(ring: &libbpf_rs::RingBuffer, switchrate: Duration) -> Result<()> {
+/// Whether the ring was emptied.
+fn drain_for_a_while(ring: &libbpf_rs::RingBuffer, switchrate: Duration) -> Result<bool> {
     let started = std::time::Instant::now();
     let budget = switchrate.max(Duration::from_millis(10));
     loop {
@@ -409,11 +413,11 @@ fn drain_for_a_while(ring: &libbpf_rs::RingBuffer, switchrate: Duration) -> Resu
         if consumed < 0 {
             return Err(std::io::Error::from_raw_os_error(-consumed).into());
         }
-        if (consumed as usize) < DRAIN_BATCH
-            || INTERRUPTED.load(Ordering::SeqCst)
-            || started.elapsed() >= budget
-        {
-            return Ok(());
+        if (consumed as usize) < DRAIN_BATCH {
+            return Ok(true);
+        }
+        if INTERRUPTED.load(Ordering::SeqCst) || started.elapsed() >= budget {
+            return Ok(false);
         }
     }
 }
