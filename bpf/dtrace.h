@@ -153,7 +153,7 @@ struct dt_fault_rec {
 	__u32 epid;      /* clause that faulted */
 	__u32 action;    /* action number in that clause, from 1 */
 	__u32 kind;      /* DT_FAULT_* */
-	__u32 pad;
+	__u32 pc;        /* the faulting instruction's index, or ~0 (none) */
 	__u64 addr;
 };
 /* Numbered as DTrace's DTRACEFLT_* (the ERROR probe's arg4). */

@@ -190,6 +190,8 @@ const BPF_F_USER_STACK: i32 = 1 << 8;
 const STACK_KEY: i16 = -8;
 const STACK_FAULT_ADDR: i16 = -16;
 const STACK_FAULT_ACTION: i16 = -24;
+/// The fault's BPF pc, in the same word as its action.
+const STACK_FAULT_PC: i16 = STACK_FAULT_ACTION + 4;
 const STACK_VALUE: i16 = -32;
 const STACK_FIRST_FREE: i16 = -40;
 const STACK_LIMIT: i16 = -512;
@@ -854,7 +856,8 @@ impl<'a> Emitter<'a> {
         self.emit(stx(Size::W, R0, f + layout::FAULT_ACTION as i16, R1));
         self.emit(ldx(Size::W, R1, FP, STACK_VALUE));
         self.emit(stx(Size::W, R0, f + layout::FAULT_KIND as i16, R1));
-        self.emit(st_imm(Size::W, R0, f + 12, 0));
+        self.emit(ldx(Size::W, R1, FP, STACK_FAULT_PC));
+        self.emit(stx(Size::W, R0, f + layout::FAULT_PC as i16, R1));
         self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
         self.emit(stx(Size::DW, R0, f + layout::FAULT_ADDR as i16, R1));
         self.emit(mov(R1, R0));
@@ -934,10 +937,14 @@ impl<'a> Emitter<'a> {
         }
         self.emit(st_imm(Size::W, R7, layout::CTX_PROBE_ID as i16, self.env.error_probe_id as i32));
         self.emit(st_imm(Size::DW, R7, arg(0), 0));
-        self.emit(st_imm(Size::DW, R7, arg(1), epid as i32));
-        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ACTION));
+        self.emit(st_imm(Size::DW, R7, arg(1), self.program.shown_epid(epid, self.env.error_probe_id) as i32));
+        self.emit(ldx(Size::W, R1, FP, STACK_FAULT_ACTION));
         self.emit(stx(Size::DW, R7, arg(2), R1));
-        self.emit(st_imm(Size::DW, R7, arg(3), 0));
+        // arg3: the BPF pc where DTrace gives the DIF offset, -1 for none.
+        self.emit(ldx(Size::W, R1, FP, STACK_FAULT_PC));
+        self.emit(alu_imm(Alu::Lsh, R1, 32));
+        self.emit(alu_imm(Alu::Arsh, R1, 32));
+        self.emit(stx(Size::DW, R7, arg(3), R1));
         self.emit(ldx(Size::DW, R1, FP, STACK_VALUE));
         self.emit(stx(Size::DW, R7, arg(4), R1));
         self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
@@ -972,8 +979,12 @@ impl<'a> Emitter<'a> {
             state.early_fault
         };
         let state = *state;
+        // The fault's place, as dtrace-utils reports it: the BPF pc of the
+        // faulting code (none for a division by zero).
+        let pc = if kind == layout::FAULT_DIVZERO { -1 } else { self.insns.len() as i32 };
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R1));
-        self.emit(st_imm(Size::DW, FP, STACK_FAULT_ACTION, state.action as i32));
+        self.emit(st_imm(Size::W, FP, STACK_FAULT_ACTION, state.action as i32));
+        self.emit(st_imm(Size::W, FP, STACK_FAULT_PC, pc));
         self.emit(st_imm(Size::DW, FP, STACK_VALUE, kind as i32));
         self.jump(ja(0), target);
         Ok(())
@@ -2519,7 +2530,7 @@ impl<'a> Emitter<'a> {
             Builtin::Caller => self.emit(ldx(Size::DW, R0, R7, layout::CTX_CALLER as i16)),
             Builtin::Ucaller => self.emit(ldx(Size::DW, R0, R7, layout::CTX_UCALLER as i16)),
             Builtin::Epid => {
-                let epid = self.clause.map_or(0, |c| c.epid);
+                let epid = self.clause.map_or(0, |c| self.program.shown_epid(c.epid, self.env.error_probe_id));
                 self.emit(mov_imm(R0, epid as i32));
             }
         }

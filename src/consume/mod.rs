@@ -957,7 +957,7 @@ impl State<'_> {
             Ok(())
         });
         if let Err(why) = result {
-            let epid = read_u32(data, layout::HDR_EPID);
+            let epid = self.shown_epid(read_u32(data, layout::HDR_EPID));
             let probe_id = read_u32(data, layout::HDR_PROBE_ID);
             let probe = self.probe(probe_id, |p| p.full_name()).unwrap_or_default();
             self.out.flush().ok();
@@ -990,13 +990,19 @@ impl State<'_> {
         }
     }
 
+    /// Clause `epid`'s enabled probe ID as DTrace shows it.
+    fn shown_epid(&self, epid: u32) -> u32 {
+        self.program.shown_epid(epid, self.registry.id_of("dtrace", "ERROR"))
+    }
+
     fn fault(&mut self, data: &[u8], probe_id: u32) {
         if data.len() < layout::FAULT_SIZE {
             return;
         }
-        let epid = read_u32(data, layout::FAULT_EPID);
+        let epid = self.shown_epid(read_u32(data, layout::FAULT_EPID));
         let action = read_u32(data, layout::FAULT_ACTION);
         let kind = read_u32(data, layout::FAULT_KIND);
+        let pc = read_u32(data, layout::FAULT_PC);
         let addr = read_u64(data, layout::FAULT_ADDR);
         let probe = self.probe(probe_id, |p| p.full_name()).unwrap_or_default();
         let (fault, address) = match kind {
@@ -1009,7 +1015,9 @@ impl State<'_> {
             None => fault.to_string(),
         };
         let place = if action == 0 { "predicate".to_string() } else { format!("action #{action}") };
-        let message = format!("error on enabled probe ID {epid} (ID {probe_id}: {probe}): {what} in {place}");
+        // Where DTrace names the DIF offset, dtrace-utils names the BPF pc.
+        let at = if pc == u32::MAX { String::new() } else { format!(" at BPF pc {pc}") };
+        let message = format!("error on enabled probe ID {epid} (ID {probe_id}: {probe}): {what} in {place}{at}");
         if self.format == OutputFormat::Json {
             let error = json::Fault { epid, probe_id, probe: &probe, fault, address, action, message: &message };
             self.write_json_line(&json::error(&error));

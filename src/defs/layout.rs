@@ -74,6 +74,7 @@ pub(crate) const FAULT_SIZE: usize = size_of::<dt_fault_rec>();
 pub(crate) const FAULT_EPID: usize = offset_of!(dt_fault_rec, epid);
 pub(crate) const FAULT_ACTION: usize = offset_of!(dt_fault_rec, action);
 pub(crate) const FAULT_KIND: usize = offset_of!(dt_fault_rec, kind);
+pub(crate) const FAULT_PC: usize = offset_of!(dt_fault_rec, pc);
 pub(crate) const FAULT_ADDR: usize = offset_of!(dt_fault_rec, addr);
 
 pub(crate) const VTIME_SIZE: usize = size_of::<dt_vtime>();

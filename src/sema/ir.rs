@@ -928,6 +928,20 @@ pub(crate) struct Program {
 }
 
 impl Program {
+    /// The enabled probe ID DTrace shows for clause `epid` (numbered from
+    /// 1 in script order here): as dtrace-utils numbers them, 1 is dtrace's
+    /// own enabling of ERROR, then come the clauses of the ERROR probe
+    /// (`error_probe`), then the others, each in script order. Fault
+    /// messages, ERROR's arg1 and `epid` show it.
+    pub(crate) fn shown_epid(&self, epid: u32, error_probe: u32) -> u32 {
+        let is_error = |c: &Clause| c.probes.contains(&error_probe);
+        let Some(clause) = self.clauses.get((epid as usize).wrapping_sub(1)) else { return epid };
+        let errors = self.clauses.iter().filter(|c| is_error(c)).count();
+        let before = self.clauses[..epid as usize - 1].iter().filter(|c| is_error(c) == is_error(clause)).count();
+        let position = if is_error(clause) { before } else { errors + before };
+        position as u32 + 2
+    }
+
     /// The room END's records take in a fill buffer (the Guide's "fill
     /// Policy and END Probes"): the sizes of the clauses of probe `end`.
     pub(crate) fn end_reserve(&self, end: u32) -> usize {

@@ -183,9 +183,9 @@ fn runtime_errors_and_drops_are_records_too() {
     );
     assert_eq!(
         (&error["epid"], &error["fault"], &error["probe"]),
-        (&json!(1), &json!("divide-by-zero"), &json!("dtrace:::BEGIN"))
+        (&json!(2), &json!("divide-by-zero"), &json!("dtrace:::BEGIN"))
     );
-    let msg = "error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): divide-by-zero in action #2";
+    let msg = "error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): divide-by-zero in action #2";
     assert_eq!(error["msg"], json!(format!("{msg}\n")));
     // Standard error has it too, as FreeBSD prints it.
     assert!(out.stderr.contains(msg), "{}", out.stderr);
