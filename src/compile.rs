@@ -426,8 +426,8 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
                 ("D_PRAGMA_OPTSET", message)
             })
         }
-        ["D", "option"] => Err(("D_PRAGMA_MALFORM", "malformed #pragma option <option=val>".to_string())),
-        ["D", "option", _, _, ..] => Err(("D_PRAGMA_MALFORM", "#pragma option requires only one argument".to_string())),
+        ["D", "option"] => Err(("D_PRAGMA_MALFORM", "malformed #pragma option <option>=<val>".to_string())),
+        ["D", "option", _, _, ..] => Err(("D_PRAGMA_MALFORM", "superfluous arguments specified for #pragma option".to_string())),
         // The program's own error, with its words.
         ["D", "error", text @ ..] => {
             let words: Vec<&str> = text.iter().map(|w| w.trim_matches('"')).collect();

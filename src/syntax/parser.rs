@@ -720,13 +720,16 @@ impl<'a> Parser<'a> {
         Ok(members)
     }
 
-    /// Enumerators up to and including the closing `}`.
+    /// Enumerators up to and including the closing `}`. Each one's span is
+    /// the token after it (`,` or `}`): DTrace's parser defines an
+    /// enumerator once it sees that token, and its errors name that line.
     fn parse_enumerators(&mut self) -> Result<Vec<(String, Option<Expr>, Span)>, ParseError> {
         let mut values = Vec::new();
         while !self.eat(Punct::RBrace)? {
-            let (name, name_span) = self.expect_ident()?;
+            let (name, _) = self.expect_ident()?;
             let value = if self.eat(Punct::Assign)? { Some(self.parse_conditional()?) } else { None };
-            values.push((name, value, self.span_from(name_span.start)));
+            let after = self.peek_start()?;
+            values.push((name, value, after..after));
             if !self.eat(Punct::Comma)? {
                 self.expect(Punct::RBrace)?;
                 break;

@@ -274,7 +274,10 @@ impl Checker<'_> {
                 let mut checked = Vec::new();
                 for (i, (arg, want)) in args.iter().zip(["void *", "uintptr_t", "size_t"]).enumerate() {
                     let e = self.expr(arg)?;
-                    let fits = e.ty.is_int() || (i < 2 && matches!(e.ty, Type::Pointer(_)));
+                    // A string is the address of its characters to a void *.
+                    let fits = e.ty.is_int()
+                        || (i < 2 && matches!(e.ty, Type::Pointer(_)))
+                        || (i == 0 && e.ty == Type::String);
                     if !fits {
                         return Err(incompatible_arg("D_PROTO_ARG", &arg.span, name, i + 1, want, &e.ty.name()));
                     }

@@ -303,7 +303,7 @@ impl Checker<'_> {
                                 return Err(CompileError::new(
                                     "D_UNKNOWN",
                                     &m.span,
-                                    format!("failed to define member '{}': Duplicate member name", inner_member.name),
+                                    format!("failed to define member '{}': Duplicate member or variable name", inner_member.name),
                                 ));
                             }
                             let offset = start / 8 + inner_member.offset;
@@ -317,7 +317,7 @@ impl Checker<'_> {
                 return Err(CompileError::new(
                     "D_UNKNOWN",
                     &m.span,
-                    format!("failed to define member '{name}': Duplicate member name"),
+                    format!("failed to define member '{name}': Duplicate member or variable name"),
                 ));
             }
             // A bit-field is read through its type's bytes, from their first bit.
@@ -350,8 +350,8 @@ impl Checker<'_> {
                     _ => {
                         return Err(CompileError::new(
                             "D_DECL_ENCONST",
-                            &value.span,
-                            format!("enumerator '{name}' must be assigned an integral constant expression"),
+                            span,
+                            format!("enumerator '{name}' must be assigned to an integral constant expression"),
                         ))
                     }
                 };
@@ -364,11 +364,12 @@ impl Checker<'_> {
                     format!("enumerator '{name}' value overflows INT_MAX ({})", i32::MAX),
                 ));
             }
+            // dt_decl_enumerator names INT_MAX for values below INT_MIN too.
             if next < i32::MIN as i64 {
                 return Err(CompileError::new(
                     "D_DECL_ENOFLOW",
                     span,
-                    format!("enumerator '{name}' value overflows INT_MIN ({})", i32::MIN),
+                    format!("enumerator '{name}' value overflows INT_MAX ({})", i32::MAX),
                 ));
             }
             // Twice in one enum: CTF refuses the second (dt_decl_enumerator).

@@ -436,7 +436,7 @@ impl Checker<'_> {
                     return Err(CompileError::new(
                         "D_OP_SCALAR",
                         &span,
-                        "operator ?: must be applied to a scalar condition",
+                        "operator ?: expression must be of scalar type",
                     ));
                 }
                 // An action is void: with another action the types agree.
