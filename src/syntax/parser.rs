@@ -674,10 +674,17 @@ impl<'a> Parser<'a> {
         // A type in another module's scope (`struct foo`bar`) may be named,
         // never defined here.
         if scoped && self.peek_punct()? == Some(Punct::LBrace) {
-            return Err(self.unexpected());
+            let at_brace = self.unexpected();
+            self.bump()?;
+            // An empty body is the grammar's error first, as in DTrace.
+            return Err(if self.peek_punct()? == Some(Punct::RBrace) { self.unexpected() } else { at_brace });
         }
         let has_body = self.eat(Punct::LBrace)?;
         if name.is_none() && !has_body {
+            return Err(self.unexpected());
+        }
+        // C's grammar (and D's) wants at least one member or enumerator.
+        if has_body && self.peek_punct()? == Some(Punct::RBrace) {
             return Err(self.unexpected());
         }
         if keyword == Some(Keyword::Enum) {

@@ -1,0 +1,7 @@
+struct s {
+};
+
+BEGIN
+{
+	exit(0);
+}
