@@ -734,15 +734,7 @@ impl<'a> Emitter<'a> {
         }
         if split {
             // One record a CPU: the parts of a firing run on one CPU.
-            let saved_stack = self.stack_top;
-            let cpu = self.alloc_slot(8)?;
-            self.emit(call(Helper::GetSmpProcessorId));
-            self.emit(stx(Size::W, FP, cpu, R0));
-            self.emit2(ld_map_fd(R1, MapRef::SplitRecord));
-            self.emit(mov(R2, FP));
-            self.emit(alu_imm(Alu::Add, R2, cpu as i32));
-            self.emit(call(Helper::MapLookupElem));
-            self.stack_top = saved_stack;
+            self.lookup_this_cpus_entry(MapRef::SplitRecord)?;
             self.jump(jmp_imm(Cond::Eq, R0, 0, 0), end);
             self.emit(mov(R9, R0));
             self.emit(alu_imm(Alu::Add, R9, SPLIT_RECORD_START as i32));
@@ -1040,6 +1032,20 @@ impl<'a> Emitter<'a> {
         self.emit(mov(R2, FP));
         self.emit(alu_imm(Alu::Add, R2, STACK_KEY as i32));
         self.emit(call(Helper::MapLookupElem));
+    }
+
+    /// r0 = this CPU's value of `map` (an array with a value per CPU), or NULL.
+    fn lookup_this_cpus_entry(&mut self, map: MapRef) -> Result<(), CodegenError> {
+        let saved_stack = self.stack_top;
+        let cpu = self.alloc_slot(8)?;
+        self.emit(call(Helper::GetSmpProcessorId));
+        self.emit(stx(Size::W, FP, cpu, R0));
+        self.emit2(ld_map_fd(R1, map));
+        self.emit(mov(R2, FP));
+        self.emit(alu_imm(Alu::Add, R2, cpu as i32));
+        self.emit(call(Helper::MapLookupElem));
+        self.stack_top = saved_stack;
+        Ok(())
     }
 
     fn count_drop(&mut self) {
@@ -2495,19 +2501,11 @@ impl<'a> Emitter<'a> {
             Builtin::Curcpu => {
                 // This CPU's entry of dt_cpuinfo, at its cpuinfo_t (NULL
                 // faults where it is read, as any bad pointer).
-                let saved = self.stack_top;
-                let key = self.alloc_slot(8)?;
-                self.emit(call(Helper::GetSmpProcessorId));
-                self.emit(stx(Size::W, FP, key, R0));
-                self.emit2(ld_map_fd(R1, MapRef::CpuInfo));
-                self.emit(mov(R2, FP));
-                self.emit(alu_imm(Alu::Add, R2, key as i32));
-                self.emit(call(Helper::MapLookupElem));
+                self.lookup_this_cpus_entry(MapRef::CpuInfo)?;
                 let null = self.new_label();
                 self.jump(jmp_imm(Cond::Eq, R0, 0, 0), null);
                 self.emit(alu_imm(Alu::Add, R0, layout::CPU_DATA_INFO as i32));
                 self.bind(null);
-                self.stack_top = saved;
             }
             Builtin::Stackdepth | Builtin::Ustackdepth => {
                 // The frames bpf_get_stack() copies, 8 bytes each (0 on error).

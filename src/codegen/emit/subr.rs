@@ -141,11 +141,12 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// chill(ns): reads the clock until `ns` have passed. The verifier
-    /// follows every turn of a loop, so the turns are bounded
-    /// (`CHILL_TURNS` of `CHILL_READS`, some hundreds of microseconds):
-    /// a chill they cannot cover is an illegal operation, as DTrace's
-    /// beyond its limit (chill_max) is.
+    /// chill(ns): reads the clock until `ns` have passed, in a bpf_loop()
+    /// callback where the kernel has one. Elsewhere the verifier follows
+    /// every turn of the loop, so the turns are bounded (`CHILL_TURNS` of
+    /// `CHILL_READS`, some hundreds of microseconds). A chill the spin
+    /// cannot cover is an illegal operation, as DTrace's beyond its limit
+    /// (chill_max) is.
     fn chill(&mut self, ns: &TExpr) -> Result<(), CodegenError> {
         let saved_stack = self.stack_top;
         let (deadline, turns) = (self.alloc_slot(8)?, self.alloc_slot(8)?);
@@ -187,26 +188,21 @@ impl Emitter<'_> {
             self.emit(call(Helper::KtimeGetNs));
             self.emit(ldx(Size::DW, R1, FP, deadline));
             self.jump(jmp_reg(Cond::Ge, R0, R1, 0), done);
-            self.emit(mov_imm(R1, 0));
-            self.raise_fault(layout::FAULT_ILLOP)?;
-            self.bind(done);
-            // As in DTrace, the firing's timestamp is read again after a chill.
-            self.emit(st_imm(Size::DW, R7, layout::CTX_TIMESTAMP as i16, 0));
-            self.stack_top = saved_stack;
-            return Ok(());
+        } else {
+            self.emit(st_imm(Size::DW, FP, turns, 0));
+            let again = self.new_label();
+            self.bind(again);
+            for _ in 0..CHILL_READS {
+                self.emit(call(Helper::KtimeGetNs));
+            }
+            self.emit(ldx(Size::DW, R1, FP, deadline));
+            self.jump(jmp_reg(Cond::Ge, R0, R1, 0), done);
+            self.emit(ldx(Size::DW, R1, FP, turns));
+            self.emit(alu_imm(Alu::Add, R1, 1));
+            self.emit(stx(Size::DW, FP, turns, R1));
+            self.jump(jmp_imm(Cond::Lt, R1, CHILL_TURNS, 0), again);
         }
-        self.emit(st_imm(Size::DW, FP, turns, 0));
-        let again = self.new_label();
-        self.bind(again);
-        for _ in 0..CHILL_READS {
-            self.emit(call(Helper::KtimeGetNs));
-        }
-        self.emit(ldx(Size::DW, R1, FP, deadline));
-        self.jump(jmp_reg(Cond::Ge, R0, R1, 0), done);
-        self.emit(ldx(Size::DW, R1, FP, turns));
-        self.emit(alu_imm(Alu::Add, R1, 1));
-        self.emit(stx(Size::DW, FP, turns, R1));
-        self.jump(jmp_imm(Cond::Lt, R1, CHILL_TURNS, 0), again);
+        // The deadline not reached: more than the spin can cover.
         self.emit(mov_imm(R1, 0));
         self.raise_fault(layout::FAULT_ILLOP)?;
         self.bind(done);
