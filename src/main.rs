@@ -151,6 +151,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         for (clauses, insns) in &compiled.generated.programs {
             eprint!("{}", codegen::show_program(clauses, insns));
         }
+        for clauses in &compiled.generated.chained {
+            eprint!("{}", codegen::show_chained(clauses));
+        }
     }
     if flags.compile_only {
         return Ok(0);

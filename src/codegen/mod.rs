@@ -3,7 +3,7 @@
 //! last pass of `compile`, without privileges: maps are named by role
 //! (`maps::MapRef`) and patched in by the runtime when it loads a program.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) mod emit;
 pub(crate) mod insn;
@@ -29,6 +29,9 @@ pub(crate) struct Generated {
     pub clauses_of: BTreeMap<u32, Vec<usize>>,
     /// The program of each clause list, with symbolic map references.
     pub programs: BTreeMap<Vec<usize>, Vec<Insn>>,
+    /// The clause lists too much for one program: the runtime generates
+    /// them as chains of parts when it loads them.
+    pub chained: BTreeSet<Vec<usize>>,
     /// For a clause list of one clause whose predicate can be decided
     /// before an entry program runs: that guard and the clause without it.
     pub guarded: BTreeMap<Vec<usize>, Guarded>,
@@ -190,7 +193,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         .collect();
     let mut programs = BTreeMap::new();
     let mut guarded = BTreeMap::new();
-    let mut chained = std::collections::BTreeSet::new();
+    let mut chained = BTreeSet::new();
     for (&probe, clauses) in &clauses_of {
         if !programs.contains_key(clauses) && !chained.contains(clauses) {
             let sole = sole_probe.get(clauses).copied();
@@ -204,7 +207,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
                 // More clauses or statements than one program holds run as
                 // a chain of parts, which the runtime generates as it splits.
                 Err(_) if clauses.len() > 1 || program.clauses[clauses[0]].body.len() > 1 => {
-                    chained.insert(clauses);
+                    chained.insert(clauses.clone());
                     continue;
                 }
                 Err(why) => {
@@ -227,6 +230,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
     Ok(Generated {
         clauses_of,
         programs,
+        chained,
         guarded,
         scratch_size,
         key_buffer_size,
@@ -262,6 +266,13 @@ fn within_limits(insns: &[Insn]) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// -S of a clause list too much for one program: its parts are generated
+/// only as the runtime splits it.
+pub(crate) fn show_chained(clauses: &[usize]) -> String {
+    let epids: Vec<String> = clauses.iter().map(|c| (c + 1).to_string()).collect();
+    format!("\nBPF programs for clauses {}: a chain of parts, generated when loaded\n", epids.join(", "))
 }
 
 /// -S: a generated program as DTrace shows DIF, one instruction a line,
@@ -509,6 +520,7 @@ mod tests {
         // 70 clauses are generated as parts of a chain when loaded.
         let chained = crate::compile::compile_for_test(&clauses(70)).expect("compiles");
         assert!(chained.generated.programs.is_empty());
+        assert_eq!(chained.generated.chained.len(), 1, "-S names the chained list");
         // One statement that names too many maps cannot be split.
         let keys: Vec<String> = (0..70).map(|i| format!("a{i}[1]")).collect();
         let one = format!("syscall::getppid:entry {{ printf(\"{}\", {}); }}\n", "%d".repeat(70), keys.join(", "));

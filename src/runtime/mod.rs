@@ -602,13 +602,13 @@ impl Session {
         self.providers.iter().try_for_each(|p| p.started())
     }
 
-    /// END fires last: every other probe is stopped first (END itself
-    /// fires through BPF_PROG_TEST_RUN, which the flag does not stop).
     /// Stops every probe but END from firing (DTrace's draining state).
     pub(crate) fn stop_probes(&self) -> Result<()> {
         self.set_draining(layout::STATE_ENDING)
     }
 
+    /// END fires last: every other probe is stopped first (END itself
+    /// fires through BPF_PROG_TEST_RUN, which the flag does not stop).
     pub(crate) fn fire_end(&self) -> Result<()> {
         self.stop_probes()?;
         self.providers.iter().try_for_each(|p| p.end())
