@@ -165,7 +165,7 @@ mod dtrace_provider {
     fn divide_by_zero_is_a_runtime_error() {
         let out = run(&["-qn", r#"BEGIN { x = 0; printf("%d\n", 1 / x); } BEGIN { exit(0); }"#]);
         assert_eq!(out.stdout, "");
-        assert!(out.stderr.contains("divide-by-zero in action #2"), "{}", out.stderr);
+        assert!(out.stderr.contains("divide-by-zero in action #1"), "{}", out.stderr);
     }
 }
 

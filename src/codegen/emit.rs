@@ -251,8 +251,6 @@ struct ClauseState {
     reserved: bool,
     /// Whether any code jumps to `fault` (the verifier rejects dead code).
     fault_used: bool,
-    /// Number (from 1) of the action being emitted, for fault messages.
-    action: u32,
     /// Whether the clause speculates into its record.
     speculates: bool,
     /// The clause's end, where a clause abandoned after its record was
@@ -278,7 +276,6 @@ impl ClauseState {
             early_fault_used: false,
             reserved: false,
             fault_used: false,
-            action: 0,
             speculates: false,
             end,
             always_present: 0,
@@ -776,11 +773,7 @@ impl<'a> Emitter<'a> {
                 c.speculates = clause.speculates;
             }
         }
-        // DTrace numbers every statement of a clause as an action, from 1.
-        for (i, stmt) in clause.body.iter().enumerate().take(until).skip(from) {
-            if let Some(c) = self.clause.as_mut() {
-                c.action = i as u32 + 1;
-            }
+        for stmt in clause.body.iter().take(until).skip(from) {
             self.stmt(stmt)?;
         }
         let state = self.clause.ok_or_else(|| CodegenError("internal error: no clause".into()))?;
@@ -975,7 +968,10 @@ impl<'a> Emitter<'a> {
         // faulting code (none for a division by zero).
         let pc = if kind == layout::FAULT_DIVZERO { -1 } else { self.insns.len() as i32 };
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R1));
-        self.emit(st_imm(Size::W, FP, STACK_FAULT_ACTION, state.action as i32));
+        // "action #N" and ERROR's arg2 name the clause's statement ID (its
+        // place in the program, from 1), in the predicate too, as
+        // dtrace-utils numbers faults.
+        self.emit(st_imm(Size::W, FP, STACK_FAULT_ACTION, state.epid as i32));
         self.emit(st_imm(Size::W, FP, STACK_FAULT_PC, pc));
         self.emit(st_imm(Size::DW, FP, STACK_VALUE, kind as i32));
         self.jump(ja(0), target);

@@ -242,7 +242,7 @@ pub(super) struct Fault<'a> {
     /// DTrace's fault name: "invalid address", "divide-by-zero", ...
     pub fault: &'a str,
     pub address: Option<u64>,
-    /// 0 for the predicate, else the action's number.
+    /// The faulting clause's statement ID (from 1), as dtrace-utils numbers it.
     pub action: u32,
     pub message: &'a str,
 }

@@ -87,7 +87,7 @@ fn a_bad_kernel_address_is_a_runtime_error() {
 }
 
 #[test]
-fn a_fault_in_a_predicate_is_reported_there() {
+fn a_fault_in_a_predicate_names_its_clause_as_dtrace_utils_does() {
     let out = run(&["-qn", r#"BEGIN /((struct task_struct *)8)->pid == 1/ { trace(1); } BEGIN { exit(0); }"#]);
     assert_eq!(out.code(), 0);
     assert!(
@@ -95,7 +95,8 @@ fn a_fault_in_a_predicate_is_reported_there() {
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains(") in predicate at BPF pc "), "{}", out.stderr);
+    // The statement ID is set before the predicate runs (dt_cg_prologue).
+    assert!(out.stderr.contains(") in action #1 at BPF pc "), "{}", out.stderr);
 }
 
 #[test]
@@ -327,7 +328,7 @@ fn bcopy_outside_alloca_memory_is_a_bad_address() {
     assert_eq!(errors.len(), 2, "{}", out.stderr);
     assert!(
         errors[0].starts_with(
-            "dtrace: error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): invalid address (0x10) in action #3 at BPF pc "
+            "dtrace: error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): invalid address (0x10) in action #1 at BPF pc "
         ),
         "{}",
         errors[0]

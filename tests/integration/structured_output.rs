@@ -185,7 +185,7 @@ fn runtime_errors_and_drops_are_records_too() {
         (&error["epid"], &error["fault"], &error["probe"]),
         (&json!(2), &json!("divide-by-zero"), &json!("dtrace:::BEGIN"))
     );
-    let msg = "error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): divide-by-zero in action #2";
+    let msg = "error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): divide-by-zero in action #1";
     assert_eq!(error["msg"], json!(format!("{msg}\n")));
     // Standard error has it too, as FreeBSD prints it.
     assert!(out.stderr.contains(msg), "{}", out.stderr);
