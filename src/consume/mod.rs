@@ -1008,9 +1008,13 @@ impl State<'_> {
         let (fault, address) = match kind {
             layout::FAULT_DIVZERO => ("divide-by-zero", None),
             layout::FAULT_ILLOP => ("illegal operation", None),
+            layout::FAULT_BADSIZE => ("invalid size", Some(addr)),
+            layout::FAULT_BADINDEX => ("index out of bounds", Some(addr)),
             _ => ("invalid address", Some(addr)),
         };
+        // dt_handle_err: an index is shown signed, in decimal.
         let what = match address {
+            Some(a) if kind == layout::FAULT_BADINDEX => format!("{fault} ({})", a as i64),
             Some(a) => format!("{fault} (0x{a:x})"),
             None => fault.to_string(),
         };

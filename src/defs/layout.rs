@@ -107,6 +107,10 @@ pub(crate) const EPID_FAULT: u32 = u32::MAX;
 pub(crate) const FAULT_BADADDR: u32 = 1;
 pub(crate) const FAULT_ILLOP: u32 = 3;
 pub(crate) const FAULT_DIVZERO: u32 = 4;
+/// dtrace-utils' faults for a size past an alloca() buffer's end and an
+/// index past an array's (DTRACEFLT_BADSIZE, DTRACEFLT_BADINDEX).
+pub(crate) const FAULT_BADSIZE: u32 = 10;
+pub(crate) const FAULT_BADINDEX: u32 = 11;
 /// `epid` of the records of commit() and discard() (DT_EPID_COMMIT, DT_EPID_DISCARD).
 pub(crate) const EPID_COMMIT: u32 = 0xffff_fffe;
 pub(crate) const EPID_DISCARD: u32 = 0xffff_fffd;

@@ -516,6 +516,10 @@ pub(crate) enum Subr {
     Copyinto,
     /// speculation(): a free speculation's ID, or 0 when none is free.
     Speculation,
+    /// The index of an array of `len` elements computed at run time: the
+    /// index itself, or dtrace-utils' index-out-of-bounds fault (`len` is
+    /// one more where `&a[len]` may name the end).
+    CheckedIndex(u64),
 }
 
 #[derive(Debug, Clone)]

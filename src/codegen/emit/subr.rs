@@ -292,6 +292,14 @@ impl Emitter<'_> {
                 self.expr(&args[0])?;
                 self.emit(to_big_endian(R0, bits));
             }
+            Subr::CheckedIndex(len) => {
+                self.expr(&args[0])?;
+                let ok = self.new_label();
+                self.jump(jmp_imm(Cond::Lt, R0, len.min(i32::MAX as u64) as i32, 0), ok);
+                self.emit(mov(R1, R0));
+                self.raise_fault(layout::FAULT_BADINDEX)?;
+                self.bind(ok);
+            }
             Subr::Uregs(word) => {
                 // The registers the thread entered the kernel with; a word
                 // past pt_regs (a segment register it does not save) is 0.
@@ -491,8 +499,9 @@ impl Emitter<'_> {
     }
 
     /// Checks that `size` bytes at `pointer` lie in alloca() memory (else a
-    /// bad-address fault at `pointer`) and leaves r1 = the pointer, r2 = the
-    /// size. The pointer is checked as a number (laundered: it may come from
+    /// bad-address fault at `pointer`, or dtrace-utils' invalid-size fault
+    /// when only the size reaches past it) and leaves r1 = the pointer, r2 =
+    /// the size. The pointer is checked as a number (laundered: it may come from
     /// any variable) and rebuilt from the scratch pointer, so the verifier
     /// sees a map pointer with a bounded offset.
     fn alloca_range(&mut self, pointer: &TExpr, size: &TExpr) -> Result<(), CodegenError> {
@@ -510,10 +519,10 @@ impl Emitter<'_> {
         self.emit(alu_reg(Alu::Sub, R1, R2));
         self.fault_unless_at_most(R1, limit)?;
         self.emit(ldx(Size::DW, R2, FP, size));
-        self.fault_unless_at_most(R2, limit)?;
+        self.bad_size_unless_at_most(R2, limit)?;
         self.emit(mov(R3, R1));
         self.emit(alu_reg(Alu::Add, R3, R2));
-        self.fault_unless_at_most(R3, limit)?;
+        self.bad_size_unless_at_most(R3, limit)?;
         self.emit(mov(R3, R8));
         self.emit(alu_imm(Alu::Add, R3, base));
         self.emit(alu_reg(Alu::Add, R3, R1));
@@ -548,6 +557,17 @@ impl Emitter<'_> {
         self.jump(jmp_imm(Cond::Le, reg, limit, 0), ok);
         self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
         self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(ok);
+        Ok(())
+    }
+
+    /// An invalid-size fault (the size in r2) unless `reg` <= `limit`,
+    /// unsigned.
+    fn bad_size_unless_at_most(&mut self, reg: Reg, limit: i32) -> Result<(), CodegenError> {
+        let ok = self.new_label();
+        self.jump(jmp_imm(Cond::Le, reg, limit, 0), ok);
+        self.emit(mov(R1, R2));
+        self.raise_fault(layout::FAULT_BADSIZE)?;
         self.bind(ok);
         Ok(())
     }

@@ -131,17 +131,23 @@ impl Checker<'_> {
                 format!("operator [ ] applied to type {} requires exactly one index", base.ty.name()),
             ));
         }
-        let index = self.expr(&keys[0])?;
-        // A constant index is checked against the array's size here (not
-        // a flexible array member's, of no size).
-        if let (Type::Array(_, len @ 1..), TKind::Int(at)) = (&base.ty, &index.kind) {
-            let end = *len as i64 + i64::from(one_past);
-            if (*at as i64) < 0 || *at as i64 >= end {
-                return Err(CompileError::new(
-                    "D_ARR_BOUNDS",
-                    span,
-                    format!("index {} is out of range for array of {len} elements", *at as i64),
-                ));
+        let mut index = self.expr(&keys[0])?;
+        // An index is checked against the array's size (not a flexible
+        // array member's, of no size): a constant one here, as
+        // dtrace-utils' dt_cook_op2 words it, another when it is known.
+        if let Type::Array(_, len @ 1..) = &base.ty {
+            let end = *len as u64 + u64::from(one_past);
+            if let TKind::Int(at) = index.kind {
+                if at >= end {
+                    return Err(CompileError::new(
+                        "D_ARR_BOUNDS",
+                        span,
+                        format!("index outside array bounds: {at}, max is {len}"),
+                    ));
+                }
+            } else if index.ty.is_int() {
+                let (ty, span) = (index.ty.clone(), index.span.clone());
+                index = TExpr { kind: TKind::Subr(Subr::CheckedIndex(end), vec![index]), ty, span };
             }
         }
         let elem = self.pointer_add(BinOp::Add, base, index, span)?;
@@ -1379,6 +1385,8 @@ pub(super) fn builtin_constant(name: &str) -> Option<u64> {
         "DTRACEFLT_UPRIV" => Some(7),
         "DTRACEFLT_TUPOFLOW" => Some(8),
         "DTRACEFLT_BADSTACK" => Some(9),
+        "DTRACEFLT_BADSIZE" => Some(10),
+        "DTRACEFLT_BADINDEX" => Some(11),
         _ => None,
     }
 }
