@@ -1091,8 +1091,9 @@ mod tests {
         assert_eq!(parse_err("%llllllllld"), "format conversion #1 is undefined: %lllllld");
         assert_eq!(parse_err("abc%"), "format conversion #1 name expected before end of format string");
         assert_eq!(parse_err("%-5"), "format conversion #1 name expected before end of format string");
-        assert_eq!(parse_err("%**d"), "format conversion #1 has more than one '*' specified for the output precision");
-        assert_eq!(parse_err("%*5*d"), "format conversion #1 has more than one '*' specified for the output precision");
+        assert_eq!(parse_err("%**d"), "format conversion #1 has more than one '*' specified for the output width");
+        assert_eq!(parse_err("%*5*d"), "format conversion #1 has more than one '*' specified for the output width");
+        assert_eq!(parse_err("%.**d"), "format conversion #1 has more than one '*' specified for the output precision");
         assert_eq!(parse_err("%1.2.3d"), "format conversion #1 has more than one '.' specified");
         assert_eq!(parse_err("%1$d"), "format conversion #1 uses unsupported positional format (%n$)");
         assert_eq!(parse_err("%%%5%"), "format conversion #2 cannot be combined with other format flags: %%");

@@ -112,7 +112,8 @@ pub enum ArgClass {
 /// A compile-time format error; `Display` gives DTrace's message text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FormatError {
-    MultipleStars { conversion: usize },
+    /// A second `*` for the width (`precision` false) or the precision.
+    MultipleStars { conversion: usize, precision: bool },
     MultipleDots { conversion: usize },
     Positional { conversion: usize },
     PercentWithFlags { conversion: usize },
@@ -123,10 +124,11 @@ pub enum FormatError {
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            // DTrace always says "precision" here: its `n ? "precision" :
-            // "width"` tests a flag value that is never zero.
-            FormatError::MultipleStars { conversion } => {
-                write!(f, "format conversion #{conversion} has more than one '*' specified for the output precision")
+            // Oracle's DTrace names which one (illumos' test of a flag that
+            // is never zero always said "precision").
+            FormatError::MultipleStars { conversion, precision } => {
+                let what = if *precision { "precision" } else { "width" };
+                write!(f, "format conversion #{conversion} has more than one '*' specified for the output {what}")
             }
             FormatError::MultipleDots { conversion } => {
                 write!(f, "format conversion #{conversion} has more than one '.' specified")
@@ -506,7 +508,7 @@ fn parse_conversion(fmt: &[u8], start: usize, number: usize) -> Result<(Parsed, 
             b'*' => {
                 let already = if dot { &mut dynamic_precision } else { &mut dynamic_width };
                 if *already {
-                    return Err(FormatError::MultipleStars { conversion: number });
+                    return Err(FormatError::MultipleStars { conversion: number, precision: dot });
                 }
                 *already = true;
             }

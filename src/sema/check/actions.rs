@@ -174,12 +174,17 @@ impl Checker<'_> {
             });
         }
         // Anything but a string constant, printf(123) included, is no
-        // format (illumos' err.D_PRINTF_ARG_FMT.badfmt).
+        // format (illumos' err.D_PRINTF_ARG_FMT.badfmt), in
+        // dt_action_printflike's words.
         let ExprKind::Str(fmt) = &args[0].kind else {
+            let given = self.expr(&args[0])?;
             return Err(CompileError::new(
                 "D_PRINTF_ARG_FMT",
                 &args[0].span,
-                format!("{name}( ) argument #1 must be a string constant"),
+                format!(
+                    "{name}( ) argument #1 is incompatible with prototype:\n\tprototype: string constant\n\t argument: {}",
+                    given.ty.name()
+                ),
             ));
         };
         // The arguments are cooked before the format is parsed, as in DTrace.

@@ -209,10 +209,11 @@ impl Checker<'_> {
                         "D_DECL_INCOMPLETE",
                         &m.span,
                         format!(
-                            "declaration of member of incomplete type: {}",
+                            "incomplete struct/union/enum {}: {}",
                             e.message
                                 .trim_start_matches("failed to resolve type ")
-                                .trim_end_matches(": Unknown type name")
+                                .trim_end_matches(": Unknown type name"),
+                            m.declarator.name.as_deref().unwrap_or("(anon)")
                         ),
                     ))
                 }
@@ -236,7 +237,11 @@ impl Checker<'_> {
                     return Err(CompileError::new(
                         "D_DECL_INCOMPLETE",
                         &m.span,
-                        format!("declaration of member of incomplete type: {}", ty.name()),
+                        format!(
+                            "incomplete struct/union/enum {}: {}",
+                            ty.name(),
+                            m.declarator.name.as_deref().unwrap_or("(anon)")
+                        ),
                     ));
                 }
             }

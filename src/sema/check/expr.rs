@@ -114,6 +114,30 @@ impl Checker<'_> {
         Ok(TExpr { kind: TKind::Subr(Subr::Uregs(word), Vec::new()), ty: Type::UINT64, span: span.clone() })
     }
 
+    /// What DTrace calls an identifier that is no scalar (dt_idkind_name):
+    /// an associative array (args[] too), an action, an aggregating
+    /// function or a subroutine.
+    fn non_scalar_kind(&self, name: &str) -> Option<&'static str> {
+        if name == "args" || self.program.assoc_arrays.iter().any(|a| a.name == name && !a.thread_local) {
+            return Some("associative array");
+        }
+        let subroutine = matches!(
+            name,
+            "copyout" | "copyoutstr" | "copyinstr" | "progenyof" | "d_path" | "getf" | "mutex_owned" | "mutex_owner"
+                | "mutex_type_adaptive" | "mutex_type_spin" | "rw_read_held" | "rw_write_held" | "rw_iswriter"
+                | "ddi_pathname" | "msgsize" | "msgdsize"
+        ) || super::actions::subroutine_signature(name).is_some();
+        if subroutine {
+            Some("function")
+        } else if super::actions::is_action(name) {
+            Some("tracing function")
+        } else if super::aggregations::is_aggregating_function(name) {
+            Some("aggregating function")
+        } else {
+            None
+        }
+    }
+
     /// `base[index]` where base is a pointer or an array: the element.
     /// `one_past`: the element is the operand of `&`, which may name the
     /// one past the end of an array.
@@ -355,16 +379,15 @@ impl Checker<'_> {
                     // (sizeof (NULL) is 4: sizeof/tst.SizeofNULL).
                     (None, _) if name == "NULL" => typed(TKind::Int(0), Type::INT),
                     (None, Some(value)) => typed(TKind::Int(value), Type::INT),
-                    // An array named without its index (dt_xcook_ident).
-                    (None, None)
-                        if name == "args"
-                            || self.program.assoc_arrays.iter().any(|a| &a.name == name && !a.thread_local) =>
-                    {
+                    // An array or a function named as a value (dt_xcook_ident),
+                    // by its kind's name (dt_idkind_name).
+                    (None, None) if self.non_scalar_kind(name).is_some() => {
+                        let kind = self.non_scalar_kind(name).unwrap_or_default();
                         return Err(CompileError::new(
                             "D_IDENT_BADREF",
                             &span,
-                            format!("array '{name}' may not be referenced as scalar"),
-                        ))
+                            format!("{kind} '{name}' may not be referenced as scalar"),
+                        ));
                     }
                     (None, None) => {
                         return Err(CompileError::new(
@@ -990,6 +1013,19 @@ impl Checker<'_> {
     /// Resolves an assignable expression; unknown globals, thread-locals and
     /// associative arrays are created with `default_ty` (D declares them by
     /// first assignment).
+    /// The struct or union type of the existing associative array that
+    /// `target` (`a[k]`, `self->a[k]`) names an element of.
+    fn assoc_record_value(&self, target: &ast::Expr) -> Option<Type> {
+        let ExprKind::Index(base, _) = &target.kind else { return None };
+        let (name, thread_local) = match &base.kind {
+            ExprKind::Ident(name) => (name, false),
+            ExprKind::SelfVar(name) => (name, true),
+            _ => return None,
+        };
+        let array = self.program.assoc_arrays.iter().find(|a| &a.name == name && a.thread_local == thread_local)?;
+        matches!(array.value, Type::Struct(_)).then(|| array.value.clone())
+    }
+
     pub(super) fn lvalue(&mut self, target: &ast::Expr, default_ty: Type) -> Result<(Place, Type)> {
         let (scope, name) = match &target.kind {
             // NULL is a constant, not a variable.
@@ -1290,6 +1326,15 @@ impl Checker<'_> {
                 span,
                 "operator = cannot be applied to an operand of type void",
             ));
+        }
+        // 0 stored in an associative array's struct or union element
+        // deletes it, as 0 does any dynamic variable
+        // (assocs/tst.store_zero_deletes_struct).
+        if op.is_none() && matches!(value.kind, TKind::Int(0)) && value.ty.is_scalar() {
+            if let Some(record) = self.assoc_record_value(target) {
+                let (place, ty) = self.lvalue(target, record)?;
+                return Ok(TExpr { kind: TKind::ClearVar(place), ty, span: span.clone() });
+            }
         }
         let (place, ty) = self.lvalue(target, value.ty.clone())?;
         if matches!(ty, Type::Array(..)) {
