@@ -287,9 +287,11 @@ impl<'a> Checker<'a> {
         let (predicate, body) = match self.predicate(clause) {
             // A predicate may read a variable its clause's actions declare by
             // assigning it (`/i < 100/ { i++; }`): as DTrace's dt_cook_clause
-            // does on its second try, the actions are checked first.
+            // does on its second try, the actions are checked first. When
+            // they fail too, the predicate's error is the one reported
+            // (dtrace-utils' clauses/err.D_IDENT_UNDEF.both).
             Err(e) if e.tag == "D_IDENT_UNDEF" => {
-                let body = self.clause_actions(clause)?;
+                let body = self.clause_actions(clause).map_err(|_| e)?;
                 (self.predicate(clause)?, body)
             }
             predicate => (predicate?, self.clause_actions(clause)?),

@@ -106,8 +106,6 @@ pub enum StmtKind {
         otherwise: Option<Vec<Stmt>>,
     },
     Block(Vec<Stmt>),
-    /// A declaration inside a clause body (e.g. `this int x;`).
-    Decl(Decl),
     Empty,
 }
 

@@ -84,7 +84,6 @@ impl Checker<'_> {
                     self.stmt(s, out)?;
                 }
             }
-            StmtKind::Decl(decl) => self.declaration(decl)?,
             StmtKind::If { cond, then, otherwise } => {
                 let c = self.scalar_expr(cond, "D_IF_SCALAR", "if-statement condition must be of scalar type")?;
                 let then = self.stmts(then)?;

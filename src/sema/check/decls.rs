@@ -501,11 +501,27 @@ impl Checker<'_> {
         let mut voids = 0;
         for (i, p) in params.iter().enumerate() {
             if p.ops.iter().any(|op| matches!(op, ast::DeclOp::AssocArray(_))) {
+                // The parameter's name, where written, is the last word
+                // before its dimensions (its span covers it).
+                let text = self.text.get(p.span.clone()).unwrap_or_default();
+                let declarator = text.split('[').next().unwrap_or_default();
+                let name = declarator
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .rfind(|w| !w.is_empty())
+                    .filter(|w| {
+                        self.typedef_named(w).is_none()
+                            && !matches!(
+                                *w,
+                                "int" | "char" | "short" | "long" | "signed" | "unsigned" | "void" | "float" | "double"
+                                    | "const" | "volatile" | "struct" | "union" | "enum"
+                            )
+                    })
+                    .unwrap_or("(anonymous)");
                 return Err(CompileError::new(
                     "D_DECL_PROTO_TYPE",
                     &p.span,
                     format!(
-                        "function prototype may not use parameter of type dynamic: (anonymous), parameter #{}",
+                        "function prototype may not use parameter of type dynamic variable: {name}, parameter #{}",
                         i + 1
                     ),
                 ));
