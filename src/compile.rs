@@ -144,7 +144,10 @@ pub(crate) fn compile(
         let errtags = options.errtags;
         checker
             .check_items(&p.ast, &p.text)
-            .map_err(|e| format_error(&p.kind, &p.text, &e, checker.region, errtags))?;
+            .map_err(|e| {
+                let e = CompileError { span: e.span.as_ref().map(|s| p.ast.reported_at(s)), ..e };
+                format_error(&p.kind, &p.text, &e, checker.region, errtags)
+            })?;
         matches.push((notice_name(&p.kind), checker.matched - before));
     }
     // dt_compile: an argument no program references is an error unless -x

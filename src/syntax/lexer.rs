@@ -266,6 +266,16 @@ impl<'a> Lexer<'a> {
 
     /// Whether a `/` ending at `after` closes a predicate: like DTrace, look
     /// at the next non-blank character; end of input, `;`, `{` or `/` close.
+    /// The offset of the first byte after `pos` that is not white space.
+    pub(crate) fn next_nonblank(&self, pos: usize) -> usize {
+        let bytes = self.bytes();
+        let mut p = pos;
+        while p < bytes.len() && is_space(bytes[p]) {
+            p += 1;
+        }
+        p
+    }
+
     pub(crate) fn slash_ends_predicate(&self, after: usize) -> bool {
         let bytes = self.bytes();
         let mut p = after;

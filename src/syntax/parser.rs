@@ -60,6 +60,8 @@ pub(crate) struct Parser<'a> {
     /// Inside `/ predicate /`, where a `/` followed by `{`, `;`, `/` or the
     /// end of input closes the predicate instead of dividing.
     in_predicate: bool,
+    /// `Program::predicate_ends`.
+    predicate_ends: Vec<(Span, usize)>,
     /// The source is a script file (-s), where a probe description needs a
     /// predicate or actions after it; `dtrace -n BEGIN` need not.
     pub(crate) script_file: bool,
@@ -77,6 +79,7 @@ impl<'a> Parser<'a> {
             nesting: 0,
             stack_base: stack_position(),
             in_predicate: false,
+            predicate_ends: Vec::new(),
             script_file: false,
         }
     }
@@ -304,7 +307,7 @@ impl<'a> Parser<'a> {
         items.extend(pragmas.into_iter().map(|p| Item::Pragma { words: p.words, span: p.span }));
         items.sort_by_key(item_start);
         let macro_args = self.lexer.take_macro_args();
-        Ok(Program { items, macro_args })
+        Ok(Program { items, macro_args, predicate_ends: std::mem::take(&mut self.predicate_ends) })
     }
 
     /// Decides, from the raw text at `pos`, whether a file-scope item is a
@@ -366,7 +369,10 @@ impl<'a> Parser<'a> {
             let condition = self.parse_expr();
             self.in_predicate = false;
             let condition = condition?;
+            let slash = self.peek()?.span.clone();
             self.expect(Punct::Slash)?;
+            let next = self.lexer.next_nonblank(slash.end);
+            self.note_predicate_end(&condition, next);
             predicate = Some(condition);
         }
 
@@ -1189,6 +1195,20 @@ impl<'a> Parser<'a> {
             };
         }
         Ok(expr)
+    }
+
+    /// Records the operators on the predicate's right edge as reduced at
+    /// the token `next` (Program::predicate_ends); primaries, calls,
+    /// members and subscripts are reduced before the lookahead is read.
+    fn note_predicate_end(&mut self, e: &Expr, next: usize) {
+        let last = match &e.kind {
+            ExprKind::Binary(_, _, rhs) | ExprKind::Assign(_, _, rhs) | ExprKind::Ternary(_, _, rhs) => rhs,
+            ExprKind::Unary(op, operand) if !matches!(op, UnOp::PostInc | UnOp::PostDec) => operand,
+            ExprKind::Cast(_, operand) => operand,
+            _ => return,
+        };
+        self.predicate_ends.push((e.span.clone(), next));
+        self.note_predicate_end(last, next);
     }
 
     #[inline(never)]
