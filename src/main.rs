@@ -207,6 +207,9 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if flags.options.bufsize < 8 && compiled.program.clauses.iter().any(|c| c.records) {
         return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
     }
+    if runtime::enabling_exceeds_buffers(&compiled.program, flags.options.dynvarsize, flags.options.aggsize) {
+        return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
+    }
     if let Some(reason) = &compiled.program.unavailable {
         return Err(format!("could not enable tracing: {reason}"));
     }

@@ -857,6 +857,21 @@ fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
     }
 }
 
+/// Whether an associative array's element is larger than all of
+/// dynvarsize, or an aggregation's value (and the word kept with it)
+/// larger than all of aggsize: Oracle's DTrace refuses such an enabling
+/// (assocs/err.dynvarsize-too-small, aggs/err.aggsize-too-small). A
+/// thread-local variable that does not fit, or an aggregation key too
+/// large, is a drop at each store instead (dtrace-utils'
+/// drp.DTRACEDROP_DYNAMIC.local_only, illumos' drp.DTRACEDROP_AGGREGATION).
+pub(crate) fn enabling_exceeds_buffers(program: &Program, dynvarsize: u64, aggsize: Option<u64>) -> bool {
+    let element = |a: &crate::sema::ir::AssocArray| {
+        layout::dynvar_element_bytes(a.key_size(), var_bytes(&a.value, program.strsize))
+    };
+    program.assoc_arrays.iter().any(|a| !a.thread_local && element(a) > dynvarsize)
+        || aggsize.is_some_and(|room| program.aggregations.iter().any(|a| (a.map_value_words() * 8 + 8) as u64 > room))
+}
+
 /// How many elements of a dynamic variable fit in `dynvarsize` bytes
 /// (`layout::dynvar_element_bytes` each). A store into a full variable is
 /// a dynamic variable drop, as in DTrace; when not one fits, the code

@@ -313,9 +313,10 @@ fn curpsinfo_describes_the_traced_process() {
 }
 
 #[test]
-fn bcopy_outside_alloca_memory_is_a_bad_address() {
+fn bcopy_outside_alloca_memory_is_a_bad_address_or_size() {
     // As in DTrace, only alloca()'d memory may be written; the clause's
-    // data is discarded and tracing goes on.
+    // data is discarded and tracing goes on. A copy that starts inside it
+    // and runs past its end is dtrace-utils' invalid size (the size).
     let out = run(&[
         "-qn",
         r#"BEGIN { this->p = alloca(8); printf("lost\n"); bcopy(curthread->comm, (void *)16, 4); }
@@ -334,7 +335,7 @@ fn bcopy_outside_alloca_memory_is_a_bad_address() {
         errors[0]
     );
     assert!(
-        errors[1].starts_with("dtrace: error on enabled probe ID 3 (ID 1: dtrace:::BEGIN): invalid address (0x"),
+        errors[1].starts_with("dtrace: error on enabled probe ID 3 (ID 1: dtrace:::BEGIN): invalid size (0x9) in action #2"),
         "{}",
         errors[1]
     );
