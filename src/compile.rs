@@ -92,12 +92,10 @@ pub(crate) fn compile(
         let ast = parse(&text, &is_type).map_err(|e| {
             // DTrace's lexer acts on a #pragma line as it reads it: a bad
             // one before the syntax error is what it reports.
-            let error = pragma_error_before(&text, e.span.start, options).unwrap_or(CompileError {
-                tag: e.tag,
-                message: e.message,
-                span: Some(e.span),
-            });
-            format_error(source, &text, &error, "", options.errtags)
+            // The options those pragmas set (errtags) apply to the error.
+            let (pragma_error, set) = pragma_error_before(&text, e.span.start, options);
+            let error = pragma_error.unwrap_or(CompileError { tag: e.tag, message: e.message, span: Some(e.span) });
+            format_error(source, &text, &error, "", set.errtags)
         })?;
         for item in &ast.items {
             if let ast::Item::Pragma { words, span } = item {
@@ -268,8 +266,9 @@ pub(crate) fn parse_library(registry: &Registry) -> Result<Vec<(String, ast::Pro
 }
 
 /// The error of the first `#pragma` line before `offset` that DTrace
-/// would refuse (checked on a copy of the options), if any.
-fn pragma_error_before(text: &str, offset: usize, options: &Options) -> Option<CompileError> {
+/// would refuse, if any, and the options the pragmas before it set (on a
+/// copy: DTrace's lexer acts on each as it reads it).
+fn pragma_error_before(text: &str, offset: usize, options: &Options) -> (Option<CompileError>, Options) {
     let mut copy = options.clone();
     let mut at = 0;
     for line in text[..offset.min(text.len())].split_inclusive('\n') {
@@ -278,10 +277,10 @@ fn pragma_error_before(text: &str, offset: usize, options: &Options) -> Option<C
         let Some(rest) = line.trim_start().strip_prefix("#pragma") else { continue };
         let words: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
         if let Err((tag, message)) = apply_pragma(&words, &mut copy) {
-            return Some(CompileError::new(tag, &(start..start + line.trim_end().len()), message));
+            return (Some(CompileError::new(tag, &(start..start + line.trim_end().len()), message)), copy);
         }
     }
-    None
+    (None, copy)
 }
 
 /// The typedef names libraries declare (the parser must know type names).
@@ -431,14 +430,20 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
         }
         ["D", "option"] => Err(("D_PRAGMA_MALFORM", "malformed #pragma option <option>=<val>".to_string())),
         ["D", "option", _, _, ..] => Err(("D_PRAGMA_MALFORM", "superfluous arguments specified for #pragma option".to_string())),
-        // The program's own error, with its words.
+        // The program's own error, with its words, each followed by a
+        // space (dt_pragma_error).
         ["D", "error", text @ ..] => {
-            let words: Vec<&str> = text.iter().map(|w| w.trim_matches('"')).collect();
-            Err(("D_PRAGERR", format!("#error: {}", words.join(" "))))
+            let words: String = text.iter().map(|w| format!("{} ", w.trim_matches('"'))).collect();
+            Err(("D_PRAGERR", format!("#error: {words}")))
         }
         // A script has no library to depend on (only D library files do).
         ["D", "depends_on", "library", ..] => {
-            Err(("D_PRAGMA_DEPEND", "#pragma depends_on library is valid only in a D library file".to_string()))
+            Err(("D_PRAGMA_DEPEND", "main program may not explicitly depend on a library".to_string()))
+        }
+        // Attributes for something that is no identifier (`func;`) apply
+        // to nothing.
+        ["D", "attributes", _, name] if !is_identifier(name) => {
+            Err(("D_PRAGMA_UNUSED", "unused #pragma attributes".to_string()))
         }
         // `<attributes> <ident>`, or a provider's part (USDT definitions):
         // `<attributes> provider <name> provider|module|function|name|args`.
@@ -460,6 +465,13 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
         // and non-D pragmas are accepted and ignored, as by DTrace.
         _ => Ok(()),
     }
+}
+
+/// Whether `name` is a D identifier (a kernel symbol's module`name too).
+fn is_identifier(name: &str) -> bool {
+    let first = name.chars().next();
+    first.is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '`')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '`')
 }
 
 /// Whether `text` is a stability attribute triple as dtrace_str2attr()

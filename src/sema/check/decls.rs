@@ -106,8 +106,9 @@ impl Checker<'_> {
                 }
                 ty => ty,
             };
+            // dt_node_decl's words for a typedef's name taken by a type.
             if self.declared.typedefs.get(name).is_some_and(|old| *old != ty) {
-                return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("identifier redeclared: {name}")));
+                return Err(CompileError::new("D_DECL_IDRED", &d.span, format!("typedef redeclared: {name}")));
             }
             self.declared.typedefs.insert(name.clone(), ty);
         }
