@@ -525,7 +525,7 @@ mod errors {
         let out = run(&["-s", &path]);
         out.assert_no_panic();
         assert_eq!(out.code(), 1);
-        assert_eq!(out.stderr, format!("dtrace: failed to compile script {path}: line 4: syntax error near \"x\"\n"));
+        assert_eq!(out.stderr, format!("dtrace: failed to compile script {path}: line 4: syntax error near \"x = 2;\"\n"));
     }
 
     #[test]

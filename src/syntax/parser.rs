@@ -180,6 +180,16 @@ impl<'a> Parser<'a> {
     fn error_at(&self, token: &Token) -> ParseError {
         match token.kind {
             TokenKind::Eof => ParseError::new(token.span.clone(), "D_SYNTAX", "syntax error near end of input"),
+            // DTrace's lexer looks ahead after an identifier to tell names
+            // from types and puts the characters back, which leaves the
+            // rest of the line in the token's text: that is what its
+            // message shows (typedef/err.D_SYNTAX.BadExistingTypedef:
+            // near "new_int;", offsetof/err.D_SYNTAX.badmemb).
+            TokenKind::Ident(_) if !self.token_names_type(token) => {
+                let line_end = self.src[token.span.start..].find('\n').map_or(self.src.len(), |n| token.span.start + n);
+                let text = self.src.get(token.span.start..line_end).unwrap_or_default().trim_end();
+                syntax_error_near(token.span.clone(), text)
+            }
             _ => {
                 let text = self.src.get(token.span.clone()).unwrap_or_default();
                 syntax_error_near(token.span.clone(), text)
@@ -1970,7 +1980,7 @@ mod tests {
             ("BEGIN { x = ; }", "syntax error near \";\""),
             ("BEGIN { x = 1", "syntax error near end of input"),
             ("BEGIN { trace(\"a\" \"b\"); }", "syntax error near \"\"b\"\""),
-            ("BEGIN { x = 1 y = 2; }", "syntax error near \"y\""),
+            ("BEGIN { x = 1 y = 2; }", "syntax error near \"y = 2; }\""),
             ("BEGIN { int = 1; }", "syntax error near \"int\""),
             // No declarations among a clause's statements: `self` and
             // `this` are expressions, so the error is at the type after them.

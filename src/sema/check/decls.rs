@@ -264,7 +264,11 @@ impl Checker<'_> {
                         return Err(CompileError::new(
                             "D_DECL_BFTYPE",
                             &m.span,
-                            format!("invalid type for bit-field: {}", ty.name()),
+                            // dt_decl_member names the member, not its type.
+                            format!(
+                                "invalid type for bit-field: {}",
+                                m.declarator.name.as_deref().unwrap_or("(anon)")
+                            ),
                         ));
                     }
                     if width as usize > 8 * member_size {
