@@ -968,10 +968,9 @@ impl<'a> Emitter<'a> {
         // faulting code (none for a division by zero).
         let pc = if kind == layout::FAULT_DIVZERO { -1 } else { self.insns.len() as i32 };
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R1));
-        // "action #N" and ERROR's arg2 name the clause's statement ID (its
-        // place in the program, from 1), in the predicate too, as
-        // dtrace-utils numbers faults.
-        self.emit(st_imm(Size::W, FP, STACK_FAULT_ACTION, state.epid as i32));
+        // "action #N" and ERROR's arg2: Program::statement_id.
+        let action = self.program.statement_id(state.epid, self.env.error_probe_id);
+        self.emit(st_imm(Size::W, FP, STACK_FAULT_ACTION, action as i32));
         self.emit(st_imm(Size::W, FP, STACK_FAULT_PC, pc));
         self.emit(st_imm(Size::DW, FP, STACK_VALUE, kind as i32));
         self.jump(ja(0), target);

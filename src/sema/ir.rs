@@ -946,6 +946,16 @@ impl Program {
         position as u32 + 2
     }
 
+    /// The number a fault in clause `epid` shows as "action #N" and gives
+    /// ERROR as arg2, as dtrace-utils numbers it: the clause's place among
+    /// the clauses that are not ERROR's, from 1, in the predicate too
+    /// (error/tst.clause_scope-begin: an ERROR clause first, then the
+    /// faulting BEGIN clause, "action #1").
+    pub(crate) fn statement_id(&self, epid: u32, error_probe: u32) -> u32 {
+        let upto = (epid as usize).min(self.clauses.len());
+        self.clauses[..upto].iter().filter(|c| !c.probes.contains(&error_probe)).count() as u32
+    }
+
     /// The room END's records take in a fill buffer (the Guide's "fill
     /// Policy and END Probes"): the sizes of the clauses of probe `end`.
     pub(crate) fn end_reserve(&self, end: u32) -> usize {
