@@ -352,8 +352,20 @@ impl Emitter<'_> {
                 self.emit(alu_imm(Alu::Add, R0, start as i32));
                 self.address_as_number();
             }
-            Subr::Bcopy => self.copy_into_alloca(&args[0], &args[2], &args[1], Helper::ProbeReadKernel)?,
-            Subr::Copyinto => self.copy_into_alloca(&args[0], &args[1], &args[2], Helper::ProbeReadUser)?,
+            // The arguments are evaluated in the order written
+            // (bcopy/tst.bcopy_arg_order), whichever they are.
+            Subr::Bcopy => {
+                let saved = self.stack_top;
+                let (src, dest, size) = (self.stash(&args[0])?, self.stash(&args[1])?, self.stash(&args[2])?);
+                self.copy_into_alloca(src, size, dest, Helper::ProbeReadKernel)?;
+                self.stack_top = saved;
+            }
+            Subr::Copyinto => {
+                let saved = self.stack_top;
+                let (src, size, dest) = (self.stash(&args[0])?, self.stash(&args[1])?, self.stash(&args[2])?);
+                self.copy_into_alloca(src, size, dest, Helper::ProbeReadUser)?;
+                self.stack_top = saved;
+            }
         }
         Ok(())
     }
@@ -479,15 +491,9 @@ impl Emitter<'_> {
     /// bcopy/copyinto: `size` bytes from `src` (kernel or user memory, as
     /// `helper` reads) to `dest`, which must lie in alloca() memory; as in
     /// DTrace, any other destination is a bad-address fault.
-    fn copy_into_alloca(
-        &mut self,
-        src: &TExpr,
-        size: &TExpr,
-        dest: &TExpr,
-        helper: Helper,
-    ) -> Result<(), CodegenError> {
+    /// The arguments are in stack slots, evaluated.
+    fn copy_into_alloca(&mut self, src: i16, size: i16, dest: i16, helper: Helper) -> Result<(), CodegenError> {
         let saved = self.stack_top;
-        let src = self.stash(src)?;
         self.alloca_range(dest, size)?;
         self.emit(ldx(Size::DW, R3, FP, src));
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R3));
@@ -498,17 +504,17 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Checks that `size` bytes at `pointer` lie in alloca() memory (else a
+    /// Checks that `size` bytes at `pointer` (stack slots holding them)
+    /// lie in alloca() memory (else a
     /// bad-address fault at `pointer`, or dtrace-utils' invalid-size fault
     /// when only the size reaches past it) and leaves r1 = the pointer, r2 =
     /// the size. The pointer is checked as a number (laundered: it may come from
     /// any variable) and rebuilt from the scratch pointer, so the verifier
     /// sees a map pointer with a bounded offset.
-    fn alloca_range(&mut self, pointer: &TExpr, size: &TExpr) -> Result<(), CodegenError> {
+    fn alloca_range(&mut self, pointer: i16, size: i16) -> Result<(), CodegenError> {
         let limit = self.program.alloca_bytes as i32;
         let base = self.scratch.alloca as i32;
-        let size = self.stash(size)?;
-        self.expr(pointer)?;
+        self.emit(ldx(Size::DW, R0, FP, pointer));
         self.used_scratch = true;
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R0));
         self.launder(R0);
@@ -534,7 +540,7 @@ impl Emitter<'_> {
     /// user memory at `addr`; nothing for 0 bytes.
     fn copy_out(&mut self, buf: &TExpr, addr: &TExpr, size: &TExpr) -> Result<(), CodegenError> {
         let saved = self.stack_top;
-        let addr = self.stash(addr)?;
+        let (buf, addr, size) = (self.stash(buf)?, self.stash(addr)?, self.stash(size)?);
         self.alloca_range(buf, size)?;
         // The verifier wants a size it knows is not zero: 1..=limit.
         let done = self.new_label();
