@@ -1007,6 +1007,22 @@ impl<'a> Emitter<'a> {
         self.emit(alu_imm(Alu::Add, R1, offset));
         self.emit(mov_imm(R2, size));
         self.emit(call(helper));
+        // An address the kernel cannot read as its own is read as the
+        // current process's, as DTrace's loads read user memory the kernel
+        // maps (illumos) and as bpf_probe_read() does for dtrace-utils
+        // (types/tst.struct2: `e64->e1` of a pr_envp pointer). The
+        // destination is rebuilt from `base`, which the call must not
+        // have clobbered.
+        if helper == Helper::ProbeReadKernel && matches!(base, FP | R6 | R7 | R8 | R9) {
+            let read = self.new_label();
+            self.jump(jmp_imm(Cond::Sge, R0, 0, 0), read);
+            self.emit(mov(R1, base));
+            self.emit(alu_imm(Alu::Add, R1, offset));
+            self.emit(mov_imm(R2, size));
+            self.emit(ldx(Size::DW, R3, FP, STACK_FAULT_ADDR));
+            self.emit(call(Helper::ProbeReadUser));
+            self.bind(read);
+        }
         self.fault_on_read_error()
     }
 
