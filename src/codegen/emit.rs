@@ -2669,7 +2669,7 @@ impl<'a> Emitter<'a> {
         value_size: usize,
         by_reference: bool,
     ) -> Result<bool, CodegenError> {
-        if layout::dynvar_element_bytes(key_size, value_size) <= self.env.dynvarsize {
+        if layout::dynvar_data_bytes(key_size, value_size) <= self.env.dynvarsize {
             return Ok(false);
         }
         let zero = self.new_label();

@@ -138,7 +138,15 @@ pub(crate) const SPEC_STATS_UNAVAIL: usize = offset_of!(dt_spec_stats, unavail);
 /// associative array) costs of dynvarsize: its key and value, 8-byte
 /// aligned, and the kernel's element header (struct htab_elem, 48 bytes).
 pub(crate) fn dynvar_element_bytes(key_size: usize, value_size: usize) -> u64 {
-    (48 + key_size.next_multiple_of(8) + value_size.next_multiple_of(8)) as u64
+    48 + dynvar_data_bytes(key_size, value_size)
+}
+
+/// An element's key and value, 8-byte aligned: what DTrace counts when it
+/// decides whether one fits in dynvarsize at all (dtrace-utils'
+/// assocs/tst.store_zero_safe runs at dynvarsize=20, err.dynvarsize-too-small
+/// is refused at 15).
+pub(crate) fn dynvar_data_bytes(key_size: usize, value_size: usize) -> u64 {
+    (key_size.next_multiple_of(8) + value_size.next_multiple_of(8)) as u64
 }
 
 pub(crate) fn read_u32(data: &[u8], off: usize) -> u32 {

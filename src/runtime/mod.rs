@@ -866,16 +866,17 @@ fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
 /// drp.DTRACEDROP_DYNAMIC.local_only, illumos' drp.DTRACEDROP_AGGREGATION).
 pub(crate) fn enabling_exceeds_buffers(program: &Program, dynvarsize: u64, aggsize: Option<u64>) -> bool {
     let element = |a: &crate::sema::ir::AssocArray| {
-        layout::dynvar_element_bytes(a.key_size(), var_bytes(&a.value, program.strsize))
+        layout::dynvar_data_bytes(a.key_size(), var_bytes(&a.value, program.strsize))
     };
     program.assoc_arrays.iter().any(|a| !a.thread_local && element(a) > dynvarsize)
         || aggsize.is_some_and(|room| program.aggregations.iter().any(|a| (a.map_value_words() * 8 + 8) as u64 > room))
 }
 
 /// How many elements of a dynamic variable fit in `dynvarsize` bytes
-/// (`layout::dynvar_element_bytes` each). A store into a full variable is
-/// a dynamic variable drop, as in DTrace; when not one fits, the code
-/// generator makes every store a drop.
+/// (`layout::dynvar_element_bytes` each, at least one when its data fits).
+/// A store into a full variable is a dynamic variable drop, as in DTrace;
+/// when not even one element's data fits, the code generator makes every
+/// store a drop.
 fn dynvar_entries(dynvarsize: u64, key_size: usize, value_size: usize) -> u32 {
     (dynvarsize / layout::dynvar_element_bytes(key_size, value_size)).clamp(1, u64::from(u32::MAX)) as u32
 }
