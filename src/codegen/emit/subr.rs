@@ -490,8 +490,8 @@ impl Emitter<'_> {
 
     /// bcopy/copyinto: `size` bytes from `src` (kernel or user memory, as
     /// `helper` reads) to `dest`, which must lie in alloca() memory; as in
-    /// DTrace, any other destination is a bad-address fault.
-    /// The arguments are in stack slots, evaluated.
+    /// DTrace, any other destination is a bad-address fault. The arguments
+    /// are in stack slots, already evaluated.
     fn copy_into_alloca(&mut self, src: i16, size: i16, dest: i16, helper: Helper) -> Result<(), CodegenError> {
         let saved = self.stack_top;
         self.alloca_range(dest, size)?;
@@ -504,13 +504,13 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Checks that `size` bytes at `pointer` (stack slots holding them)
-    /// lie in alloca() memory (else a
-    /// bad-address fault at `pointer`, or dtrace-utils' invalid-size fault
-    /// when only the size reaches past it) and leaves r1 = the pointer, r2 =
-    /// the size. The pointer is checked as a number (laundered: it may come from
-    /// any variable) and rebuilt from the scratch pointer, so the verifier
-    /// sees a map pointer with a bounded offset.
+    /// Checks that `size` bytes at `pointer` (stack slots holding them) lie
+    /// in alloca() memory (else a bad-address fault at `pointer`, or
+    /// dtrace-utils' invalid-size fault when only the size reaches past it)
+    /// and leaves r1 = the pointer, r2 = the size. The pointer is checked as
+    /// a number (laundered: it may come from any variable) and rebuilt from
+    /// the scratch pointer, so the verifier sees a map pointer with a
+    /// bounded offset.
     fn alloca_range(&mut self, pointer: i16, size: i16) -> Result<(), CodegenError> {
         let limit = self.program.alloca_bytes as i32;
         let base = self.scratch.alloca as i32;
