@@ -944,7 +944,7 @@ pub(crate) mod testing {
         use crate::sema::check::{CheckOptions, Checker};
         use crate::sema::ir::{RecordBody, Type};
         use libbpf_rs::btf::types::{self, MemberAttr};
-        use libbpf_rs::btf::{Btf, HasSize};
+        use libbpf_rs::btf::Btf;
         use libbpf_rs::AsRawLibbpf;
 
         /// A D member's size, as C would have it.

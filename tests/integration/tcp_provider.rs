@@ -94,12 +94,15 @@ impl Seen {
     /// Payload received, less what arrived twice, is `bytes`; so is the
     /// payload sent, less what was sent again, unless a first transmission
     /// failed before the device (a loaded machine): then its resend is one
-    /// of the bytes and is counted as sent again too.
+    /// of the bytes and is counted as sent again too. A resend that starts
+    /// at another sequence number than the segment it repeats (a loaded
+    /// machine's partial retransmission) is not recognized as arriving
+    /// twice: it is at most what was sent again.
     fn assert_bytes(&self, bytes: usize) {
         let (sent, again) = (self.value("bytes sent "), self.value("bytes sent again "));
         let received = self.value("bytes received ") - self.value("bytes received again ");
         assert!(sent >= bytes as u64 && sent - again <= bytes as u64, "{}", self.stdout);
-        assert_eq!(received, bytes as u64, "{}", self.stdout);
+        assert!(received >= bytes as u64 && received <= bytes as u64 + again, "{bytes}:\n{}", self.stdout);
         // Every segment's tcpsinfo_t is its own end's.
         assert!(!self.stdout.lines().any(|l| l.starts_with("where ") && !l.contains(" 1 1 ")), "{}", self.stdout);
     }
