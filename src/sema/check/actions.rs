@@ -473,7 +473,8 @@ impl Checker<'_> {
                 self.arity(name, name_span, args, 1, 2)?;
                 let ExprKind::Str(option) = &args[0].kind else {
                     let ty = self.expr(&args[0])?.ty.name();
-                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "setopt", 1, "string", &ty));
+                    // setopt's prototype is void(char *[, char *]).
+                    return Err(incompatible_arg("D_PROTO_ARG", &args[0].span, "setopt", 1, "char *", &ty));
                 };
                 let option = String::from_utf8_lossy(option).into_owned();
                 match args.get(1).map(|a| (a, &a.kind)) {
@@ -486,7 +487,7 @@ impl Checker<'_> {
                         let value = self.expr(a)?;
                         if value.ty != Type::String {
                             let ty = value.ty.name();
-                            return Err(incompatible_arg("D_PROTO_ARG", &a.span, "setopt", 2, "string", &ty));
+                            return Err(incompatible_arg("D_PROTO_ARG", &a.span, "setopt", 2, "char *", &ty));
                         }
                         (RecordKind::Setopt { name: option, value: None }, ActionKind::Record(vec![value]))
                     }
