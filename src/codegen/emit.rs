@@ -1488,10 +1488,6 @@ impl<'a> Emitter<'a> {
         MapKey::OnStack(STACK_KEY)
     }
 
-    /// r0 = vtimestamp: the thread's dt_vtime total plus its current slice.
-    /// A thread without an entry has not been switched in since tracing
-    /// began: it has been on its CPU since then (dt_state.vtime_start_ns),
-    /// and its entry starts there.
     /// The firing's timestamp: the clock is read at the first use in a
     /// probe firing and kept in the probe context, so every use in every
     /// clause of the firing sees one value, as in DTrace.
@@ -1504,6 +1500,10 @@ impl<'a> Emitter<'a> {
         self.bind(sampled);
     }
 
+    /// r0 = vtimestamp: the thread's dt_vtime total plus its current slice.
+    /// A thread without an entry has not been switched in since tracing
+    /// began: it has been on its CPU since then (dt_state.vtime_start_ns),
+    /// and its entry starts there.
     fn vtimestamp(&mut self) -> Result<(), CodegenError> {
         let saved = self.stack_top;
         let value = self.alloc_slot(layout::VTIME_SIZE as i16)?;
