@@ -644,6 +644,15 @@ impl Checker<'_> {
             None => default,
             Some(arg) => match self.integer_constant(arg) {
                 Some(n) if n > 0 => u32::try_from(n).unwrap_or(u32::MAX),
+                // dt_action_stack_args and dt_action_ustack_args word it
+                // differently.
+                _ if name == "stack" => {
+                    return Err(CompileError::new(
+                        tag,
+                        &arg.span,
+                        "stack( ) size must be a non-zero positive integral constant expression",
+                    ))
+                }
                 _ => {
                     return Err(CompileError::new(
                         tag,
