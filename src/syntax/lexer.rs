@@ -277,12 +277,7 @@ impl<'a> Lexer<'a> {
     }
 
     pub(crate) fn slash_ends_predicate(&self, after: usize) -> bool {
-        let bytes = self.bytes();
-        let mut p = after;
-        while p < bytes.len() && is_space(bytes[p]) {
-            p += 1;
-        }
-        matches!(bytes.get(p), None | Some(b';' | b'{' | b'/'))
+        matches!(self.bytes().get(self.next_nonblank(after)), None | Some(b';' | b'{' | b'/'))
     }
 
     /// Whether only blanks separate `pos` from the start of its line.

@@ -8,6 +8,8 @@
 pub(crate) mod ast;
 mod lexer;
 mod parser;
+/// D's reserved words (a parameter named in an error must not be one).
+pub(crate) use lexer::Keyword;
 pub(crate) mod raw;
 
 /// The first lexical or syntax error found in a script.

@@ -523,12 +523,12 @@ impl Emitter<'_> {
         self.emit(alu_imm(Alu::Add, R2, base));
         self.launder(R2);
         self.emit(alu_reg(Alu::Sub, R1, R2));
-        self.fault_unless_at_most(R1, limit)?;
+        self.fault_unless_at_most(R1, limit, layout::FAULT_BADADDR)?;
         self.emit(ldx(Size::DW, R2, FP, size));
-        self.bad_size_unless_at_most(R2, limit)?;
+        self.fault_unless_at_most(R2, limit, layout::FAULT_BADSIZE)?;
         self.emit(mov(R3, R1));
         self.emit(alu_reg(Alu::Add, R3, R2));
-        self.bad_size_unless_at_most(R3, limit)?;
+        self.fault_unless_at_most(R3, limit, layout::FAULT_BADSIZE)?;
         self.emit(mov(R3, R8));
         self.emit(alu_imm(Alu::Add, R3, base));
         self.emit(alu_reg(Alu::Add, R3, R1));
@@ -556,24 +556,18 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// A bad-address fault (at the address saved in STACK_FAULT_ADDR)
-    /// unless `reg` <= `limit`, unsigned.
-    fn fault_unless_at_most(&mut self, reg: Reg, limit: i32) -> Result<(), CodegenError> {
+    /// A fault of `kind` unless `reg` <= `limit`, unsigned: a bad address
+    /// names the address saved in STACK_FAULT_ADDR, an invalid size the
+    /// size in r2.
+    fn fault_unless_at_most(&mut self, reg: Reg, limit: i32, kind: u32) -> Result<(), CodegenError> {
         let ok = self.new_label();
         self.jump(jmp_imm(Cond::Le, reg, limit, 0), ok);
-        self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
-        self.raise_fault(layout::FAULT_BADADDR)?;
-        self.bind(ok);
-        Ok(())
-    }
-
-    /// An invalid-size fault (the size in r2) unless `reg` <= `limit`,
-    /// unsigned.
-    fn bad_size_unless_at_most(&mut self, reg: Reg, limit: i32) -> Result<(), CodegenError> {
-        let ok = self.new_label();
-        self.jump(jmp_imm(Cond::Le, reg, limit, 0), ok);
-        self.emit(mov(R1, R2));
-        self.raise_fault(layout::FAULT_BADSIZE)?;
+        if kind == layout::FAULT_BADSIZE {
+            self.emit(mov(R1, R2));
+        } else {
+            self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
+        }
+        self.raise_fault(kind)?;
         self.bind(ok);
         Ok(())
     }

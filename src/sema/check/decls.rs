@@ -513,14 +513,7 @@ impl Checker<'_> {
                 let name = declarator
                     .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                     .rfind(|w| !w.is_empty())
-                    .filter(|w| {
-                        self.typedef_named(w).is_none()
-                            && !matches!(
-                                *w,
-                                "int" | "char" | "short" | "long" | "signed" | "unsigned" | "void" | "float" | "double"
-                                    | "const" | "volatile" | "struct" | "union" | "enum"
-                            )
-                    })
+                    .filter(|w| self.typedef_named(w).is_none() && crate::syntax::Keyword::from_word(w).is_none())
                     .unwrap_or("(anonymous)");
                 return Err(CompileError::new(
                     "D_DECL_PROTO_TYPE",
