@@ -210,6 +210,13 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     if runtime::enabling_exceeds_buffers(&compiled.program, flags.options.dynvarsize, flags.options.aggsize) {
         return Err("could not enable tracing: Enabling exceeds size of buffer".to_string());
     }
+    // return() overrides a function's return value from a kprobe at its
+    // entry (dtrace-utils' rawfbt, error injection); no probe this dtrace
+    // has can (fbt is trampoline-first, as dtrace-utils' fbt), so every
+    // clause that calls it is refused with dtrace-utils' words.
+    if let Some(desc) = compiled.program.return_overrides.first() {
+        return Err(format!("could not enable tracing: return() not allowed for {desc}"));
+    }
     if let Some(reason) = &compiled.program.unavailable {
         return Err(format!("could not enable tracing: {reason}"));
     }

@@ -921,6 +921,8 @@ pub(crate) struct Program {
     /// Why tracing cannot be enabled although the program compiles: an
     /// action Linux cannot take (panic(), breakpoint(), chill()).
     pub unavailable: Option<String>,
+    /// The probe descriptions (as written) of clauses that call return().
+    pub return_overrides: Vec<String>,
     /// (probe ID, n) for every typed `args[n]` a clause of that probe uses:
     /// entry programs fill costly arguments (io's fileinfo_t) only if used.
     pub typed_args_used: std::collections::BTreeSet<(u32, usize)>,

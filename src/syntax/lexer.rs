@@ -66,7 +66,6 @@ keywords! {
     Provider = "provider",
     Register = "register",
     Restrict = "restrict",
-    Return = "return",
     SelfKw = "self",
     Short = "short",
     Signed = "signed",

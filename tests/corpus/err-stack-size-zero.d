@@ -1,5 +1,5 @@
 #pragma D option errtags
-/* stack()'s frame count is checked in dt_action_stack_args' words. */
+/* A constant frame count below one: the same words as ustack()'s. */
 BEGIN
 {
 	stack(0);

@@ -298,6 +298,18 @@ impl Checker<'_> {
                 self.program.uses_chill = true;
                 DestructiveOp::Chill(self.int_arg(name, &args[0])?)
             }
+            // dtrace-utils' return(int): a kprobe's override of the traced
+            // function's return value (error injection). It compiles with
+            // DTrace's checks; enabling refuses it (see main's check).
+            "return" => {
+                self.arity(name, name_span, args, 1, 1)?;
+                self.int_arg(name, &args[0])?;
+                self.destructive(name, span)?;
+                if !self.program.return_overrides.contains(&self.clause_desc) {
+                    self.program.return_overrides.push(self.clause_desc.clone());
+                }
+                return Ok(Some(TStmt::Expr(TExpr { kind: TKind::Int(0), ty: Type::INT, span: span.clone() })));
+            }
             "panic" | "breakpoint" => {
                 self.arity(name, name_span, args, 0, 0)?;
                 self.destructive(name, span)?;
@@ -622,6 +634,14 @@ impl Checker<'_> {
     /// unused.
     pub(super) fn ustack(&mut self, name: &str, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
         too_many_stack_args(name, args, 2, "D_USTACK_PROTO")?;
+        // dtrace-utils' prototype is ustack(uint32_t, uint32_t): a
+        // non-integer argument fails it before the constant checks.
+        for (i, arg) in args.iter().enumerate() {
+            let ty = self.expr(arg)?.ty;
+            if !ty.is_int() {
+                return Err(incompatible_arg("D_PROTO_ARG", &arg.span, name, i + 1, "uint32_t", &ty.name()));
+            }
+        }
         let default = if name == "jstack" { self.opts.jstackframes } else { self.opts.ustackframes };
         let frames = self.stack_depth(args.first(), default, "D_USTACK_FRAMES", name)?;
         if let Some(arg) = args.get(1) {
@@ -644,9 +664,10 @@ impl Checker<'_> {
             None => default,
             Some(arg) => match self.integer_constant(arg) {
                 Some(n) if n > 0 => u32::try_from(n).unwrap_or(u32::MAX),
-                // dt_action_stack_args and dt_action_ustack_args word it
-                // differently.
-                _ if name == "stack" => {
+                // stack()'s argument that is no integer constant at all is
+                // worded as its size (dt_action_stack_args); a constant out
+                // of range as ustack()'s.
+                None if name == "stack" => {
                     return Err(CompileError::new(
                         tag,
                         &arg.span,
@@ -937,6 +958,7 @@ pub(super) fn is_action(name: &str) -> bool {
             | "chill"
             | "panic"
             | "breakpoint"
+            | "return"
             | "print"
             | "stack"
             | "ustack"
@@ -965,7 +987,7 @@ fn too_many_stack_args(name: &str, args: &[ast::Expr], max: usize, tag: &'static
 fn action_arity(name: &str) -> Option<(usize, usize)> {
     Some(match name {
         "trace" | "print" | "exit" | "clear" | "denormalize" | "speculate" | "commit" | "discard" | "raise"
-        | "chill" => (1, 1),
+        | "chill" | "return" => (1, 1),
         "printf" | "printa" | "system" | "freopen" => (1, usize::MAX),
         "ftruncate" | "stop" | "panic" | "breakpoint" => (0, 0),
         "trunc" | "setopt" => (1, 2),

@@ -1,0 +1,6 @@
+#pragma D option errtags
+/* return()'s prototype is void(int). */
+BEGIN
+{
+	return("");
+}
