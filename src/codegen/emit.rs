@@ -2000,13 +2000,7 @@ impl<'a> Emitter<'a> {
                     self.emit(call(helper));
                 }
                 _ => {
-                    let width = match bytes {
-                        1 => Size::B,
-                        2 => Size::H,
-                        4 => Size::W,
-                        _ => Size::DW,
-                    };
-                    self.emit(stx(width, R8, at as i16, R0));
+                    self.emit(stx(Size::of_bytes(u8::try_from(*bytes).unwrap_or(8)), R8, at as i16, R0));
                 }
             }
         }

@@ -55,6 +55,18 @@ pub(crate) enum Size {
     DW = 0x18,
 }
 
+impl Size {
+    /// The access of an integer of `bytes` bytes (8 for any other width).
+    pub(crate) fn of_bytes(bytes: u8) -> Size {
+        match bytes {
+            1 => Size::B,
+            2 => Size::H,
+            4 => Size::W,
+            _ => Size::DW,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Alu {
     Add = 0x00,

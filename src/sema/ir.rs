@@ -211,6 +211,19 @@ pub(crate) struct PrintMember {
     pub node: PrintNode,
 }
 
+/// Where a word of uregs[] is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UregsWord {
+    /// Word `n` of the registers the thread entered the kernel with (the
+    /// kernel's struct pt_regs).
+    PtRegs(u32),
+    /// A `size`-byte member of the current task_struct at `offset` (x86's
+    /// segment registers and bases and trap number, in task->thread).
+    Task { offset: usize, size: u8 },
+    /// A register the kernel does not keep.
+    Zero,
+}
+
 /// Values read from the kernel or the probe context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Builtin {
@@ -471,9 +484,9 @@ pub(crate) enum Subr {
     Json,
     /// htons/ntohs (16), htonl/ntohl (32), htonll/ntohll (64) bits.
     ByteSwap(i32),
-    /// `uregs[i]`: word `i` of the current thread's saved user registers
-    /// (the kernel's struct pt_regs; d-library/regs.d names the words).
-    Uregs(u32),
+    /// `uregs[i]`: a user register of the current thread (d-library/regs.d
+    /// names the words).
+    Uregs(UregsWord),
     Rand,
     Getmajor,
     Getminor,

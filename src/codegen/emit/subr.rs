@@ -19,7 +19,6 @@ pub(crate) use json::JSON_SCRATCH_BYTES;
 const SLASH: i32 = b'/' as i32;
 /// Words of the kernel's struct pt_regs that hold user registers (x86_64:
 /// r15 .. ss; arm64: x0 .. x30, sp, pc, pstate), as d-library/regs.d numbers them.
-const PT_REGS_WORDS: usize = if cfg!(target_arch = "aarch64") { 34 } else { 21 };
 /// chill()'s loop: the verifier follows each turn and holds the exit of
 /// each for later (8,192 such at most in one program), so a turn reads the
 /// clock CHILL_READS times and tests it once.
@@ -300,25 +299,33 @@ impl Emitter<'_> {
                 self.raise_fault(layout::FAULT_BADINDEX)?;
                 self.bind(ok);
             }
-            Subr::Uregs(word) => {
-                // The registers the thread entered the kernel with; a word
-                // past pt_regs (a segment register it does not save) is 0.
-                if word as usize >= PT_REGS_WORDS {
-                    self.emit(mov_imm(R0, 0));
-                } else {
-                    let slot = self.alloc_slot(8)?;
-                    self.emit(call(Helper::GetCurrentTaskBtf));
-                    self.emit(mov(R1, R0));
-                    self.emit(call(Helper::TaskPtRegs));
-                    self.emit(mov(R3, R0));
-                    self.emit(alu_imm(Alu::Add, R3, 8 * word as i32));
-                    self.emit(mov(R1, FP));
-                    self.emit(alu_imm(Alu::Add, R1, slot as i32));
-                    self.emit(mov_imm(R2, 8));
-                    self.emit(call(Helper::ProbeReadKernel));
-                    self.emit(ldx(Size::DW, R0, FP, slot));
-                    self.stack_top += 8;
-                }
+            Subr::Uregs(UregsWord::Zero) => self.emit(mov_imm(R0, 0)),
+            Subr::Uregs(UregsWord::PtRegs(word)) => {
+                // The registers the thread entered the kernel with.
+                let slot = self.alloc_slot(8)?;
+                self.emit(call(Helper::GetCurrentTaskBtf));
+                self.emit(mov(R1, R0));
+                self.emit(call(Helper::TaskPtRegs));
+                self.emit(mov(R3, R0));
+                self.emit(alu_imm(Alu::Add, R3, 8 * word as i32));
+                self.emit(mov(R1, FP));
+                self.emit(alu_imm(Alu::Add, R1, slot as i32));
+                self.emit(mov_imm(R2, 8));
+                self.emit(call(Helper::ProbeReadKernel));
+                self.emit(ldx(Size::DW, R0, FP, slot));
+                self.stack_top += 8;
+            }
+            Subr::Uregs(UregsWord::Task { offset, size }) => {
+                let slot = self.alloc_slot(8)?;
+                self.emit(call(Helper::GetCurrentTask));
+                self.emit(mov(R3, R0));
+                self.emit(alu_imm(Alu::Add, R3, offset as i32));
+                self.emit(mov(R1, FP));
+                self.emit(alu_imm(Alu::Add, R1, slot as i32));
+                self.emit(mov_imm(R2, i32::from(size.min(8))));
+                self.emit(call(Helper::ProbeReadKernel));
+                self.emit(ldx(Size::of_bytes(size.min(8)), R0, FP, slot));
+                self.stack_top += 8;
             }
             Subr::Rand => {
                 self.emit(call(Helper::GetPrandomU32));

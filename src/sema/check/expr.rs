@@ -111,7 +111,44 @@ impl Checker<'_> {
             ));
         };
         self.program.uses_uregs = true;
+        let word = self.uregs_word(word);
         Ok(TExpr { kind: TKind::Subr(Subr::Uregs(word), Vec::new()), ty: Type::UINT64, span: span.clone() })
+    }
+
+    /// Where uregs[word] is kept: pt_regs' words first; on x86_64 the
+    /// words after them (regs.d's R_DS, R_ES, R_FS, R_GS, R_TRAPNO, as
+    /// dtrace-utils numbers them, then R_FSBASE, R_GSBASE) are members of
+    /// task->thread, R_FS and R_GS being the bases as in dtrace-utils.
+    fn uregs_word(&mut self, word: u32) -> UregsWord {
+        let pt_regs_words = if cfg!(target_arch = "aarch64") { 34 } else { 21 };
+        if word < pt_regs_words {
+            return UregsWord::PtRegs(word);
+        }
+        let member = match word {
+            _ if cfg!(target_arch = "aarch64") => return UregsWord::Zero,
+            21 => "ds",
+            22 => "es",
+            23 | 26 => "fsbase",
+            24 | 27 => "gsbase",
+            25 => "trap_nr",
+            _ => return UregsWord::Zero,
+        };
+        let mut at = |record: &str, member: &str| -> Option<(usize, Type)> {
+            let record = self.kernel_btf.record(record, false).ok()??;
+            let found = self.kernel_btf.member(&record, member).ok()??;
+            match found.kind {
+                crate::sema::kernel_btf::MemberKind::Value(ty) => Some((found.offset, ty)),
+                _ => None,
+            }
+        };
+        let (Some((thread, _)), Some((offset, ty))) = (at("task_struct", "thread"), at("thread_struct", member))
+        else {
+            return UregsWord::Zero;
+        };
+        match ty {
+            Type::Int { size, .. } => UregsWord::Task { offset: thread + offset, size },
+            _ => UregsWord::Zero,
+        }
     }
 
     /// What DTrace calls an identifier that is no scalar (dt_idkind_name):
