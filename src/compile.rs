@@ -140,12 +140,10 @@ pub(crate) fn compile(
     for p in &parsed {
         let before = checker.matched;
         let errtags = options.errtags;
-        checker
-            .check_items(&p.ast, &p.text)
-            .map_err(|e| {
-                let e = CompileError { span: e.span.as_ref().map(|s| p.ast.reported_at(s)), ..e };
-                format_error(&p.kind, &p.text, &e, checker.region, errtags)
-            })?;
+        checker.check_items(&p.ast, &p.text).map_err(|e| {
+            let e = CompileError { span: e.span.as_ref().map(|s| p.ast.reported_at(s)), ..e };
+            format_error(&p.kind, &p.text, &e, checker.region, errtags)
+        })?;
         matches.push((notice_name(&p.kind), checker.matched - before));
     }
     // dt_compile: an argument no program references is an error unless -x
@@ -344,10 +342,7 @@ pub(crate) fn user_libraries(
                         Some(j) => deps.push(j),
                         // dt_lib_build_graph's error: no library of that name.
                         None => {
-                            return Err(format!(
-                                "Invalid library dependency in {}: {name}",
-                                libs[i].path.display()
-                            ))
+                            return Err(format!("Invalid library dependency in {}: {name}", libs[i].path.display()))
                         }
                     }
                 }
@@ -429,7 +424,9 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
             })
         }
         ["D", "option"] => Err(("D_PRAGMA_MALFORM", "malformed #pragma option <option>=<val>".to_string())),
-        ["D", "option", _, _, ..] => Err(("D_PRAGMA_MALFORM", "superfluous arguments specified for #pragma option".to_string())),
+        ["D", "option", _, _, ..] => {
+            Err(("D_PRAGMA_MALFORM", "superfluous arguments specified for #pragma option".to_string()))
+        }
         // The program's own error, with its words, each followed by a
         // space (dt_pragma_error).
         ["D", "error", text @ ..] => {
@@ -710,7 +707,12 @@ mod tests {
                     &["dtrace".to_string(), "1".to_string()],
                     &mut options,
                     &mut registry,
-                    super::Context { zero_matches_ok: true, target_pid: None, task_storage: || false, bpf_loop: || false },
+                    super::Context {
+                        zero_matches_ok: true,
+                        target_pid: None,
+                        task_storage: || false,
+                        bpf_loop: || false,
+                    },
                 );
             });
             assert!(outcome.is_ok(), "iteration {i} (seed {seed}) panicked on:\n{source}");

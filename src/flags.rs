@@ -138,6 +138,9 @@ pub(crate) struct Options {
     pub argref: bool,
     /// trace() of a string shows its bytes, as of other data (rawbytes).
     pub rawbytes: bool,
+    /// The most bytes of an object print() of a pointer shows (printsize);
+    /// the record holds up to 8 KB of it.
+    pub printsize: usize,
     /// Records are printed in the order of their firings' timestamps, not
     /// of their arrival (temporal).
     pub temporal: bool,
@@ -322,6 +325,7 @@ impl Default for Options {
             d_version: (1, 13),
             argref: false,
             rawbytes: false,
+            printsize: 8192,
             temporal: false,
             verbose: false,
             cpppath: None,
@@ -399,6 +403,7 @@ const OPTION_NAMES: &[&str] = &[
     "oformat",
     "pgmax",
     "preallocate",
+    "printsize",
     "procfs",
     "pspec",
     "quiet",
@@ -597,6 +602,7 @@ impl Options {
                 self.scratchsize = v as usize;
             }
             "bufsize" => self.bufsize = size()?,
+            "printsize" => self.printsize = size()? as usize,
             "dynvarsize" => self.dynvarsize = size()?,
             "aggsize" => self.aggsize = Some(size()?),
             "specsize" => self.specsize = size()?,

@@ -268,6 +268,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         statusrate: flags.options.statusrate,
         stackindent: flags.options.stackindent,
         rawbytes: flags.options.rawbytes,
+        printsize: flags.options.printsize,
         temporal: flags.options.temporal,
         droptags: flags.options.droptags,
         // dtrace-utils' test mode: its test suite's expected outputs.

@@ -142,7 +142,8 @@ mod dtrace_provider {
         assert_eq!(out.stdout, "after\n\n");
         // Enabled probe IDs as dtrace-utils numbers them (1 is dtrace's own
         // ERROR enabling), and the fault's BPF pc, as it shows it.
-        let message = "dtrace: error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): invalid address (0x0) in action #1 at BPF pc ";
+        let message =
+            "dtrace: error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): invalid address (0x0) in action #1 at BPF pc ";
         let pc = out.stderr.split(message).nth(1).unwrap_or_else(|| panic!("{}", out.stderr));
         assert!(pc.trim_end().parse::<u32>().is_ok_and(|pc| pc > 0), "{}", out.stderr);
         assert_eq!(out.code(), 0);
@@ -525,7 +526,10 @@ mod errors {
         let out = run(&["-s", &path]);
         out.assert_no_panic();
         assert_eq!(out.code(), 1);
-        assert_eq!(out.stderr, format!("dtrace: failed to compile script {path}: line 4: syntax error near \"x = 2;\"\n"));
+        assert_eq!(
+            out.stderr,
+            format!("dtrace: failed to compile script {path}: line 4: syntax error near \"x = 2;\"\n")
+        );
     }
 
     #[test]

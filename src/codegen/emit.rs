@@ -1629,7 +1629,8 @@ impl<'a> Emitter<'a> {
                 }
                 let assoc = &self.program.assoc_arrays[*array];
                 let by_reference = ty.by_reference_size(self.program.strsize).is_some();
-                let (key_size, value_size) = (assoc.key_size(), crate::sema::check::var_bytes(ty, self.program.strsize));
+                let (key_size, value_size) =
+                    (assoc.key_size(), crate::sema::check::var_bytes(ty, self.program.strsize));
                 if self.dynamic_store_never_fits(key_size, value_size, by_reference)? {
                     return Ok(());
                 }
@@ -1726,6 +1727,10 @@ impl<'a> Emitter<'a> {
                 }
                 ValueLayout::Memory(size) => {
                     self.read_faulting(Helper::ProbeReadKernel, R9, record_offset(offset)?, *size as i32)?
+                }
+                ValueLayout::Pointee(size) => {
+                    self.store_in_record(offset, R0)?;
+                    self.read_faulting(Helper::ProbeReadKernel, R9, record_offset(offset + 8)?, *size as i32)?
                 }
             }
             offset += value_layout.bytes(self.program.strsize);

@@ -188,7 +188,9 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
     }
     let sole_probe: BTreeMap<Vec<usize>, u32> = probes_of
         .iter()
-        .filter(|(clauses, probes)| probes.len() == 1 && clauses.iter().all(|&c| program.clauses[c].retained.is_empty()))
+        .filter(|(clauses, probes)| {
+            probes.len() == 1 && clauses.iter().all(|&c| program.clauses[c].retained.is_empty())
+        })
         .map(|(clauses, probes)| ((*clauses).clone(), probes[0]))
         .collect();
     let mut programs = BTreeMap::new();

@@ -11,6 +11,7 @@ mod json;
 mod ksyms;
 pub(crate) mod metrics;
 mod print;
+mod print_pointee;
 pub(crate) mod printf;
 mod usyms;
 
@@ -65,6 +66,8 @@ pub(crate) struct ConsumeOptions {
     pub stackindent: usize,
     /// trace() of a string shows its bytes, as of other data (rawbytes).
     pub rawbytes: bool,
+    /// The most bytes of an object print() shows (printsize).
+    pub printsize: usize,
     /// Records are printed in their firings' time order (temporal).
     pub temporal: bool,
     /// Drop reports name their kind (droptags).
@@ -116,6 +119,8 @@ struct State<'a> {
     switchrate: Duration,
     aggrate: Duration,
     rawbytes: bool,
+    /// The most bytes of an object print() shows (printsize).
+    printsize: usize,
     droptags: bool,
     testing: bool,
 }
@@ -269,6 +274,7 @@ pub(crate) fn run(
         switchrate: opts.switchrate,
         aggrate: opts.aggrate,
         rawbytes: opts.rawbytes,
+        printsize: opts.printsize,
         droptags: opts.droptags,
         testing: opts.testing,
     }));
@@ -801,6 +807,7 @@ impl State<'_> {
                     printf::Value::Str(&bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())])
                 }
                 ValueLayout::Memory(size) => printf::Value::Str(&bytes[..(*size).min(bytes.len())]),
+                ValueLayout::Pointee(size) => printf::Value::Str(&bytes[..(8 + *size).min(bytes.len())]),
             });
             offset = end;
         }
@@ -885,6 +892,11 @@ impl State<'_> {
                 _ => trace_value(&values[0], self.quiet, line),
             },
             RecordKind::Print(node) => print_text(node, &values[0], line),
+            RecordKind::PrintPointee(node) => {
+                if let printf::Value::Str(record) = values[0] {
+                    print_pointee::print_pointee(node, record, self.printsize, line)
+                }
+            }
             RecordKind::Printf(format) => {
                 printf::format(&self.program.formats[*format], values, &self.aggs.symbols, line)
             }
@@ -910,6 +922,13 @@ impl State<'_> {
             RecordKind::Print(node) => {
                 let mut text = Vec::new();
                 print_text(node, &values[0], &mut text);
+                items.push(serde_json::json!({ "value": String::from_utf8_lossy(&text) }));
+            }
+            RecordKind::PrintPointee(node) => {
+                let mut text = Vec::new();
+                if let printf::Value::Str(record) = values[0] {
+                    print_pointee::print_pointee(node, record, self.printsize, &mut text);
+                }
                 items.push(serde_json::json!({ "value": String::from_utf8_lossy(&text) }));
             }
             RecordKind::Printf(format) => {
@@ -942,6 +961,7 @@ impl State<'_> {
             match name {
                 "quiet" => self.quiet = options.quiet,
                 "rawbytes" => self.rawbytes = options.rawbytes,
+                "printsize" => self.printsize = options.printsize,
                 "stackindent" => self.aggs.symbols.stack_indent = options.stackindent,
                 "switchrate" => self.switchrate = options.switchrate,
                 "aggrate" => self.aggrate = options.aggrate,

@@ -91,7 +91,7 @@ impl Printer<'_> {
                 let value = (raw >> (bit_offset % 8)) & mask(bits);
                 self.line.extend(c_hex(value).as_bytes());
             }
-            PrintKind::Int { size: 1, char: true } => {
+            PrintKind::Int { size: 1, char: true, .. } => {
                 let c = self.read(at, 1) as u8;
                 let text = match c {
                     0 => "'\\0'".to_string(),
@@ -124,7 +124,7 @@ impl Printer<'_> {
 
     fn array(&mut self, elem: &PrintNode, len: usize, elem_size: usize, at: usize) {
         // A char array holding printable text and a NUL prints as a string.
-        let is_string = matches!(elem.kind, PrintKind::Int { size: 1, char: true }) && {
+        let is_string = matches!(elem.kind, PrintKind::Int { size: 1, char: true, .. }) && {
             let bytes = self.data.get(at..at + len).unwrap_or_default();
             let text = bytes.iter().position(|b| !(0x20..=0x7e).contains(b)).unwrap_or(bytes.len());
             text < len && bytes.get(text) == Some(&0)
@@ -217,7 +217,7 @@ mod tests {
     use crate::sema::ir::PrintMember;
 
     fn int(name: &str, size: usize) -> PrintNode {
-        PrintNode { name: name.into(), kind: PrintKind::Int { size, char: name == "char" } }
+        PrintNode { name: name.into(), kind: PrintKind::Int { size, signed: true, char: name == "char" } }
     }
 
     fn member(name: &str, byte: usize, node: PrintNode) -> PrintMember {

@@ -113,12 +113,26 @@ pub enum ArgClass {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FormatError {
     /// A second `*` for the width (`precision` false) or the precision.
-    MultipleStars { conversion: usize, precision: bool },
-    MultipleDots { conversion: usize },
-    Positional { conversion: usize },
-    PercentWithFlags { conversion: usize },
-    UnexpectedEnd { conversion: usize },
-    Undefined { conversion: usize, name: Vec<u8> },
+    MultipleStars {
+        conversion: usize,
+        precision: bool,
+    },
+    MultipleDots {
+        conversion: usize,
+    },
+    Positional {
+        conversion: usize,
+    },
+    PercentWithFlags {
+        conversion: usize,
+    },
+    UnexpectedEnd {
+        conversion: usize,
+    },
+    Undefined {
+        conversion: usize,
+        name: Vec<u8>,
+    },
 }
 
 impl fmt::Display for FormatError {

@@ -44,7 +44,8 @@ impl FunctionInfo {
             let main = info.added(libbpf_sys::btf__add_func_proto(btf, int as i32))?;
             info.added(libbpf_sys::btf__add_func_param(btf, c"ctx".as_ptr(), void_ptr as i32))?;
             let static_linkage = libbpf_sys::BTF_FUNC_STATIC;
-            let main = info.added(libbpf_sys::btf__add_func(btf, c"dt_clause".as_ptr(), static_linkage, main as i32))?;
+            let main =
+                info.added(libbpf_sys::btf__add_func(btf, c"dt_clause".as_ptr(), static_linkage, main as i32))?;
             // long dt_callback(unsigned int index, void *ctx)
             let callback = info.added(libbpf_sys::btf__add_func_proto(btf, long as i32))?;
             info.added(libbpf_sys::btf__add_func_param(btf, c"index".as_ptr(), uint as i32))?;

@@ -865,9 +865,8 @@ fn percpu_counter(map: &dyn MapCore) -> Vec<u64> {
 /// large, is a drop at each store instead (dtrace-utils'
 /// drp.DTRACEDROP_DYNAMIC.local_only, illumos' drp.DTRACEDROP_AGGREGATION).
 pub(crate) fn enabling_exceeds_buffers(program: &Program, dynvarsize: u64, aggsize: Option<u64>) -> bool {
-    let element = |a: &crate::sema::ir::AssocArray| {
-        layout::dynvar_data_bytes(a.key_size(), var_bytes(&a.value, program.strsize))
-    };
+    let element =
+        |a: &crate::sema::ir::AssocArray| layout::dynvar_data_bytes(a.key_size(), var_bytes(&a.value, program.strsize));
     program.assoc_arrays.iter().any(|a| !a.thread_local && element(a) > dynvarsize)
         || aggsize.is_some_and(|room| program.aggregations.iter().any(|a| (a.map_value_words() * 8 + 8) as u64 > room))
 }
@@ -1074,11 +1073,13 @@ impl ClauseLoader<'_> {
         })
         .map_err(|e| LoadError::Other(anyhow::Error::msg(e)))?;
         match load_program(self.prog_type, &insns, splittable) {
-            Err(LoadError::TooComplex(_)) if splittable => match self.split(clauses, chain, statements, String::new()) {
-                // Said to be too much without the reason: find it.
-                Err(LoadError::TooComplex(why)) if why.is_empty() => load_program(self.prog_type, &insns, false),
-                split => split,
-            },
+            Err(LoadError::TooComplex(_)) if splittable => {
+                match self.split(clauses, chain, statements, String::new()) {
+                    // Said to be too much without the reason: find it.
+                    Err(LoadError::TooComplex(why)) if why.is_empty() => load_program(self.prog_type, &insns, false),
+                    split => split,
+                }
+            }
             loaded => loaded,
         }
     }

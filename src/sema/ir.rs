@@ -183,6 +183,7 @@ pub(crate) enum PrintKind {
     /// An integer of `size` bytes; a `char` prints as a character.
     Int {
         size: usize,
+        signed: bool,
         char: bool,
     },
     Pointer,
@@ -616,6 +617,9 @@ pub(crate) enum RecordKind {
     Stack,
     /// print(): the value with its type, as DTrace prints it.
     Print(PrintNode),
+    /// print() of a pointer to a struct or union: the address and what it
+    /// points to, member by member, as dtrace-utils prints them.
+    PrintPointee(PrintNode),
     /// Index into `Program::formats`.
     Printf(usize),
     /// system(): the formatted command (index into `Program::formats`) runs in /bin/sh.
@@ -665,6 +669,8 @@ pub(crate) enum ValueLayout {
     Symbol(SymbolKind),
     /// This many bytes of kernel memory, copied from the value's address.
     Memory(usize),
+    /// The value (an address, 8 bytes), then this many bytes copied from it.
+    Pointee(usize),
 }
 
 impl ValueLayout {
@@ -677,6 +683,7 @@ impl ValueLayout {
             ValueLayout::Symbol(kind) => kind.recorded_bytes(),
             ValueLayout::Str => max_strlen,
             ValueLayout::Memory(n) => *n,
+            ValueLayout::Pointee(n) => 8 + *n,
         }
     }
 
@@ -686,6 +693,7 @@ impl ValueLayout {
             ValueLayout::Symbol(kind) => kind.recorded_bytes(),
             ValueLayout::Str => (strsize + 7) & !7,
             ValueLayout::Memory(n) => (n + 7) & !7,
+            ValueLayout::Pointee(n) => 8 + ((n + 7) & !7),
         }
     }
 }

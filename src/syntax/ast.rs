@@ -116,11 +116,7 @@ pub struct Stmt {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StmtKind {
     Expr(Expr),
-    If {
-        cond: Expr,
-        then: Vec<Stmt>,
-        otherwise: Option<Vec<Stmt>>,
-    },
+    If { cond: Expr, then: Vec<Stmt>, otherwise: Option<Vec<Stmt>> },
     Block(Vec<Stmt>),
     Empty,
 }

@@ -335,7 +335,8 @@ fn bcopy_outside_alloca_memory_is_a_bad_address_or_size() {
         errors[0]
     );
     assert!(
-        errors[1].starts_with("dtrace: error on enabled probe ID 3 (ID 1: dtrace:::BEGIN): invalid size (0x9) in action #2"),
+        errors[1]
+            .starts_with("dtrace: error on enabled probe ID 3 (ID 1: dtrace:::BEGIN): invalid size (0x9) in action #2"),
         "{}",
         errors[1]
     );
@@ -585,4 +586,49 @@ fn struct_timespec_is_the_system_call_abi_type() {
     let out = run(&["-C", "-qs", &path]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim(), "16");
+}
+
+/// print() of a pointer to a struct prints the address and, indented to the
+/// body column, the members that are not zero (dtrace-utils' print()); a
+/// member that begins past printsize ends it with `...`; a NULL pointer is
+/// an invalid address. The kernel's own struct, read through curthread, too.
+#[test]
+fn print_of_a_struct_pointer_shows_what_it_points_to() {
+    let out = run(&[
+        "-qn",
+        r#"struct pair { int a; char name[6]; long b; };
+           BEGIN { p = (struct pair *)alloca(sizeof(struct pair)); p->a = -2; p->name[0] = 'o'; p->name[1] = 'k';
+                   print(p); setopt("printsize", "8"); print(p); print(curthread->real_parent->cred); exit(0); }"#,
+    ]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let body = |from: usize, want: &[&str]| {
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(lines.get(from + i).copied(), Some(*w), "line {} of {}", from + i, out.stdout);
+        }
+    };
+    let pad = " ".repeat(44);
+    assert!(lines[0].starts_with("0x") && lines[0].ends_with(" = *"), "{}", out.stdout);
+    body(
+        1,
+        &[
+            &format!("{pad}(struct pair) {{"),
+            &format!("{pad} .a = (int)-2,"),
+            &format!("{pad} .name = (char [6]) ["),
+            &format!("{pad}  (char)'o',"),
+            &format!("{pad}  (char)'k',"),
+            &format!("{pad} ],"),
+            &format!("{pad}}}"),
+        ],
+    );
+    assert_eq!(lines[8], lines[0], "{}", out.stdout);
+    // name begins before byte 8 and shows whole; b does not.
+    body(15, &[&format!("{pad} ..."), &format!("{pad}}}")]);
+    // The parent's credentials: a kernel struct, read whole.
+    assert!(lines[17].starts_with("0xffff") && lines[18] == format!("{pad}(struct cred) {{"), "{}", out.stdout);
+    assert!(lines.iter().any(|l| l.starts_with(&format!("{pad} .usage = "))), "{}", out.stdout);
+
+    let out = run(&["-qn", "struct pair { int a; }; BEGIN { print((struct pair *)0); } BEGIN { exit(0); }"]);
+    assert!(out.stderr.contains("invalid address (0x0) in action #1"), "{}", out.stderr);
 }

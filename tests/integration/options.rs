@@ -201,7 +201,8 @@ fn h_names_the_files_the_preprocessor_includes() {
     // An error names the script's own line, past the included lines, blank
     // lines and comments cpp leaves out (cpp's line controls, as DTrace's
     // lexer reads them).
-    let bad = script("bad_line.d", "#include \"included.h\"\nBEGIN\n{\n\n/* a\n * comment */\n\n\n\n\n\n\n\n\n  x = ;\n}\n");
+    let bad =
+        script("bad_line.d", "#include \"included.h\"\nBEGIN\n{\n\n/* a\n * comment */\n\n\n\n\n\n\n\n\n  x = ;\n}\n");
     let out = run(&["-q", "-C", "-I", &dir, "-s", &bad]);
     assert_eq!(out.stderr, format!("dtrace: failed to compile script {bad}: line 15: syntax error near \";\"\n"));
 }
@@ -389,7 +390,11 @@ fn stack_depth_and_indent_follow_stack_n_stackframes_and_stackindent() {
     let out = run(&["-q", "-x", "stackindent=3", "-c", &command, "-n", &program("stack(3);")]);
     assert_eq!(indents(&out), [3, 3, 3], "{}{}", out.stdout, out.stderr);
     let out = run(&["-e", "-n", "BEGIN { stack(0); }"]);
-    assert!(out.stderr.contains("stack( ) size must be a non-zero positive integral constant expression"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("stack( ) size must be a non-zero positive integral constant expression"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -452,7 +457,15 @@ fn a_numeric_operand_past_64_bits_is_an_overflow_not_a_string() {
     );
     // A number that fits is a number (strtoull's bases); other text is the
     // identifier it spells, as DTrace's lexer reads it.
-    let out = run(&["-q", "-n", "BEGIN { printf(\"%d %d %d %s\\n\", $1, $2, $3, $4); exit(0); }", "0xffffffffffffffff", "010", "+7", "execname"]);
+    let out = run(&[
+        "-q",
+        "-n",
+        "BEGIN { printf(\"%d %d %d %s\\n\", $1, $2, $3, $4); exit(0); }",
+        "0xffffffffffffffff",
+        "010",
+        "+7",
+        "execname",
+    ]);
     assert_eq!((out.code(), out.stdout.as_str()), (0, "-1 8 7 dtrace\n\n"), "{}", out.stderr);
     let out = run(&["-q", "-n", "BEGIN { trace($1); }", "word"]);
     assert_eq!(
@@ -552,9 +565,8 @@ fn l_loads_library_directories_in_dependency_order() {
 /// profile fires on each (an idle CPU's clock event does not fire here).
 #[test]
 fn temporal_prints_records_in_timestamp_order() {
-    let spinners: Vec<std::process::Child> = (0..2)
-        .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("sh"))
-        .collect();
+    let spinners: Vec<std::process::Child> =
+        (0..2).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("sh")).collect();
     let script = script(
         "temporal.d",
         r#"profile-997 /cpu == 0/ {

@@ -387,11 +387,34 @@ impl Checker<'_> {
                         "print( ) may not be applied to a void expression",
                     ));
                 }
-                let node = self.print_node(&e.ty, &args[0].span)?;
-                if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
-                    copy_fits("a print( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
+                // A pointer to a struct or union prints what it points to
+                // (dtrace-utils' print(), whose argument is a pointer).
+                let pointee = match &e.ty {
+                    Type::Pointer(to) => match to.as_ref() {
+                        Type::Struct(record) => Some(Type::Struct(self.completed(record.clone()))),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(to) = pointee {
+                    if type_size(&to, self.opts.strsize) == 0 {
+                        return Err(CompileError::new(
+                            "D_PRINT_SIZE",
+                            &args[0].span,
+                            format!(
+                                "print( ) argument #1 reference has type '{}' with size 0; cannot print( ) it.",
+                                to.name()
+                            ),
+                        ));
+                    }
+                    (RecordKind::PrintPointee(self.print_node(&to, &args[0].span)?), ActionKind::Record(vec![e]))
+                } else {
+                    let node = self.print_node(&e.ty, &args[0].span)?;
+                    if let PrintKind::Array { .. } | PrintKind::Record(_) = node.kind {
+                        copy_fits("a print( ) record", &e.ty, self.opts.strsize, &args[0].span)?;
+                    }
+                    (RecordKind::Print(node), ActionKind::Record(vec![e]))
                 }
-                (RecordKind::Print(node), ActionKind::Record(vec![e]))
             }
             "printf" => {
                 let (format, values) = self.formatted_action(name, name_span, args, span)?;
@@ -533,6 +556,15 @@ impl Checker<'_> {
                 .chain(args[1..].iter().map(|a| value_layout(&a.ty)))
                 .collect(),
             // print() and trace() record a struct's or an array's bytes, not its address.
+            (ActionKind::Record(args), RecordKind::PrintPointee(_)) => args
+                .iter()
+                .map(|a| match &a.ty {
+                    Type::Pointer(to) => {
+                        ValueLayout::Pointee(type_size(to, self.opts.strsize).min(super::types::MAX_COPY_BYTES))
+                    }
+                    ty => value_layout(ty),
+                })
+                .collect(),
             (ActionKind::Record(args), RecordKind::Print(_) | RecordKind::Trace) => args
                 .iter()
                 .map(|a| match a.ty {

@@ -277,7 +277,14 @@ impl Checker<'_> {
         for (i, a) in args.iter().enumerate().skip(1).take(int32_parameters) {
             let e = self.expr(a)?;
             if !e.ty.is_int() {
-                return Err(super::actions::incompatible_arg("D_PROTO_ARG", &a.span, name, i + 1, "int32_t", &e.ty.name()));
+                return Err(super::actions::incompatible_arg(
+                    "D_PROTO_ARG",
+                    &a.span,
+                    name,
+                    i + 1,
+                    "int32_t",
+                    &e.ty.name(),
+                ));
             }
         }
         let value = match args.first() {

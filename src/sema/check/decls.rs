@@ -172,13 +172,7 @@ impl Checker<'_> {
         }
         let (laid_out, size) = laid_out?;
         let name = spec.name.clone().unwrap_or_default();
-        let record = Rc::new(Record {
-            name: name.clone(),
-            typedef: None,
-            union,
-            size,
-            body: RecordBody::D(laid_out),
-        });
+        let record = Rc::new(Record { name: name.clone(), typedef: None, union, size, body: RecordBody::D(laid_out) });
         if !name.is_empty() {
             let key = (name.clone(), union);
             let declared = self.declared.records.get(&key);
@@ -265,20 +259,14 @@ impl Checker<'_> {
                             "D_DECL_BFTYPE",
                             &m.span,
                             // dt_decl_member names the member, not its type.
-                            format!(
-                                "invalid type for bit-field: {}",
-                                m.declarator.name.as_deref().unwrap_or("(anon)")
-                            ),
+                            format!("invalid type for bit-field: {}", m.declarator.name.as_deref().unwrap_or("(anon)")),
                         ));
                     }
                     if width as usize > 8 * member_size {
                         return Err(CompileError::new(
                             "D_DECL_BFSIZE",
                             &m.span,
-                            format!(
-                                "bit-field too big for type: {}",
-                                m.declarator.name.as_deref().unwrap_or("(anon)")
-                            ),
+                            format!("bit-field too big for type: {}", m.declarator.name.as_deref().unwrap_or("(anon)")),
                         ));
                     }
                     Some(width as usize)
@@ -313,7 +301,10 @@ impl Checker<'_> {
                                 return Err(CompileError::new(
                                     "D_UNKNOWN",
                                     &m.span,
-                                    format!("failed to define member '{}': Duplicate member or variable name", inner_member.name),
+                                    format!(
+                                        "failed to define member '{}': Duplicate member or variable name",
+                                        inner_member.name
+                                    ),
                                 ));
                             }
                             let offset = start / 8 + inner_member.offset;
@@ -913,7 +904,11 @@ impl Checker<'_> {
             }
         }
         if let Some(index) = compatible {
-            return Ok(TExpr { kind: TKind::Xlate { translator: index, input: Box::new(input) }, ty, span: span.clone() });
+            return Ok(TExpr {
+                kind: TKind::Xlate { translator: index, input: Box::new(input) },
+                ty,
+                span: span.clone(),
+            });
         }
         Err(CompileError::new(
             "D_XLATE_NONE",

@@ -141,8 +141,7 @@ impl Checker<'_> {
                 _ => None,
             }
         };
-        let (Some((thread, _)), Some((offset, ty))) = (at("task_struct", "thread"), at("thread_struct", member))
-        else {
+        let (Some((thread, _)), Some((offset, ty))) = (at("task_struct", "thread"), at("thread_struct", member)) else {
             return UregsWord::Zero;
         };
         match ty {
@@ -160,9 +159,22 @@ impl Checker<'_> {
         }
         let subroutine = matches!(
             name,
-            "copyout" | "copyoutstr" | "copyinstr" | "progenyof" | "d_path" | "getf" | "mutex_owned" | "mutex_owner"
-                | "mutex_type_adaptive" | "mutex_type_spin" | "rw_read_held" | "rw_write_held" | "rw_iswriter"
-                | "ddi_pathname" | "msgsize" | "msgdsize"
+            "copyout"
+                | "copyoutstr"
+                | "copyinstr"
+                | "progenyof"
+                | "d_path"
+                | "getf"
+                | "mutex_owned"
+                | "mutex_owner"
+                | "mutex_type_adaptive"
+                | "mutex_type_spin"
+                | "rw_read_held"
+                | "rw_write_held"
+                | "rw_iswriter"
+                | "ddi_pathname"
+                | "msgsize"
+                | "msgdsize"
         ) || super::actions::subroutine_signature(name).is_some();
         if subroutine {
             Some("function")
@@ -508,7 +520,13 @@ impl Checker<'_> {
                 // An action is void: with another action the types agree.
                 match actions {
                     0 => {}
-                    2 => return Err(CompileError::new("D_OP_ACT", &span, "action cannot be used in a conditional context")),
+                    2 => {
+                        return Err(CompileError::new(
+                            "D_OP_ACT",
+                            &span,
+                            "action cannot be used in a conditional context",
+                        ))
+                    }
                     _ => {
                         return Err(CompileError::new(
                             "D_OP_INCOMPAT",
@@ -792,11 +810,7 @@ impl Checker<'_> {
         };
         let run = body.find(|c: char| !c.is_digit(radix)).unwrap_or(body.len());
         let (number, suffix) = body.split_at(run);
-        let value = if number.is_empty() {
-            Some(0)
-        } else {
-            u64::from_str_radix(number, radix).ok()
-        };
+        let value = if number.is_empty() { Some(0) } else { u64::from_str_radix(number, radix).ok() };
         let Some(value) = value else {
             return Err(CompileError::new(
                 "D_MACRO_OFLOW",

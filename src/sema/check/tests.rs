@@ -66,7 +66,10 @@ fn d_structs_are_laid_out_as_ctf_lays_them_out() {
         })
         .collect();
     assert_eq!(sizes, [24, 8, 16, 3, 5]);
-    assert_eq!(error_of("struct s { int a; int a; };"), "failed to define member 'a': Duplicate member or variable name");
+    assert_eq!(
+        error_of("struct s { int a; int a; };"),
+        "failed to define member 'a': Duplicate member or variable name"
+    );
     assert_eq!(error_of("struct s { int a; }; struct s { int b; };"), "type redeclared: struct s");
 }
 

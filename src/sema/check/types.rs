@@ -101,11 +101,13 @@ impl Checker<'_> {
         let kind = match ty {
             Type::Int { size, name, .. } if name.starts_with("enum ") => match self.enumerators(name) {
                 Some(enumerators) => PrintKind::Enum { size: *size as usize, enumerators },
-                None => PrintKind::Int { size: *size as usize, char: false },
+                None => PrintKind::Int { size: *size as usize, signed: true, char: false },
             },
-            Type::Int { size, signed, name } => {
-                PrintKind::Int { size: *size as usize, char: *size == 1 && *signed && name.ends_with("char") }
-            }
+            Type::Int { size, signed, name } => PrintKind::Int {
+                size: *size as usize,
+                signed: *signed,
+                char: *size == 1 && *signed && name.ends_with("char"),
+            },
             Type::Pointer(_) | Type::Symbol(_) => PrintKind::Pointer,
             Type::String => PrintKind::String,
             Type::Array(elem, len) => PrintKind::Array {
@@ -370,15 +372,35 @@ pub(crate) fn named_type(name: &str) -> Option<Type> {
         "intmax_t" => t(8, true, "intmax_t"),
         "uintmax_t" => t(8, false, "uintmax_t"),
         // The Linux kernel's integer typedefs, as its BTF defines them on
-        // every architecture, usable in casts (`(u32)x`) without reading BTF.
-        "u8" | "__u8" => t(1, false, "u8"),
-        "u16" | "__u16" | "__le16" | "__be16" | "umode_t" => t(2, false, "u16"),
-        "u32" | "__u32" | "__le32" | "__be32" | "gfp_t" => t(4, false, "u32"),
-        "u64" | "__u64" | "__le64" | "__be64" | "sector_t" | "pgoff_t" => t(8, false, "u64"),
-        "s8" | "__s8" => t(1, true, "s8"),
-        "s16" | "__s16" => t(2, true, "s16"),
-        "s32" | "__s32" => t(4, true, "s32"),
-        "s64" | "__s64" | "loff_t" => t(8, true, "s64"),
+        // every architecture, usable in casts (`(u32)x`) without reading
+        // BTF; each keeps its name, as a typedef does.
+        "u8" => t(1, false, "u8"),
+        "__u8" => t(1, false, "__u8"),
+        "u16" => t(2, false, "u16"),
+        "__u16" => t(2, false, "__u16"),
+        "__le16" => t(2, false, "__le16"),
+        "__be16" => t(2, false, "__be16"),
+        "umode_t" => t(2, false, "umode_t"),
+        "u32" => t(4, false, "u32"),
+        "__u32" => t(4, false, "__u32"),
+        "__le32" => t(4, false, "__le32"),
+        "__be32" => t(4, false, "__be32"),
+        "gfp_t" => t(4, false, "gfp_t"),
+        "u64" => t(8, false, "u64"),
+        "__u64" => t(8, false, "__u64"),
+        "__le64" => t(8, false, "__le64"),
+        "__be64" => t(8, false, "__be64"),
+        "sector_t" => t(8, false, "sector_t"),
+        "pgoff_t" => t(8, false, "pgoff_t"),
+        "s8" => t(1, true, "s8"),
+        "__s8" => t(1, true, "__s8"),
+        "s16" => t(2, true, "s16"),
+        "__s16" => t(2, true, "__s16"),
+        "s32" => t(4, true, "s32"),
+        "__s32" => t(4, true, "__s32"),
+        "s64" => t(8, true, "s64"),
+        "__s64" => t(8, true, "__s64"),
+        "loff_t" => t(8, true, "loff_t"),
         "bool" | "_Bool" => t(1, false, "bool"),
         // The short unsigned names of Solaris' sys/types.h and of Linux's
         // linux/types.h (BSD's u_* among them), which scripts cast with.
