@@ -15,18 +15,19 @@ pub struct Program {
     /// The macro argument references (`$1`, `$$2`) in source order:
     /// (index, as a string, where), as DTrace's lexer meets them.
     pub macro_args: Vec<(u32, bool, Span)>,
-    /// Where DTrace places errors about the operators that end a predicate
-    /// written over lines: its parser reduces them when the lexer has read
-    /// past the closing `/` to the next token (dt_lex's predicate
-    /// lookahead), so their line is that token's. Node span → the offset
-    /// of that token.
-    pub predicate_ends: Vec<(Span, usize)>,
+    /// Where DTrace places errors about the operators on the right edge of
+    /// a predicate or an expression statement written over lines: its
+    /// parser reduces them when it has read the next token (past a
+    /// predicate's closing `/`, dt_lex's lookahead; a statement's `;` or
+    /// `}`), so their line is that token's. Node span → the offset of
+    /// that token.
+    pub reduced_at: Vec<(Span, usize)>,
 }
 
 impl Program {
     /// The place DTrace gives an error found at `span`.
     pub fn reported_at(&self, span: &Span) -> Span {
-        match self.predicate_ends.iter().find(|(s, _)| s == span) {
+        match self.reduced_at.iter().find(|(s, _)| s == span) {
             Some(&(_, at)) => at..at + 1,
             None => span.clone(),
         }

@@ -60,8 +60,8 @@ pub(crate) struct Parser<'a> {
     /// Inside `/ predicate /`, where a `/` followed by `{`, `;`, `/` or the
     /// end of input closes the predicate instead of dividing.
     in_predicate: bool,
-    /// `Program::predicate_ends`.
-    predicate_ends: Vec<(Span, usize)>,
+    /// `Program::reduced_at`.
+    reduced_at: Vec<(Span, usize)>,
     /// The source is a script file (-s), where a probe description needs a
     /// predicate or actions after it; `dtrace -n BEGIN` need not.
     pub(crate) script_file: bool,
@@ -79,7 +79,7 @@ impl<'a> Parser<'a> {
             nesting: 0,
             stack_base: stack_position(),
             in_predicate: false,
-            predicate_ends: Vec::new(),
+            reduced_at: Vec::new(),
             script_file: false,
         }
     }
@@ -317,7 +317,7 @@ impl<'a> Parser<'a> {
         items.extend(pragmas.into_iter().map(|p| Item::Pragma { words: p.words, span: p.span }));
         items.sort_by_key(item_start);
         let macro_args = self.lexer.take_macro_args();
-        Ok(Program { items, macro_args, predicate_ends: std::mem::take(&mut self.predicate_ends) })
+        Ok(Program { items, macro_args, reduced_at: std::mem::take(&mut self.reduced_at) })
     }
 
     /// Decides, from the raw text at `pos`, whether a file-scope item is a
@@ -382,7 +382,7 @@ impl<'a> Parser<'a> {
             let slash = self.peek()?.span.clone();
             self.expect(Punct::Slash)?;
             let next = self.lexer.next_nonblank(slash.end);
-            self.note_predicate_end(&condition, next);
+            self.note_right_edge(&condition, next);
             predicate = Some(condition);
         }
 
@@ -474,6 +474,13 @@ impl<'a> Parser<'a> {
         };
         let input = TypeName { spec: input_spec, ops: declarator.ops, span: input_start..declarator.span.end };
         self.expect(Punct::Gt)?;
+        // DTrace's lexer is in a declaration here: an identifier where the
+        // `{` belongs is shown alone, without the rest of its line.
+        if self.peek_punct()? != Some(Punct::LBrace) {
+            let token = self.peek()?.clone();
+            let text = self.src.get(token.span.clone()).unwrap_or_default();
+            return Err(syntax_error_near(token.span.clone(), text));
+        }
         self.expect(Punct::LBrace)?;
         let mut members = Vec::new();
         while !self.eat(Punct::RBrace)? {
@@ -976,6 +983,8 @@ impl<'a> Parser<'a> {
             }
             _ => {
                 let expr = self.parse_expr()?;
+                let next = self.peek()?.span.start;
+                self.note_right_edge(&expr, next);
                 // As in D, the `;` may be left out before the closing `}`.
                 if !self.eat(Punct::Semi)? && self.peek_punct()? != Some(Punct::RBrace) {
                     return Err(self.unexpected());
@@ -1207,18 +1216,18 @@ impl<'a> Parser<'a> {
         Ok(expr)
     }
 
-    /// Records the operators on the predicate's right edge as reduced at
-    /// the token `next` (Program::predicate_ends); primaries, calls,
+    /// Records the operators on a predicate's or statement's right edge as
+    /// reduced at the token `next` (Program::reduced_at); primaries, calls,
     /// members and subscripts are reduced before the lookahead is read.
-    fn note_predicate_end(&mut self, e: &Expr, next: usize) {
+    fn note_right_edge(&mut self, e: &Expr, next: usize) {
         let last = match &e.kind {
             ExprKind::Binary(_, _, rhs) | ExprKind::Assign(_, _, rhs) | ExprKind::Ternary(_, _, rhs) => rhs,
             ExprKind::Unary(op, operand) if !matches!(op, UnOp::PostInc | UnOp::PostDec) => operand,
             ExprKind::Cast(_, operand) => operand,
             _ => return,
         };
-        self.predicate_ends.push((e.span.clone(), next));
-        self.note_predicate_end(last, next);
+        self.reduced_at.push((e.span.clone(), next));
+        self.note_right_edge(last, next);
     }
 
     #[inline(never)]

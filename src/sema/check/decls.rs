@@ -667,23 +667,35 @@ impl Checker<'_> {
         })
     }
 
+    /// A translator declaration. DTrace creates it (dt_xlator_create) when
+    /// its parser reduces the whole declaration, so the errors about the
+    /// translator itself are on the line of its closing `};`; those in a
+    /// member's value are on the member's.
     pub(super) fn translator(&mut self, def: &ast::TranslatorDef, library: bool) -> Result<()> {
+        let end = def.span.end.saturating_sub(1)..def.span.end;
         let output = match self.type_spec(&def.output.spec, &def.output.span)? {
             Type::Struct(r) if def.output.ops.is_empty() && matches!(r.body, RecordBody::D(_)) => r,
-            other => {
+            Type::Struct(r) if def.output.ops.is_empty() && matches!(r.body, RecordBody::Forward) => {
                 return Err(CompileError::new(
                     "D_XLATE_SOU",
-                    &def.output.span,
-                    format!("translator output type must be a struct or union: {}", other.name()),
+                    &end,
+                    format!("incomplete struct/union/enum {}", Type::Struct(r).name()),
+                ))
+            }
+            _ => {
+                return Err(CompileError::new(
+                    "D_XLATE_SOU",
+                    &end,
+                    "translator output type must be a struct or union",
                 ))
             }
         };
         let mut members = HashMap::new();
-        for (name, value, span) in &def.members {
+        for (name, value, _) in &def.members {
             if self.record_member(&output, name).is_none() {
                 return Err(CompileError::new(
                     "D_XLATE_MEMB",
-                    span,
+                    &end,
                     format!("translator member {name} is not a member of {}", Type::Struct(output.clone()).name()),
                 ));
             }
@@ -692,7 +704,7 @@ impl Checker<'_> {
         // A script's translator is checked where it is declared, as DTrace
         // cooks each member (dt_xlator_create); the D library's where used,
         // as they name kernel types.
-        let input = if library { None } else { Some(self.check_translator(def, &output)?) };
+        let input = if library { None } else { Some(self.check_translator(def, &output, &end)?) };
         self.declared.translators.push(Translator {
             output,
             input_decl: def.input.clone(),
@@ -708,7 +720,7 @@ impl Checker<'_> {
     /// input (a struct no one declared is declared forward, as a declaration
     /// does in C), no second translator for the same types, each member's
     /// value of a type its member takes. Returns the input type.
-    fn check_translator(&mut self, def: &ast::TranslatorDef, output: &Rc<Record>) -> Result<Type> {
+    fn check_translator(&mut self, def: &ast::TranslatorDef, output: &Rc<Record>, end: &Span) -> Result<Type> {
         if let ast::TypeSpec::Struct(spec) | ast::TypeSpec::Union(spec) = &def.input.spec {
             let union = matches!(def.input.spec, ast::TypeSpec::Union(_));
             let name = spec.name.clone().unwrap_or_default();
@@ -727,7 +739,7 @@ impl Checker<'_> {
             if Rc::ptr_eq(&t.output, output) && same_input {
                 return Err(CompileError::new(
                     "D_XLATE_REDECL",
-                    &def.output.span,
+                    end,
                     format!(
                         "translator from {} to {} has already been declared",
                         input.name(),
@@ -737,7 +749,7 @@ impl Checker<'_> {
             }
         }
         let dummy = TExpr { kind: TKind::Int(0), ty: input.clone(), span: def.output.span.clone() };
-        for (name, value, span) in &def.members {
+        for (name, value, _) in &def.members {
             let member = self.record_member(output, name).expect("checked by the caller");
             self.bindings.push((def.input_name.clone(), dummy.clone()));
             let value = self.member_value(value, &member.ty);
@@ -750,7 +762,7 @@ impl Checker<'_> {
             if matches!(member.ty, Type::Pointer(_)) && value.ty.is_int() && !matches!(value.kind, TKind::Int(0)) {
                 return Err(CompileError::new(
                     "D_XLATE_INCOMPAT",
-                    span,
+                    end,
                     format!(
                         "translator member {name} definition uses incompatible types: \"{}\" = \"{}\"",
                         member.ty.name(),
@@ -758,7 +770,7 @@ impl Checker<'_> {
                     ),
                 ));
             }
-            translated_value(value, member.ty, name, span)?;
+            translated_value(value, member.ty, name, end)?;
         }
         Ok(input)
     }

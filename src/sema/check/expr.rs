@@ -234,11 +234,7 @@ impl Checker<'_> {
                 let to = self.resolved((**to).clone());
                 value_at(TExpr { ty: Type::Pointer(Box::new(Type::Void)), ..e }, to, span)
             }
-            other => Err(CompileError::new(
-                "D_DEREF_NONPTR",
-                span,
-                format!("operator * requires an operand of pointer type: \"{}\"", other.name()),
-            )),
+            _ => Err(CompileError::new("D_DEREF_NONPTR", span, "cannot dereference non-pointer type")),
         }
     }
 
@@ -562,10 +558,15 @@ impl Checker<'_> {
                 let ty = self.type_name(tn)?;
                 let inner = self.expr_any(inner)?;
                 if let TKind::Xlate { .. } = inner.kind {
+                    // dt_node_type_name's name for xlate<T *>'s value.
+                    let from = match inner.ty {
+                        Type::Pointer(_) => "pointer to translated data".to_string(),
+                        _ => inner.ty.name(),
+                    };
                     return Err(CompileError::new(
                         "D_CAST_INVAL",
                         &span,
-                        format!("invalid cast expression: \"{}\" to \"{}\"", inner.ty.name(), ty.name()),
+                        format!("invalid cast expression: \"{from}\" to \"{}\"", ty.name()),
                     ));
                 }
                 // A char array in memory (a member such as curthread->comm)
@@ -1392,7 +1393,7 @@ impl Checker<'_> {
             return Err(CompileError::new(
                 "D_OP_ARRFUN",
                 span,
-                format!("operator {} may not be applied to an array or function", op_text(op)),
+                format!("operator {} may not be applied to operand of type \"{}\"", op_text(op), ty.name()),
             ));
         }
         // An array assigned to a pointer is its first element's address, as in C.
@@ -1575,12 +1576,19 @@ pub(super) fn member_operand_error(arrow: bool, ty: &Type, span: &Span) -> Compi
     if arrow && !matches!(ty, Type::Pointer(_)) {
         return CompileError::new("D_OP_PTR", span, "operator -> must be applied to a pointer");
     }
-    let (op, wants) = if arrow { ("->", "a pointer to a struct or union") } else { (".", "a struct or union") };
-    CompileError::new(
-        "D_OP_SOU",
-        span,
-        format!("operator {op} cannot be applied to type \"{}\": it needs {wants}", ty.name()),
-    )
+    // dt_cook_op2's words.
+    let text = match ty {
+        Type::Pointer(to) if arrow => format!(
+            "operator -> cannot be applied to pointer to type \"{}\"; must be applied to a struct or union pointer",
+            to.name()
+        ),
+        _ => format!(
+            "operator {} cannot be applied to type \"{}\"; must be applied to a struct or union",
+            if arrow { "->" } else { "." },
+            ty.name()
+        ),
+    };
+    CompileError::new("D_OP_SOU", span, text)
 }
 
 /// Whether an address lies in a thread-local variable's value (a member or
@@ -1668,7 +1676,7 @@ pub(super) fn value_at(addr: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
         Type::Struct(_) | Type::Array(..) | Type::String => {
             Ok(TExpr { kind: TKind::Offset(Box::new(addr), 0), ty, span: span.clone() })
         }
-        _ => Err(CompileError::new("D_DEREF_VOID", span, "cannot dereference pointer to type void")),
+        _ => Err(CompileError::new("D_DEREF_VOID", span, "cannot dereference pointer to void")),
     }
 }
 

@@ -1,0 +1,6 @@
+#pragma D option errtags
+int *p;
+BEGIN
+{
+	p->a = 1;
+}

@@ -1,0 +1,6 @@
+#pragma D option errtags
+int x;
+BEGIN
+{
+	b = *x;
+}

@@ -1,0 +1,5 @@
+#pragma D option errtags
+struct in { int i; };
+translator int < struct in *p >
+{
+};
