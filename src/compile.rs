@@ -72,15 +72,12 @@ pub(crate) fn compile(
             ProgramSource::Description(text) => text.clone(),
             // -i: the probe of that ID, by its full description.
             ProgramSource::Probe { desc: Ok(desc), given } if desc.starts_with('#') => {
-                let (id, rest) = crate::flags::split_clause(given);
-                let probe = id.trim().parse().ok().and_then(|id| registry.get(id));
-                match probe {
+                let rest = crate::flags::split_clause(given).1;
+                let id = crate::flags::probe_id(given, |id| registry.get(id).is_some())
+                    .map_err(|why| format!("invalid probe specifier {given}: {why}"))?;
+                match registry.get(id) {
                     Some(p) => format!("{}{rest}", p.full_name()),
-                    None => {
-                        return Err(format!(
-                            "invalid probe specifier {given}: probe description :::{given} does not match any probes"
-                        ))
-                    }
+                    None => return Err(format!("invalid probe specifier {given}: invalid probe identifier {id}")),
                 }
             }
             ProgramSource::Probe { desc: Ok(desc), .. } => desc.clone(),
@@ -148,9 +145,10 @@ pub(crate) fn compile(
     }
     // dt_compile: an argument no program references is an error unless -x
     // argref allows it; it is reported against the first program, which
-    // dtrace compiles first.
+    // dtrace compiles first. The last such argument is named, as Oracle's
+    // dtrace names it (dtrace-util/tst.InvalidTraceID6: `-i 1 2 3 4`).
     if !options.argref {
-        if let Some(n) = (1..macro_args.len() as u32).find(|n| !checker.macro_args_used.contains(n)) {
+        if let Some(n) = (1..macro_args.len() as u32).rev().find(|n| !checker.macro_args_used.contains(n)) {
             let error = CompileError {
                 tag: "D_MACRO_UNUSED",
                 message: format!("extraneous argument '{}' (${n} is not referenced)", macro_args[n as usize]),

@@ -787,6 +787,25 @@ pub(crate) fn split_clause(given: &str) -> (&str, &str) {
     given.split_at(given.find(['{', '/']).unwrap_or(given.len()))
 }
 
+/// The probe an -i operand names (its digits, before any clause), or why
+/// it names none, in Oracle's dtrace's words: `0` is an unknown
+/// identifier; text after the digits (`4-2`) or without digits (`-3`) is
+/// a probe name that matches nothing.
+pub(crate) fn probe_id(given: &str, exists: impl Fn(u32) -> bool) -> Result<u32, String> {
+    let text = split_clause(given).0.trim();
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, rest) = text.split_at(digits);
+    let no_match = |name: &str| format!("probe description :::{name} does not match any probes");
+    let Ok(id) = number.parse::<u32>() else { return Err(no_match(text)) };
+    if id == 0 || (rest.is_empty() && !exists(id)) {
+        return Err(format!("invalid probe identifier {id}: Unknown probe identifier"));
+    }
+    if !rest.is_empty() {
+        return Err(no_match(rest));
+    }
+    Ok(id)
+}
+
 fn field_desc(given: &str, field: usize) -> Result<String, String> {
     let parts: Vec<&str> = given.split(':').collect();
     if parts.len() > field + 1 {

@@ -368,7 +368,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         })
         .collect();
     if let (Some(first), false) = (texts.first(), flags.options.argref) {
-        if let Some(n) = (1..=flags.args.len()).find(|n| !texts.iter().any(|t| references_macro(t, *n))) {
+        if let Some(n) = (1..=flags.args.len()).rev().find(|n| !texts.iter().any(|t| references_macro(t, *n))) {
             return Err(format!(
                 "invalid probe specifier {first}: extraneous argument '{}' (${n} is not referenced)",
                 flags.args[n - 1]
@@ -378,13 +378,8 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     for source in &flags.sources {
         match source {
             ProgramSource::Probe { desc: Ok(text), given } if text.starts_with('#') => {
-                let (id, _) = crate::flags::split_clause(given);
-                let id: u32 = id.trim().parse().map_err(|_| format!("invalid probe identifier {given}"))?;
-                if registry.get(id).is_none() {
-                    return Err(format!(
-                        "invalid probe specifier {given}: probe description :::{id} does not match any probes"
-                    ));
-                }
+                let id = crate::flags::probe_id(given, |id| registry.get(id).is_some())
+                    .map_err(|why| format!("invalid probe specifier {given}: {why}"))?;
                 ids.push(id);
             }
             ProgramSource::Probe { desc: Err(why), given } => {

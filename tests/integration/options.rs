@@ -155,6 +155,13 @@ fn probe_options_are_named_as_given_in_errors() {
         ),
         (&["-lf", "profile"], "dtrace: invalid probe specifier profile: probe description ::profile: does not match any probes\n"),
         (&["-li", "12", "10", "-i", "23"], "dtrace: invalid probe specifier 12: extraneous argument '10' ($1 is not referenced)\n"),
+        // -i's digits name the probe (0 none); text after them, or without
+        // them, is a name matching nothing (tst.InvalidTraceID3..7); of
+        // several unused operands the last is named.
+        (&["-i", "0-2"], "dtrace: invalid probe specifier 0-2: invalid probe identifier 0: Unknown probe identifier\n"),
+        (&["-i", "2-2"], "dtrace: invalid probe specifier 2-2: probe description :::-2 does not match any probes\n"),
+        (&["-li", "-3"], "dtrace: invalid probe specifier -3: probe description :::-3 does not match any probes\n"),
+        (&["-i", "1", "2", "3", "4"], "dtrace: invalid probe specifier 1: extraneous argument '4' ($3 is not referenced)\n"),
     ] {
         let out = run(args);
         assert_eq!((out.code(), out.stderr.as_str()), (1, want), "{args:?}");
