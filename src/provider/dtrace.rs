@@ -67,11 +67,29 @@ impl Fired {
         args[0] = u64::from(slot);
         args[1] = u64::from(self.id_base + slot);
         let mut ctx: Vec<u8> = args.iter().flat_map(|a| a.to_ne_bytes()).collect();
-        let input = libbpf_rs::ProgramInput { context_in: Some(&mut ctx), ..Default::default() };
+        let mut input = libbpf_rs::ProgramInput { context_in: Some(&mut ctx), ..Default::default() };
+        // Under -x cpu, BEGIN and END fire on that CPU too, as the other
+        // probes only fire there.
+        if let Some(cpu) = self.only_cpu()? {
+            input.cpu = cpu;
+            input.flags = BPF_F_TEST_RUN_ON_CPU;
+        }
         self.skel.progs.dt_fire.test_run(input).context("firing a dtrace probe")?;
         Ok(())
     }
 }
+
+impl Fired {
+    /// The cpu option's CPU, from the shared state.
+    fn only_cpu(&self) -> Result<Option<u32>> {
+        use libbpf_rs::MapCore;
+        let state = self.skel.maps.dt_state.lookup(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY)?.unwrap_or_default();
+        Ok(crate::defs::layout::read_u32(&state, crate::defs::layout::STATE_ONLY_CPU).checked_sub(1))
+    }
+}
+
+/// BPF_PROG_TEST_RUN's flag for running on the given CPU (linux/bpf.h).
+const BPF_F_TEST_RUN_ON_CPU: u32 = 1;
 
 impl Enabling for Fired {
     fn begin(&self) -> Result<()> {

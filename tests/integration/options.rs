@@ -378,6 +378,10 @@ fn options_that_used_to_be_ignored_act() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let cpus: Vec<&str> = out.stdout.split_whitespace().step_by(2).collect();
     assert_eq!(cpus, ["0"], "{}", out.stdout);
+    // BEGIN and END fire on it too (dtrace-utils' options/tst.cpu-END).
+    let last = std::thread::available_parallelism().map_or(0, |n| n.get() - 1).to_string();
+    let out = run(&["-q", "-x", &format!("cpu={last}"), "-n", "BEGIN { printf(\"%d \", cpu); exit(0); } END { trace(cpu); }"]);
+    assert_eq!((out.code(), out.stdout.trim()), (0, format!("{last} {last}").as_str()), "{}", out.stderr);
     // verbose shows the generated programs, as -S.
     let out = run(&["-e", "-x", "verbose", "-n", "BEGIN { trace(1); }"]);
     assert!(out.stderr.contains("exit"), "{}", out.stderr);
