@@ -632,13 +632,13 @@ impl Options {
                 let limit = u64::from(crate::defs::layout::SPEC_TAG_STEP);
                 self.nspec = u32::try_from(v).ok().filter(|_| v < limit).ok_or_else(bad)?;
             }
-            "stackframes" => self.stackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
+            "stackframes" => self.stackframes = frames(number()?).ok_or_else(bad)?,
             "lockmem" => {
                 self.lockmem = Some(if value == Some("unlimited") { u64::MAX } else { size()? });
             }
-            "maxframes" => self.maxframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
-            "ustackframes" => self.ustackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
-            "jstackframes" => self.jstackframes = u32::try_from(number()?).ok().filter(|v| *v > 0).ok_or_else(bad)?,
+            "maxframes" => self.maxframes = frames(number()?).ok_or_else(bad)?,
+            "ustackframes" => self.ustackframes = frames(number()?).ok_or_else(bad)?,
+            "jstackframes" => self.jstackframes = frames(number()?).ok_or_else(bad)?,
             "stackindent" => {
                 self.stackindent = usize::try_from(number()?).ok().filter(|v| *v <= 1024).ok_or_else(bad)?
             }
@@ -814,6 +814,16 @@ fn field_desc(given: &str, field: usize) -> Result<String, String> {
     let mut fields = vec![""; 4];
     fields[field + 1 - parts.len()..=field].copy_from_slice(&parts);
     Ok(fields.join(":"))
+}
+
+/// A stack depth option's value: 1 up to the deepest stack the kernel
+/// records (perf_event_max_stack), as Oracle's dtrace checks it.
+fn frames(value: u64) -> Option<u32> {
+    let kernel_max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_stack")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(127);
+    u32::try_from(value).ok().filter(|v| *v > 0 && u64::from(*v) <= kernel_max)
 }
 
 /// Parses the command line; `Err` carries clap's error for a usage message.

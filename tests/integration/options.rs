@@ -526,6 +526,19 @@ fn maxframes_caps_stacks_and_begin_shows_no_bpf_program() {
     assert_eq!((out.code(), frames(&out)), (0, 2), "{}", out.stdout);
     let out = run(&["-qn", "BEGIN { exit(0); }", "-x", "maxframes=0"]);
     assert_eq!(out.code(), 1, "{}", out.stderr);
+    // Deeper than the kernel records a stack is refused (dtrace-utils'
+    // options/err.*frames-too-high).
+    let deepest: u32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_stack")
+        .map_or(127, |s| s.trim().parse().expect("perf_event_max_stack"));
+    for option in ["maxframes", "stackframes", "ustackframes", "jstackframes"] {
+        let out = run(&["-qn", "BEGIN { exit(0); }", "-x", &format!("{option}={}", deepest + 1)]);
+        assert_eq!(
+            (out.code(), out.stderr.as_str()),
+            (1, format!("dtrace: failed to set -x {option}: Invalid value for specified option\n").as_str())
+        );
+        let out = run(&["-qn", "BEGIN { exit(0); }", "-x", &format!("{option}={deepest}")]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+    }
 }
 
 /// -L (and -x libdir) loads the D library files of a directory before the
