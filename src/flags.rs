@@ -547,9 +547,15 @@ impl Options {
             }
             "libdir" => self.libdirs.push(value.filter(|v| !v.is_empty()).ok_or_else(bad)?.into()),
             "cpppath" => self.cpppath = Some(value.filter(|v| !v.is_empty()).ok_or_else(bad)?.to_string()),
-            // The C dialect asks cpp for what -C always gives here.
+            // The C dialect cpp preprocesses (-X): K&R C (s) has no
+            // __STDC__ (GNU cpp's -traditional); the ISO modes (a, c, t)
+            // define it, as GNU cpp always does (to 1).
             "stdc" => {
-                one_of(&["a", "c", "s", "t", "X"])?;
+                let mode = one_of(&["a", "c", "s", "t"])?;
+                self.cpp_args.retain(|a| a != "-traditional");
+                if mode == "s" {
+                    self.cpp_args.push("-traditional".to_string());
+                }
             }
             // Translators are always applied at compile time.
             "late" => {
@@ -742,7 +748,7 @@ pub(crate) fn command() -> Command {
         .disable_help_flag(true)
         .disable_version_flag(true)
         .override_usage(
-            "dtrace [-32|-64] [-CeFGhHOqlSvVwZ] [-b bufsz] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-L path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
+            "dtrace [-32|-64] [-CeFGhHOqlSvVwZ] [-b bufsz] [-X a|c|s|t] [-c cmd] [-p pid] [-D name[=def]] [-I path] [-L path] [-U name] [-x opt[=val]] [-o output] [-s script] [-n name] [-P provider] [-m module] [-f function] [-i probe-id] [args ...]",
         )
         .arg(append("name", 'n', "name", "enable or list probes matching the specified probe name"))
         .arg(append("script", 's', "script", "enable or list probes for the specified D script"))
@@ -752,6 +758,7 @@ pub(crate) fn command() -> Command {
         .arg(append("id", 'i', "probe-id", "enable or list probes matching the specified probe id"))
         .arg(append("option", 'x', "opt[=val]", "enable or modify compiler and tracing options"))
         .arg(append("bufsize", 'b', "bufsz", "set trace buffer size (as -x bufsize=bufsz)"))
+        .arg(append("stdc", 'X', "a|c|s|t", "specify ISO C conformance settings for preprocessor (as -x stdc)"))
         .arg(append("command", 'c', "cmd", "run specified command and exit upon its completion"))
         .arg(append("pid", 'p', "pid", "grab specified process-ID and cache its symbol tables"))
         .arg(flag("flowindent", 'F', "coalesce trace output by function"))
@@ -889,7 +896,7 @@ pub(crate) fn parse(mut argv: Vec<String>) -> Result<Flags, clap::Error> {
     let mut option_args = Vec::new();
     // -b and -x keep their command-line order: the last setting wins.
     let mut ordered: Vec<(usize, String)> = Vec::new();
-    for (id, prefix) in [("option", ""), ("bufsize", "bufsize=")] {
+    for (id, prefix) in [("option", ""), ("bufsize", "bufsize="), ("stdc", "stdc=")] {
         if let (Some(values), Some(indices)) = (m.get_many::<String>(id), m.indices_of(id)) {
             ordered.extend(indices.zip(values).map(|(i, v)| (i, format!("{prefix}{v}"))));
         }

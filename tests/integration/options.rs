@@ -223,6 +223,23 @@ fn cpp_defines_what_dtrace_defines_and_not_the_compilers_names() {
     );
     let out = run(&["-q", "-C", "-s", &main]);
     assert_eq!((out.code(), out.stdout.as_str()), (0, "100d000 1\n\n"), "{}", out.stderr);
+    // -X s (K&R C) has no __STDC__; the ISO modes have it; another mode
+    // is refused (dtrace-utils' options/tst.stdc-*, err.stdc-x).
+    let stdc = script(
+        "stdc.d",
+        "BEGIN {\n#ifdef __STDC__\nprintf(\"iso\\n\");\n#else\nprintf(\"kr\\n\");\n#endif\nexit(0); }\n",
+    );
+    for (args, want) in [
+        (&["-X", "s"][..], "kr"),
+        (&["-X", "c"], "iso"),
+        (&["-x", "stdc=s", "-X", "a"], "iso"),
+        (&["-x", "stdc=s"], "kr"),
+    ] {
+        let out = run(&[args, &["-q", "-C", "-s", &stdc]].concat());
+        assert_eq!((out.code(), out.stdout.trim()), (0, want), "{args:?}: {}", out.stderr);
+    }
+    let out = run(&["-x", "stdc=X", "-n", "BEGIN"]);
+    assert_eq!(out.stderr, "dtrace: failed to set -x stdc: Invalid value for specified option\n");
     // -vV says the version the macro encodes.
     let out = run(&["-vV"]);
     assert!(out.stdout.starts_with("dtrace: Sun D 1.13\nThis is DTrace 1.13.0\n"), "{}", out.stdout);
@@ -380,7 +397,13 @@ fn options_that_used_to_be_ignored_act() {
     assert_eq!(cpus, ["0"], "{}", out.stdout);
     // BEGIN and END fire on it too (dtrace-utils' options/tst.cpu-END).
     let last = std::thread::available_parallelism().map_or(0, |n| n.get() - 1).to_string();
-    let out = run(&["-q", "-x", &format!("cpu={last}"), "-n", "BEGIN { printf(\"%d \", cpu); exit(0); } END { trace(cpu); }"]);
+    let out = run(&[
+        "-q",
+        "-x",
+        &format!("cpu={last}"),
+        "-n",
+        "BEGIN { printf(\"%d \", cpu); exit(0); } END { trace(cpu); }",
+    ]);
     assert_eq!((out.code(), out.stdout.trim()), (0, format!("{last} {last}").as_str()), "{}", out.stderr);
     // verbose shows the generated programs, as -S.
     let out = run(&["-e", "-x", "verbose", "-n", "BEGIN { trace(1); }"]);

@@ -683,11 +683,7 @@ impl Checker<'_> {
                 ))
             }
             _ => {
-                return Err(CompileError::new(
-                    "D_XLATE_SOU",
-                    &end,
-                    "translator output type must be a struct or union",
-                ))
+                return Err(CompileError::new("D_XLATE_SOU", &end, "translator output type must be a struct or union"))
             }
         };
         let mut members = HashMap::new();
