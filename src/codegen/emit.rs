@@ -239,6 +239,14 @@ struct Emitter<'a> {
     in_error: bool,
 }
 
+/// How many bytes a read checked by `check_alloca_read` takes.
+#[derive(Clone, Copy)]
+enum ReadSize {
+    Bytes(usize),
+    /// The size in this stack slot.
+    Slot(i16),
+}
+
 #[derive(Clone, Copy)]
 struct ClauseState {
     epid: u32,
@@ -2052,6 +2060,7 @@ impl<'a> Emitter<'a> {
             Type::Pointer(_) => &8,
             _ => return Err(CodegenError("internal error: load of a non-scalar".into())),
         };
+        self.check_alloca_read(ReadSize::Bytes(usize::from(*size)))?;
         let slot = self.alloc_slot(8)?;
         self.read_faulting(Helper::ProbeReadKernel, FP, slot as i32, *size as i32)?;
         let width = match size {
@@ -2063,6 +2072,51 @@ impl<'a> Emitter<'a> {
         self.emit(ldx(width, R0, FP, slot));
         self.normalize(ty);
         self.stack_top += 8;
+        Ok(())
+    }
+
+    /// A read of `size` bytes at the address in r0 (kept) that lies around
+    /// the alloca() region but not in what this clause reserved there (just
+    /// below it, past its end, or in a pointer kept from another clause's
+    /// alloca()) is a bad-address fault, as dtrace-utils checks reads
+    /// through alloca()'d pointers.
+    fn check_alloca_read(&mut self, size: ReadSize) -> Result<(), CodegenError> {
+        if self.program.alloca_bytes == 0 || !self.with_scratch {
+            return Ok(());
+        }
+        let Some(epid) = self.clause.map(|c| c.epid) else { return Ok(()) };
+        let reserved = self.program.clauses[epid as usize - 1].alloca_bytes as i32;
+        // The window checked: 8 bytes below the region (struct zeros, no
+        // D pointer's target) to the end of its room.
+        let below = 8.min(self.scratch.alloca);
+        let window = below + 2 * self.program.alloca_bytes;
+        let (ok, bad) = (self.new_label(), self.new_label());
+        self.used_scratch = true;
+        // Both as numbers: r0 may be a pointer the verifier knows.
+        self.emit(mov(R1, R0));
+        self.forget(R1);
+        self.emit(mov(R2, R8));
+        self.forget(R2);
+        self.emit(alu_reg(Alu::Sub, R1, R2));
+        self.emit(alu_imm(Alu::Sub, R1, (self.scratch.alloca - below) as i32));
+        self.jump(jmp_imm(Cond::Ge, R1, window as i32, 0), ok);
+        // The offset in the region (below it, the subtraction wraps to a
+        // huge number), then its end.
+        self.emit(alu_imm(Alu::Sub, R1, below as i32));
+        self.jump(jmp_imm(Cond::Gt, R1, reserved, 0), bad);
+        match size {
+            ReadSize::Bytes(n) => self.emit(alu_imm(Alu::Add, R1, n as i32)),
+            ReadSize::Slot(slot) => {
+                self.emit(ldx(Size::DW, R2, FP, slot));
+                self.jump(jmp_imm(Cond::Gt, R2, reserved, 0), bad);
+                self.emit(alu_reg(Alu::Add, R1, R2));
+            }
+        }
+        self.jump(jmp_imm(Cond::Le, R1, reserved, 0), ok);
+        self.bind(bad);
+        self.emit(mov(R1, R0));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(ok);
         Ok(())
     }
 

@@ -324,6 +324,7 @@ impl<'a> Checker<'a> {
             records,
             speculates: self.order.speculated,
             more_present_bits,
+            alloca_bytes: self.clause_alloca,
             retained,
         });
         Ok(())

@@ -740,6 +740,9 @@ pub(crate) struct Clause {
     /// Where the presence bits of actions past the header's 64 are: words
     /// at the end of the record (0 when the clause has at most 64 actions).
     pub more_present_bits: usize,
+    /// The bytes of alloca() memory the clause reserves (a pointer into the
+    /// region past them, or from another clause's, is no longer valid).
+    pub alloca_bytes: usize,
     /// Its descriptions whose provider is a glob (`python*:::entry`): kept
     /// for USDT providers of processes that start after tracing began, as
     /// DTrace's enablings are retained.

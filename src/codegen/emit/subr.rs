@@ -364,6 +364,9 @@ impl Emitter<'_> {
             Subr::Bcopy => {
                 let saved = self.stack_top;
                 let (src, dest, size) = (self.stash(&args[0])?, self.stash(&args[1])?, self.stash(&args[2])?);
+                // A source in alloca() memory must lie in what the clause reserved.
+                self.emit(ldx(Size::DW, R0, FP, src));
+                self.check_alloca_read(ReadSize::Slot(size))?;
                 self.copy_into_alloca(src, size, dest, Helper::ProbeReadKernel)?;
                 self.stack_top = saved;
             }

@@ -810,6 +810,14 @@ impl Checker<'_> {
                             let ty = limit.ty.name();
                             return Err(incompatible_arg("D_PROTO_ARG", &args[1].span, name, 2, "size_t", &ty));
                         }
+                        // Its buffer is scratch memory, as copyin()'s.
+                        if let Some(size) = folded(&limit).filter(|n| *n as usize > self.opts.scratchsize) {
+                            return Err(CompileError::new(
+                                "D_ALLOCA_SIZE",
+                                &args[1].span,
+                                format!("copyinstr( ) size {size} larger than scratchsize {}", self.opts.scratchsize),
+                            ));
+                        }
                         Some(Box::new(limit))
                     }
                     None => None,
@@ -909,7 +917,12 @@ impl Checker<'_> {
                 }
                 _ => e,
             };
+            // The memory bcopy() and copyinto() write must be alloca()'d:
+            // a pointer, never an integer or a string (dtrace-utils'
+            // copyinto/err.D_PROTO_ARG.non_ptr_arg3, bcopy/err.bcopy-into-string).
+            let destination = matches!((subr, i), (Subr::Bcopy, 1) | (Subr::Copyinto, 2));
             let ok = match param {
+                _ if destination => matches!(e.ty, Type::Pointer(_)),
                 "string" => e.ty == Type::String,
                 // strtok(NULL, delim) goes on from the previous call's position.
                 "string or NULL" => e.ty == Type::String || is_null_constant(&e),
