@@ -423,7 +423,10 @@ fn stack_depth_and_indent_follow_stack_n_stackframes_and_stackindent() {
     assert_eq!(frames(&out), 2, "{}{}", out.stdout, out.stderr);
     let out = run(&["-q", "-x", "stackindent=3", "-c", &command, "-n", &program("stack(3);")]);
     assert_eq!(indents(&out), [3, 3, 3], "{}{}", out.stdout, out.stderr);
+    // dtrace-utils' words: a constant out of range, or no integer constant.
     let out = run(&["-e", "-n", "BEGIN { stack(0); }"]);
+    assert!(out.stderr.contains("stack( ) argument #1 must be a non-zero positive integer constant"), "{}", out.stderr);
+    let out = run(&["-e", "-n", "BEGIN { stack(\"x\"); }"]);
     assert!(
         out.stderr.contains("stack( ) size must be a non-zero positive integral constant expression"),
         "{}",
