@@ -1,6 +1,6 @@
 #pragma D option errtags
-/* ustack(uint32_t, uint32_t): a string fails the prototype before the constant checks. */
+/* ustack(uint32_t, ...): a frame count that is no integer fails the prototype before the constant checks. */
 BEGIN
 {
-	ustack(1, "forty");
+	ustack("forty");
 }

@@ -666,12 +666,14 @@ impl Checker<'_> {
     /// unused.
     pub(super) fn ustack(&mut self, name: &str, args: &[ast::Expr], span: &Span) -> Result<TExpr> {
         too_many_stack_args(name, args, 2, "D_USTACK_PROTO")?;
-        // dtrace-utils' prototype is ustack(uint32_t, uint32_t): a
-        // non-integer argument fails it before the constant checks.
-        for (i, arg) in args.iter().enumerate() {
+        // dtrace-utils' prototype is ustack(uint32_t, ...): a frame count
+        // that is no integer fails it before the constant checks
+        // (stack/err.D_PROTO_ARG.ustack-frames); a string size is
+        // D_USTACK_STRSIZE, as illumos' dt_action_ustack_args says it.
+        if let Some(arg) = args.first() {
             let ty = self.expr(arg)?.ty;
             if !ty.is_int() {
-                return Err(incompatible_arg("D_PROTO_ARG", &arg.span, name, i + 1, "uint32_t", &ty.name()));
+                return Err(incompatible_arg("D_PROTO_ARG", &arg.span, name, 1, "uint32_t", &ty.name()));
             }
         }
         let default = if name == "jstack" { self.opts.jstackframes } else { self.opts.ustackframes };
