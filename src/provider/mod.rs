@@ -701,6 +701,9 @@ pub(crate) struct EnableContext<'a> {
     /// The most probes of processes found after tracing began that are
     /// enabled at a time (nusdtprobes).
     pub late_probes: u32,
+    /// The cpu option: probes fire on this CPU only (the programs check);
+    /// a timer that fires on one CPU runs there.
+    pub only_cpu: Option<u32>,
 }
 
 impl EnableContext<'_> {

@@ -118,7 +118,9 @@ impl Provider for Profile {
             periods.push(period);
             let probe = (u64::from(e.probe.id) << 32) | slot as u64;
             skel.maps.dt_prof_probes.update(&period.to_ne_bytes(), &probe.to_ne_bytes(), MapFlags::ANY)?;
-            let targets: Vec<i32> = if rate.every_cpu { cpus.clone() } else { vec![cpus[0]] };
+            // tick-n fires on one CPU: the cpu option's, where probes fire.
+            let one = cx.only_cpu.map_or(cpus[0], |cpu| cpu as i32);
+            let targets: Vec<i32> = if rate.every_cpu { cpus.clone() } else { vec![one] };
             for cpu in targets {
                 // Created disabled, enabled after BEGIN has fired (`started`):
                 // no profile or tick probe may fire before BEGIN, however

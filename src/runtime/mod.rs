@@ -468,6 +468,7 @@ pub(crate) fn start(
         links: Vec::new(),
         warnings: Vec::new(),
         late_probes: opts.nusdtprobes,
+        only_cpu: opts.cpu,
     };
     let enabled = generated.clauses_of.iter().map(|(id, clauses)| (*id, clauses.as_slice()));
     let mut providers = Vec::new();
