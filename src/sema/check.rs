@@ -103,6 +103,9 @@ pub(crate) struct Checker<'a> {
     /// The storage unit's address and type, shift and width of the last
     /// bit-field member read: where `lvalue` stores into one.
     last_bitfield: Option<(TExpr, Type, u32, u32)>,
+    /// Whether each pointer variable assigned so far holds alloca()'d
+    /// memory (true) or other memory (false): one may not hold both.
+    alloca_vars: HashMap<Var, bool>,
     /// Checking the operand of `&` that is an array element: the address
     /// one past the last element may be taken (`&a[5]` of `int a[5]`).
     address_of_element: bool,
@@ -172,6 +175,7 @@ impl<'a> Checker<'a> {
             arg_member: None,
             macro_args_used: Default::default(),
             last_bitfield: None,
+            alloca_vars: HashMap::new(),
             address_of_element: false,
         }
     }

@@ -264,7 +264,7 @@ pub(crate) enum Builtin {
     Curcpu,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Var {
     /// Index into `Program::globals`.
     Global(usize),

@@ -1211,6 +1211,61 @@ impl Checker<'_> {
         Ok((Place::Var(var), default_ty))
     }
 
+    /// A variable holds alloca()'d memory or other memory, never both
+    /// (dtrace-utils' D_ALLOCA_INCOMPAT: the code generator checks accesses
+    /// through it by what it holds).
+    fn note_alloca_var(&mut self, var: Var, value: &TExpr, target: &ast::Expr, span: &Span) -> Result<()> {
+        let Some(alloca) = self.alloca_memory(value).map_err(|()| {
+            CompileError::new(
+                "D_ALLOCA_INCOMPAT",
+                span,
+                "ternary conditional with alloca and non-alloca branches cannot be assigned to a variable",
+            )
+        })?
+        else {
+            return Ok(());
+        };
+        match self.alloca_vars.insert(var, alloca) {
+            Some(before) if before != alloca => {
+                let name = match &target.kind {
+                    ExprKind::Ident(n) | ExprKind::SelfVar(n) | ExprKind::ThisVar(n) => n.as_str(),
+                    _ => "",
+                };
+                Err(CompileError::new(
+                    "D_ALLOCA_INCOMPAT",
+                    span,
+                    format!("{name}: cannot reuse the same identifier for both alloca and non-alloca allocations"),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a pointer value is alloca()'d memory: Some(true) if it is,
+    /// Some(false) for other memory, None for what is neither (NULL, an
+    /// integer); Err for a `?:` whose branches differ.
+    fn alloca_memory(&self, e: &TExpr) -> std::result::Result<Option<bool>, ()> {
+        Ok(match &e.kind {
+            // copyin()'s buffer is alloca()'d too.
+            TKind::Subr(Subr::Alloca { .. } | Subr::Copyin { .. }, _) => Some(true),
+            TKind::Int(0) => None,
+            TKind::Cast(inner) => match self.alloca_memory(inner)? {
+                None if matches!(e.ty, Type::Pointer(_)) && !matches!(inner.kind, TKind::Int(0)) => Some(false),
+                taint => taint,
+            },
+            TKind::Binary { op: BinOp::Add | BinOp::Sub, lhs, rhs, .. } if matches!(e.ty, Type::Pointer(_)) => {
+                self.alloca_memory(lhs)?.or(self.alloca_memory(rhs)?)
+            }
+            TKind::Var(v) => self.alloca_vars.get(v).copied(),
+            TKind::Ternary(_, a, b) => match (self.alloca_memory(a)?, self.alloca_memory(b)?) {
+                (Some(x), Some(y)) if x != y => return Err(()),
+                (x, y) => x.or(y),
+            },
+            _ if matches!(e.ty, Type::Pointer(_)) => Some(false),
+            _ => None,
+        })
+    }
+
     /// `name[keys]` or `self->name[keys]`. An unknown array is declared with
     /// the value type `create` (an assignment's), or int (a read).
     pub(super) fn element(
@@ -1389,6 +1444,9 @@ impl Checker<'_> {
             }
         }
         let (place, ty) = self.lvalue(target, value.ty.clone())?;
+        if let (Place::Var(var), None) = (&place, op) {
+            self.note_alloca_var(*var, &value, target, span)?;
+        }
         if matches!(ty, Type::Array(..)) {
             return Err(CompileError::new(
                 "D_OP_ARRFUN",
