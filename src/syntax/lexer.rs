@@ -339,6 +339,14 @@ impl<'a> Lexer<'a> {
             } else if b == b'/' && next == Some(b'/') {
                 self.pos = self.line_end(self.pos);
             } else if b == b'#' && self.at_line_start(self.pos) {
+                // dt_lex reads a control line to its newline.
+                if self.line_end(self.pos) == bytes.len() {
+                    return Err(ParseError::new(
+                        self.pos..self.pos,
+                        "D_SYNTAX",
+                        "end-of-file encountered before end of control line",
+                    ));
+                }
                 self.skip_control_line();
             } else {
                 break;
@@ -353,9 +361,10 @@ impl<'a> Lexer<'a> {
         let mut p = start + 2;
         loop {
             match (bytes.get(p), bytes.get(p + 1)) {
+                // Where the lexer is when it meets the end of the file.
                 (None, _) | (Some(_), None) => {
                     return Err(ParseError::new(
-                        start..bytes.len(),
+                        bytes.len()..bytes.len(),
                         "D_SYNTAX",
                         "end-of-file encountered before matching */",
                     ));
@@ -571,8 +580,9 @@ impl<'a> Lexer<'a> {
                         format!("end-of-file encountered in {what}"),
                     ));
                 }
+                // On the line after it: the lexer has read the newline.
                 Some(b'\n') => {
-                    return Err(ParseError::new(start..p, newline_tag, format!("newline encountered in {what}")));
+                    return Err(ParseError::new(p + 1..p + 1, newline_tag, format!("newline encountered in {what}")));
                 }
                 Some(b) if b == quote => {
                     self.pos = p + 1;
@@ -874,7 +884,8 @@ mod tests {
         assert_eq!(kinds(r#""""#), vec![TokenKind::Str(vec![])]);
         let e = error("x = \"abc\n\";");
         assert_eq!((e.message.as_str(), e.tag), ("newline encountered in string literal", "D_STR_NL"));
-        assert_eq!(e.span.start, 4);
+        // After the newline: DTrace's lexer has read it (lexer/err.D_STR_NL.string).
+        assert_eq!(e.span.start, 9);
         assert_eq!(error("\"abc").message, "end-of-file encountered in string literal");
         assert_eq!(error("\"abc\\").message, "end-of-file encountered in string literal");
     }
@@ -934,9 +945,11 @@ mod tests {
         assert_eq!(pragmas.len(), 1);
         assert_eq!(pragmas[0].words, ["D", "option", "quiet"]);
         assert_eq!(&src[pragmas[0].span.clone()], "#pragma D option quiet");
-        let e = error("a /* never closed");
+        let e = error("a /* never closed\n");
         assert_eq!(e.message, "end-of-file encountered before matching */");
-        assert_eq!(e.span.start, 2);
+        // At the end of the file, where the lexer is (lexer/err.eof-in-comment).
+        assert_eq!(e.span.start, 18);
+        assert_eq!(error("x;\n#pragma").message, "end-of-file encountered before end of control line");
         assert_eq!(error("/* /* */").message, "/* encountered inside a comment");
         assert_eq!(error("a # b").message, "syntax error near \"#\"");
     }

@@ -60,6 +60,8 @@ pub(crate) struct Parser<'a> {
     /// Inside `/ predicate /`, where a `/` followed by `{`, `;`, `/` or the
     /// end of input closes the predicate instead of dividing.
     in_predicate: bool,
+    /// Where the predicate being parsed begins (after its `/`).
+    predicate_start: Option<usize>,
     /// `Program::reduced_at`.
     reduced_at: Vec<(Span, usize)>,
     /// The source is a script file (-s), where a probe description needs a
@@ -79,6 +81,7 @@ impl<'a> Parser<'a> {
             nesting: 0,
             stack_base: stack_position(),
             in_predicate: false,
+            predicate_start: None,
             reduced_at: Vec::new(),
             script_file: false,
         }
@@ -178,6 +181,9 @@ impl<'a> Parser<'a> {
     }
 
     fn error_at(&self, token: &Token) -> ParseError {
+        if let Some(error) = self.unbalanced_at(token) {
+            return error;
+        }
         match token.kind {
             TokenKind::Eof => ParseError::new(token.span.clone(), "D_SYNTAX", "syntax error near end of input"),
             // DTrace's lexer looks ahead after an identifier to tell names
@@ -194,6 +200,53 @@ impl<'a> Parser<'a> {
                 let text = self.src.get(token.span.clone()).unwrap_or_default();
                 syntax_error_near(token.span.clone(), text)
             }
+        }
+    }
+
+    /// DTrace's lexer counts parentheses and brackets: a closing one with
+    /// none open is "extra ) in input stream", and a predicate's closing
+    /// `/` met with one still open says which closing one it expected, on
+    /// the line of the token after the `/` (its lookahead).
+    fn unbalanced_at(&self, token: &Token) -> Option<ParseError> {
+        let balance = |from: usize, to: usize| -> (i32, i32) {
+            let mut lexer = Lexer::new(self.src);
+            lexer.seek(from);
+            let (mut parens, mut brackets) = (0, 0);
+            while let Ok(t) = lexer.next_token() {
+                if t.span.start >= to || t.kind == TokenKind::Eof {
+                    break;
+                }
+                match t.kind {
+                    TokenKind::Punct(Punct::LParen) => parens += 1,
+                    TokenKind::Punct(Punct::RParen) => parens -= 1,
+                    TokenKind::Punct(Punct::LBracket) => brackets += 1,
+                    TokenKind::Punct(Punct::RBracket) => brackets -= 1,
+                    _ => {}
+                }
+            }
+            (parens, brackets)
+        };
+        match token.kind {
+            TokenKind::Punct(closer @ (Punct::RParen | Punct::RBracket)) => {
+                let (p, b) = balance(0, token.span.start);
+                let (open, text) = if closer == Punct::RParen { (p, ")") } else { (b, "]") };
+                (open <= 0).then(|| {
+                    ParseError::new(token.span.clone(), "D_SYNTAX", format!("extra {text} in input stream"))
+                })
+            }
+            TokenKind::Punct(Punct::Slash)
+                if self.in_predicate && self.lexer.slash_ends_predicate(token.span.end) =>
+            {
+                let (p, b) = balance(self.predicate_start?, token.span.start);
+                let text = if p > 0 { ")" } else if b > 0 { "]" } else { return None };
+                let at = self.lexer.next_nonblank(token.span.end);
+                Some(ParseError::new(
+                    at..at,
+                    "D_SYNTAX",
+                    format!("closing {text} expected in predicate before /"),
+                ))
+            }
+            _ => None,
         }
     }
 
@@ -376,6 +429,7 @@ impl<'a> Parser<'a> {
         let mut predicate = None;
         if self.eat(Punct::Slash)? {
             self.in_predicate = true;
+            self.predicate_start = Some(self.prev_end);
             let condition = self.parse_expr();
             self.in_predicate = false;
             let condition = condition?;
