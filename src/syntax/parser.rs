@@ -230,21 +230,20 @@ impl<'a> Parser<'a> {
             TokenKind::Punct(closer @ (Punct::RParen | Punct::RBracket)) => {
                 let (p, b) = balance(0, token.span.start);
                 let (open, text) = if closer == Punct::RParen { (p, ")") } else { (b, "]") };
-                (open <= 0).then(|| {
-                    ParseError::new(token.span.clone(), "D_SYNTAX", format!("extra {text} in input stream"))
-                })
+                (open <= 0)
+                    .then(|| ParseError::new(token.span.clone(), "D_SYNTAX", format!("extra {text} in input stream")))
             }
-            TokenKind::Punct(Punct::Slash)
-                if self.in_predicate && self.lexer.slash_ends_predicate(token.span.end) =>
-            {
+            TokenKind::Punct(Punct::Slash) if self.in_predicate && self.lexer.slash_ends_predicate(token.span.end) => {
                 let (p, b) = balance(self.predicate_start?, token.span.start);
-                let text = if p > 0 { ")" } else if b > 0 { "]" } else { return None };
+                let text = if p > 0 {
+                    ")"
+                } else if b > 0 {
+                    "]"
+                } else {
+                    return None;
+                };
                 let at = self.lexer.next_nonblank(token.span.end);
-                Some(ParseError::new(
-                    at..at,
-                    "D_SYNTAX",
-                    format!("closing {text} expected in predicate before /"),
-                ))
+                Some(ParseError::new(at..at, "D_SYNTAX", format!("closing {text} expected in predicate before /")))
             }
             _ => None,
         }

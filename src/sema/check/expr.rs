@@ -834,7 +834,7 @@ impl Checker<'_> {
     pub(super) fn unary(&mut self, op: UnOp, inner: &ast::Expr, span: &Span) -> Result<TExpr> {
         match op {
             UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
-                let (place, ty) = self.lvalue(inner, Type::INT64)?;
+                let (place, ty) = self.lvalue(inner, Type::INT64).map_err(|e| for_operator(e, unop_text(op)))?;
                 if !ty.is_int() {
                     return Err(CompileError::new(
                         "D_OP_SCALAR",
@@ -1093,7 +1093,7 @@ impl Checker<'_> {
                     return Err(CompileError::new(
                         "D_OP_WRITE",
                         &target.span,
-                        format!("operator = cannot be applied to a built-in variable: {name}"),
+                        "operator = can only be applied to a writable variable",
                     ));
                 }
                 (Scope::Global, name)
@@ -1443,7 +1443,7 @@ impl Checker<'_> {
                 return Ok(TExpr { kind: TKind::ClearVar(place), ty, span: span.clone() });
             }
         }
-        let (place, ty) = self.lvalue(target, value.ty.clone())?;
+        let (place, ty) = self.lvalue(target, value.ty.clone()).map_err(|e| for_operator(e, &op_text(op)))?;
         if let (Place::Var(var), None) = (&place, op) {
             self.note_alloca_var(*var, &value, target, span)?;
         }
@@ -1805,6 +1805,14 @@ pub(super) fn builtin(name: &str) -> Option<(Builtin, Type)> {
         "ucaller" => (Builtin::Ucaller, Type::UINT64),
         _ => return None,
     })
+}
+
+/// An lvalue's error (worded for `=`) for the operator that needs it.
+fn for_operator(e: CompileError, op: &str) -> CompileError {
+    match e.message.strip_prefix("operator = ") {
+        Some(rest) => CompileError { message: format!("operator {op} {rest}"), ..e },
+        None => e,
+    }
 }
 
 pub(super) fn unop_text(op: UnOp) -> &'static str {

@@ -1,0 +1,5 @@
+#pragma D option errtags
+BEGIN
+{
+	pid += 1;
+}
