@@ -1955,6 +1955,9 @@ impl<'a> Emitter<'a> {
                     self.address_as_number();
                 }
             }
+            TKind::ClearVar(Place::Var(Var::ThreadLocal(i))) if matches!(e.ty, Type::Struct(_)) => {
+                self.clear_thread_local_struct(*i, &e.ty)?
+            }
             TKind::ClearVar(Place::Var(var)) => self.clear_var(*var)?,
             TKind::ClearVar(Place::Element { array, keys }) => {
                 let saved = self.stack_top;
@@ -2254,6 +2257,33 @@ impl<'a> Emitter<'a> {
     }
 
     /// `str = NULL`: a thread-local is deleted, a global emptied; r0 = "".
+    /// `self->s = 0` of a struct or union: the thread's value is deleted
+    /// (zeroed in task-local storage, which reads the same); r0 = 0.
+    fn clear_thread_local_struct(&mut self, i: usize, ty: &Type) -> Result<(), CodegenError> {
+        if !self.env.task_storage {
+            let key = self.thread_key();
+            self.map_delete(MapRef::ThreadLocal(i), key);
+            self.emit(mov_imm(R0, 0));
+            return Ok(());
+        }
+        // The struct's own bytes: the zeros kept are as many as the
+        // largest struct value's.
+        let size = ty.by_reference_size(self.program.strsize).unwrap_or(8);
+        let done = self.new_label();
+        self.task_storage(i, false);
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), done);
+        // Zeros copied from the scratch area kept zero for struct values.
+        self.used_scratch = true;
+        self.emit(mov(R1, R0));
+        self.emit(mov_imm(R2, size as i32));
+        self.emit(mov(R3, R8));
+        self.emit(alu_imm(Alu::Add, R3, self.scratch.struct_zeros as i32));
+        self.emit(call(Helper::ProbeReadKernel));
+        self.bind(done);
+        self.emit(mov_imm(R0, 0));
+        Ok(())
+    }
+
     fn clear_var(&mut self, var: Var) -> Result<(), CodegenError> {
         match var {
             Var::ThreadLocal(i) if self.env.task_storage => {
@@ -2680,7 +2710,9 @@ impl<'a> Emitter<'a> {
             }
             (Var::ThreadLocal(i), by_reference) => {
                 let value_size = crate::sema::check::var_bytes(ty, self.program.strsize);
-                if self.dynamic_store_never_fits(8, value_size, by_reference.is_some())? {
+                // The thread is the key: only the value counts
+                // (dtrace-utils' tvar/tst.load_no_alloc at dynvarsize=12).
+                if self.dynamic_store_never_fits(0, value_size, by_reference.is_some())? {
                     return Ok(());
                 }
                 if let (Type::Struct(_), Some((helper, size))) = (ty, by_reference) {

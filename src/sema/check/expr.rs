@@ -1467,6 +1467,12 @@ impl Checker<'_> {
         if ty == Type::String && is_null && op.is_none() {
             return Ok(TExpr { kind: TKind::ClearVar(place), ty, span: span.clone() });
         }
+        // 0 stored in a thread-local struct or union deletes it, as in any
+        // dynamic variable (tvar/tst.store_zero_deletes_struct).
+        if matches!(ty, Type::Struct(_)) && is_null && op.is_none() && matches!(place, Place::Var(Var::ThreadLocal(_)))
+        {
+            return Ok(TExpr { kind: TKind::ClearVar(place), ty, span: span.clone() });
+        }
         // A string assigned to a char pointer is its characters' address,
         // as strings and char pointers are compatible in DTrace
         // (dt_node_is_strcompat): `char *s; s = probeprov; s[0]`.
