@@ -311,10 +311,10 @@ mod language {
             eval(
                 r#"a["x"] = 1; a["y"] = 2; a["x"] += 10; b[1, "k"] = "str"; c[3]++; c[3]++;
                    printf("%d %d %d %s %d %d|", a["x"], a["y"], a["z"], b[1, "k"], c[3], c[4]);
-                   a["x"] = 0; b[1, "k"] = NULL; printf("%d %s|", a["x"], b[1, "k"]);
+                   a["x"] = 0; b[1, "k"] = NULL; printf("%d %d|", a["x"], b[1, "k"] == NULL);
                    self->t[pid] = 5; printf("%d %d", self->t[pid], self->t[pid + 1]);"#
             ),
-            "11 2 0 str 2 0|0 |5 0"
+            "11 2 0 str 2 0|0 1|5 0"
         );
         // Keys of a different arity or type are refused as DTrace refuses them.
         let out = run(&["-n", r#"BEGIN { a[1] = 1; a["x"] = 2; }"#]);

@@ -103,8 +103,8 @@ pub(crate) struct ScratchLayout {
     pub json: usize,
     /// The buffer a whole translated struct is built in.
     pub translated: usize,
-    /// Clause-local scalars (stack slots) kept here while a firing goes on
-    /// in the next part of a chain, 8 bytes each.
+    /// Clause-local scalars (their stack area) kept here while a firing
+    /// goes on in the next part of a chain.
     pub chain_spill: usize,
     pub size: usize,
 }
@@ -114,8 +114,8 @@ impl ScratchLayout {
         let strsize = program.strsize;
         let launder = slots * strsize;
         let clause_locals = launder + 8;
-        let by_reference: usize = program.clause_locals.iter().filter_map(|v| v.ty.by_reference_size(strsize)).sum();
-        let work = clause_locals + by_reference;
+        let locals = program.clause_local_layout();
+        let work = clause_locals + locals.scratch_bytes;
         // strtok's delimiter set (256 bits) needs 32 bytes whatever strsize.
         let strtok_position = work + (2 * strsize).max(32);
         let strtok_string = strtok_position + 8;
@@ -135,8 +135,7 @@ impl ScratchLayout {
         let json = stack_buffer + if program.uses_stackdepth { STACK_BUFFER_BYTES } else { 0 };
         let translated = json + if program.uses_json { subr::JSON_SCRATCH_BYTES } else { 0 };
         let chain_spill = translated + program.translated_struct_bytes.next_multiple_of(8);
-        let scalars = program.clause_locals.iter().filter(|v| v.ty.by_reference_size(strsize).is_none()).count();
-        let size = chain_spill + 8 * scalars;
+        let size = chain_spill + locals.stack_bytes;
         ScratchLayout {
             launder,
             clause_locals,
@@ -211,8 +210,11 @@ struct Emitter<'a> {
     chill_callback: Option<Label>,
     /// Next free stack slot (negative offset from r10).
     stack_top: i16,
-    /// Stack slots of clause-local variables.
+    /// Where each clause-local variable is: a stack offset for scalars, a
+    /// scratch offset for the others.
     clause_local_slots: Vec<i16>,
+    /// The stack area of the clause-local scalars.
+    clause_locals_area: i16,
     scratch_next: usize,
     /// Whether the prologue loads the scratch area into r8.
     with_scratch: bool,
@@ -509,6 +511,7 @@ impl<'a> Emitter<'a> {
             chill_callback: None,
             stack_top: STACK_FIRST_FREE,
             clause_local_slots: Vec::new(),
+            clause_locals_area: 0,
             scratch_next: 0,
             scratch: ScratchLayout::new(program, env.scratch_slots),
             clause: None,
@@ -637,31 +640,34 @@ impl<'a> Emitter<'a> {
             }
         }
         // Clause-local variables start at 0 (or "") for each firing, shared by
-        // the clauses of this probe as in DTrace. Strings live in the scratch map.
-        // A later part of a chain takes them over from the part before.
-        let mut string_at = self.scratch.clause_locals;
-        let mut spilled = self.scratch.chain_spill;
-        for v in &self.program.clause_locals {
-            if let Some(bytes) = v.ty.by_reference_size(self.program.strsize) {
+        // the clauses of this probe as in DTrace: scalars in an area of the
+        // stack, strings, structs and arrays in the scratch map. A later part
+        // of a chain takes them over from the part before.
+        let locals = self.program.clause_local_layout();
+        let area = if locals.stack_bytes > 0 { self.alloc_slot(locals.stack_bytes as i16)? } else { 0 };
+        self.clause_locals_area = area;
+        for word in (0..locals.stack_bytes).step_by(8) {
+            let slot = area + word as i16;
+            if self.chain.continued {
+                self.used_scratch = true;
+                if self.with_scratch {
+                    self.emit(ldx(Size::DW, R0, R8, (self.scratch.chain_spill + word) as i16));
+                    self.emit(stx(Size::DW, FP, slot, R0));
+                }
+            } else {
+                self.emit(st_imm(Size::DW, FP, slot, 0));
+            }
+        }
+        for (v, offset) in self.program.clause_locals.iter().zip(&locals.offsets) {
+            if v.ty.by_reference_size(self.program.strsize).is_some() {
+                let at = self.scratch.clause_locals + offset;
                 self.used_scratch = true;
                 if self.with_scratch && !self.chain.continued {
-                    self.emit(st_imm(Size::B, R8, string_at as i16, 0));
+                    self.emit(st_imm(Size::B, R8, at as i16, 0));
                 }
-                self.clause_local_slots.push(string_at as i16);
-                string_at += bytes;
+                self.clause_local_slots.push(at as i16);
             } else {
-                let slot = self.alloc_slot(8)?;
-                if self.chain.continued {
-                    self.used_scratch = true;
-                    if self.with_scratch {
-                        self.emit(ldx(Size::DW, R0, R8, spilled as i16));
-                        self.emit(stx(Size::DW, FP, slot, R0));
-                    }
-                    spilled += 8;
-                } else {
-                    self.emit(st_imm(Size::DW, FP, slot, 0));
-                }
-                self.clause_local_slots.push(slot);
+                self.clause_local_slots.push(area + *offset as i16);
             }
         }
         // The way out when a lookup fails (none when nothing is looked up:
@@ -681,15 +687,12 @@ impl<'a> Emitter<'a> {
     /// with the clause-local scalars kept in scratch memory for it; the
     /// program's context is r6, as the prologue saved it.
     fn tail_call_next(&mut self, slot: u32) {
-        let mut spilled = self.scratch.chain_spill;
-        for (i, v) in self.program.clause_locals.iter().enumerate() {
-            if v.ty.by_reference_size(self.program.strsize).is_none() {
-                self.used_scratch = true;
-                if self.with_scratch {
-                    self.emit(ldx(Size::DW, R0, FP, self.clause_local_slots[i]));
-                    self.emit(stx(Size::DW, R8, spilled as i16, R0));
-                }
-                spilled += 8;
+        let stack_bytes = self.program.clause_local_layout().stack_bytes;
+        for word in (0..stack_bytes).step_by(8) {
+            self.used_scratch = true;
+            if self.with_scratch {
+                self.emit(ldx(Size::DW, R0, FP, self.clause_locals_area + word as i16));
+                self.emit(stx(Size::DW, R8, (self.scratch.chain_spill + word) as i16, R0));
             }
         }
         self.emit(mov(R1, R6));
@@ -993,6 +996,21 @@ impl<'a> Emitter<'a> {
         self.emit(ldx(Size::DW, R1, FP, STACK_FAULT_ADDR));
         self.raise_fault(layout::FAULT_BADADDR)?;
         self.bind(ok);
+        Ok(())
+    }
+
+    /// A NULL string in r0 (an absent thread-local or associative array
+    /// element, `s = NULL`) has no bytes to copy: recording it is a
+    /// bad-address fault at 0, as DTrace's load of its first byte is.
+    fn fault_on_null_string(&mut self) -> Result<(), CodegenError> {
+        let bytes = self.new_label();
+        self.emit(ldx(Size::B, R1, R0, 0));
+        self.jump(jmp_imm(Cond::Ne, R1, 0, 0), bytes);
+        self.emit(ldx(Size::B, R1, R0, 1));
+        self.jump(jmp_imm(Cond::Ne, R1, NULL_STRING_BYTES[1] as i32, 0), bytes);
+        self.emit(mov_imm(R1, 0));
+        self.raise_fault(layout::FAULT_BADADDR)?;
+        self.bind(bytes);
         Ok(())
     }
 
@@ -1727,6 +1745,9 @@ impl<'a> Emitter<'a> {
                 }
                 ValueLayout::Symbol(_) => self.store_in_record(offset, R0)?,
                 ValueLayout::Str => {
+                    if matches!(value.kind, TKind::Var(_) | TKind::Element { .. }) {
+                        self.fault_on_null_string()?;
+                    }
                     self.emit(mov(R3, R0));
                     self.emit(mov(R1, R9));
                     self.emit(alu_imm(Alu::Add, R1, record_offset(offset)?));
@@ -2651,7 +2672,8 @@ impl<'a> Emitter<'a> {
             Var::Global(i) => {
                 self.emit2(ld_map_value(R0, MapRef::Globals, self.global_offset(i)));
                 if !by_reference {
-                    self.emit(ldx(Size::DW, R0, R0, 0));
+                    self.emit(ldx(self.var_width(var), R0, R0, 0));
+                    self.widen(var, ty);
                 } else if matches!(ty, Type::Array(..)) {
                     self.address_as_number();
                 }
@@ -2669,11 +2691,29 @@ impl<'a> Emitter<'a> {
                     self.emit(mov(R0, R8));
                     self.emit(alu_imm(Alu::Add, R0, self.clause_local_slots[i] as i32));
                 } else {
-                    self.emit(ldx(Size::DW, R0, FP, self.clause_local_slots[i]));
+                    self.emit(ldx(self.var_width(var), R0, FP, self.clause_local_slots[i]));
+                    self.widen(var, ty);
                 }
             }
         }
         Ok(())
+    }
+
+    /// The width of a scalar variable's storage (`Variable::storage`).
+    fn var_width(&self, var: Var) -> Size {
+        let v = match var {
+            Var::Global(i) => &self.program.globals[i],
+            Var::ThreadLocal(i) => &self.program.thread_locals[i],
+            Var::ClauseLocal(i) => &self.program.clause_locals[i],
+        };
+        Size::of_bytes(v.storage(self.program.strsize).0 as u8)
+    }
+
+    /// Sign-extends a signed value loaded from narrower storage.
+    fn widen(&mut self, var: Var, ty: &Type) {
+        if self.var_width(var) != Size::DW && matches!(ty, Type::Int { signed: true, .. }) {
+            self.normalize(ty);
+        }
     }
 
     /// Stores r0 into `var`; r0 keeps the stored value (for strings and
@@ -2706,7 +2746,7 @@ impl<'a> Emitter<'a> {
             }
             (Var::Global(i), None) => {
                 self.emit2(ld_map_value(R1, MapRef::Globals, self.global_offset(i)));
-                self.emit(stx(Size::DW, R1, 0, R0));
+                self.emit(stx(self.var_width(var), R1, 0, R0));
             }
             (Var::ThreadLocal(i), by_reference) => {
                 let value_size = crate::sema::check::var_bytes(ty, self.program.strsize);
@@ -2740,7 +2780,7 @@ impl<'a> Emitter<'a> {
                 self.emit(mov(R0, R8));
                 self.emit(alu_imm(Alu::Add, R0, at));
             }
-            (Var::ClauseLocal(i), None) => self.emit(stx(Size::DW, FP, self.clause_local_slots[i], R0)),
+            (Var::ClauseLocal(i), None) => self.emit(stx(self.var_width(var), FP, self.clause_local_slots[i], R0)),
         }
         Ok(())
     }

@@ -535,13 +535,12 @@ impl<'a> Checker<'a> {
             Scope::Thread => &mut self.program.thread_locals,
             Scope::Clause => &mut self.program.clause_locals,
         };
-        let offset = if scope == Scope::Global {
-            let end = list.last().map_or(0, |v: &Variable| v.offset + var_bytes(&v.ty, self.opts.strsize));
-            end
-        } else {
-            0
-        };
-        list.push(Variable { ty, offset, declared });
+        let mut var = Variable { ty, offset: 0, declared };
+        if scope == Scope::Global {
+            let end = list.last().map_or(0, |v: &Variable| v.offset + v.storage(self.opts.strsize).0);
+            var.offset = end.next_multiple_of(var.storage(self.opts.strsize).1);
+        }
+        list.push(var);
         let index = list.len() - 1;
         self.var_index.insert((scope, name.to_string()), index);
         make_var(scope, index)

@@ -141,6 +141,16 @@ impl Type {
         }
     }
 
+    /// C's alignment of a value of this type in memory (structs and unions:
+    /// 8, as DTrace aligns its struct variables).
+    pub(crate) fn alignment(&self) -> usize {
+        match self {
+            Type::Int { size, .. } => (*size as usize).max(1),
+            Type::Array(of, _) => of.alignment(),
+            _ => 8,
+        }
+    }
+
     /// Bytes of a value of this type in memory, as C lays it out (None for
     /// types without a fixed size: strings, stacks, void).
     pub(crate) fn fixed_size(&self) -> Option<usize> {
@@ -888,6 +898,62 @@ pub(crate) struct Variable {
     pub offset: usize,
 }
 
+impl Variable {
+    /// Bytes and alignment of the variable's storage: C's natural
+    /// alignment, structs and unions on 8 bytes, as DTrace lays its
+    /// variables out (dtrace-utils' variables/*/tst.alignment-*). A scalar
+    /// typed by its first assignment holds all 64 bits, so takes 8.
+    pub(crate) fn storage(&self, strsize: usize) -> (usize, usize) {
+        match &self.ty {
+            Type::String => (strsize, 1),
+            Type::Struct(r) => (r.size, 8),
+            Type::Array(..) => (self.ty.fixed_size().unwrap_or(8), self.ty.alignment()),
+            Type::Int { size, .. } if self.declared => (*size as usize, *size as usize),
+            _ => (8, 8),
+        }
+    }
+}
+
+/// Offsets of `vars` laid out one after another, each at its alignment,
+/// and the bytes they take (a multiple of 8, for word-wise copies).
+pub(crate) fn lay_out<'a>(vars: impl Iterator<Item = &'a Variable>, strsize: usize) -> (Vec<usize>, usize) {
+    let mut end = 0usize;
+    let offsets = vars
+        .map(|v| {
+            let (size, align) = v.storage(strsize);
+            let at = end.next_multiple_of(align.max(1));
+            end = at + size;
+            at
+        })
+        .collect();
+    (offsets, end.next_multiple_of(8))
+}
+
+/// Where the clause-local variables are: scalars in an area of the stack,
+/// strings, structs and arrays in one of the scratch map, each laid out
+/// by `lay_out` in order of declaration.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClauseLocalLayout {
+    /// Each variable's offset in its area.
+    pub offsets: Vec<usize>,
+    pub stack_bytes: usize,
+    pub scratch_bytes: usize,
+}
+
+impl ClauseLocalLayout {
+    pub(crate) fn new(vars: &[Variable], strsize: usize) -> ClauseLocalLayout {
+        let in_scratch = |v: &Variable| v.ty.by_reference_size(strsize).is_some();
+        let (scalars, stack_bytes) = lay_out(vars.iter().filter(|v| !in_scratch(v)), strsize);
+        let (by_reference, scratch_bytes) = lay_out(vars.iter().filter(|v| in_scratch(v)), strsize);
+        let (mut scalars, mut by_reference) = (scalars.into_iter(), by_reference.into_iter());
+        let offsets = vars
+            .iter()
+            .map(|v| if in_scratch(v) { by_reference.next() } else { scalars.next() }.unwrap_or(0))
+            .collect();
+        ClauseLocalLayout { offsets, stack_bytes, scratch_bytes }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Program {
     pub clauses: Vec<Clause>,
@@ -1001,10 +1067,14 @@ impl Program {
         !self.ustack_depths.is_empty()
     }
 
-    /// Bytes of the globals map's one value: every global variable, each
-    /// 8-byte aligned, at its `offset`.
+    /// Bytes of the globals map's one value: every global variable at its
+    /// `offset` (`lay_out`).
     pub(crate) fn globals_bytes(&self) -> usize {
-        self.globals.iter().map(|v| v.ty.by_reference_size(self.strsize).map_or(8, |n| n.next_multiple_of(8))).sum()
+        lay_out(self.globals.iter(), self.strsize).1
+    }
+
+    pub(crate) fn clause_local_layout(&self) -> ClauseLocalLayout {
+        ClauseLocalLayout::new(&self.clause_locals, self.strsize)
     }
 }
 

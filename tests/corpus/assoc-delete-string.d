@@ -2,6 +2,6 @@ BEGIN
 {
 	s[1] = "x";
 	s[1] = NULL;
-	printf("[%s]\n", s[1]);
+	printf("%d\n", s[1] == NULL);
 	exit(0);
 }

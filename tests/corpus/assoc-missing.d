@@ -2,6 +2,6 @@ BEGIN
 {
 	a[1] = 5;
 	s["k"] = "v";
-	printf("%d [%s] [%s]\n", a[2], s["m"], s["k"]);
+	printf("%d %d [%s]\n", a[2], s["m"] == NULL, s["k"]);
 	exit(0);
 }

@@ -12,6 +12,6 @@ BEGIN
 {
 	self->a = 1;
 	self->s = "text";
-	printf("%d [%s]\n", self->a, self->s);
+	printf("%d %d\n", self->a, self->s == NULL);
 	exit(0);
 }

@@ -9,6 +9,6 @@ BEGIN
 	q = 1 ? this->p : 0;
 	q = 0;
 	r = 0 ? 0 : (int *)8;
-	printf("[%s] [%s] %d %d\n", self->s, g, (long)q, (long)r);
+	printf("%d %d %d %d\n", self->s == NULL, g == NULL, (long)q, (long)r);
 	exit(0);
 }
