@@ -148,8 +148,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         return generate(what, &flags, &compiled);
     }
     if flags.show_programs || flags.options.verbose {
-        for (clauses, insns) in &compiled.generated.programs {
-            eprint!("{}", codegen::show_program(clauses, insns));
+        let generated = &compiled.generated;
+        for (clauses, insns) in &generated.programs {
+            let variables = generated.variables.get(clauses).map_or(&[][..], |v| &v[..]);
+            eprint!("{}", codegen::show_program(clauses, insns, variables, &compiled.program));
         }
         for clauses in &compiled.generated.chained {
             eprint!("{}", codegen::show_chained(clauses));

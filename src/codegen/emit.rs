@@ -195,8 +195,35 @@ const STACK_VALUE: i16 = -32;
 const STACK_FIRST_FREE: i16 = -40;
 const STACK_LIMIT: i16 = -512;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Label(usize);
+
+/// A variable a program refers to, for -S's variable table (DTrace's DIF
+/// variable table): where in the program, and whether read or written.
+#[derive(Debug, Clone)]
+pub(crate) struct VarUse {
+    pub var: VarRef,
+    pub ty: Type,
+    /// The first and the last instruction that refer to it.
+    pub first: usize,
+    pub last: usize,
+    pub read: bool,
+    pub written: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum VarRef {
+    Var(Var),
+    /// An associative array (`Program::assoc_arrays`).
+    Array(usize),
+    Builtin(Builtin),
+}
+
+/// A generated program and the variables it refers to.
+pub(crate) struct Code {
+    pub insns: Vec<Insn>,
+    pub variables: Vec<VarUse>,
+}
 
 struct Emitter<'a> {
     program: &'a Program,
@@ -215,6 +242,8 @@ struct Emitter<'a> {
     clause_local_slots: Vec<i16>,
     /// The stack area of the clause-local scalars.
     clause_locals_area: i16,
+    /// The variables referred to so far.
+    var_uses: Vec<VarUse>,
     scratch_next: usize,
     /// Whether the prologue loads the scratch area into r8.
     with_scratch: bool,
@@ -314,7 +343,7 @@ pub(crate) fn generate(
     error_clauses: &[usize],
     predicates: bool,
     probe: Option<u32>,
-) -> Result<Vec<Insn>, CodegenError> {
+) -> Result<Code, CodegenError> {
     generate_part(program, env, clauses, error_clauses, predicates, ChainPart::default(), probe)
 }
 
@@ -347,25 +376,25 @@ pub(crate) fn generate_part(
     predicates: bool,
     chain: ChainPart,
     probe: Option<u32>,
-) -> Result<Vec<Insn>, CodegenError> {
+) -> Result<Code, CodegenError> {
     let generate_with = |with_scratch, with_ctx| {
         generate_with(program, env, clauses, error_clauses, Parts { with_scratch, with_ctx, predicates, chain, probe })
     };
     // Most programs need no string scratch; generating twice (microseconds)
     // spares them the lookup on every event.
-    let (mut insns, used_scratch) = generate_with(true, true)?;
+    let (mut code, used_scratch) = generate_with(true, true)?;
     if !used_scratch {
-        insns = generate_with(false, true)?.0;
+        code = generate_with(false, true)?.0;
     }
     // Nor do clauses that read nothing of the probe context (a predicate
     // on pid and a count): its only mention is then the prologue's move.
-    if references(&insns, R7) == 1 {
+    if references(&code.insns, R7) == 1 {
         let without = generate_with(used_scratch, false)?.0;
-        if references(&without, R7) == 0 {
+        if references(&without.insns, R7) == 0 {
             return Ok(without);
         }
     }
-    Ok(insns)
+    Ok(code)
 }
 
 /// How many instructions name register `reg` (as destination or source).
@@ -403,7 +432,7 @@ fn generate_with(
     clauses: &[usize],
     error_clauses: &[usize],
     parts: Parts,
-) -> Result<(Vec<Insn>, bool), CodegenError> {
+) -> Result<(Code, bool), CodegenError> {
     let mut e = Emitter::new(program, env, error_clauses, parts);
     e.prologue()?;
     for (k, &c) in clauses.iter().enumerate() {
@@ -418,7 +447,8 @@ fn generate_with(
     e.emit(mov_imm(R0, 0));
     e.emit(exit());
     let used_scratch = e.used_scratch;
-    Ok((e.finish()?, used_scratch))
+    let variables = std::mem::take(&mut e.var_uses);
+    Ok((Code { insns: e.finish()?, variables }, used_scratch))
 }
 
 /// A predicate that can be decided before the probe's entry program runs:
@@ -512,6 +542,7 @@ impl<'a> Emitter<'a> {
             stack_top: STACK_FIRST_FREE,
             clause_local_slots: Vec::new(),
             clause_locals_area: 0,
+            var_uses: Vec::new(),
             scratch_next: 0,
             scratch: ScratchLayout::new(program, env.scratch_slots),
             clause: None,
@@ -536,6 +567,10 @@ impl<'a> Emitter<'a> {
     fn jump(&mut self, insn: Insn, label: Label) {
         self.fixups.push((self.insns.len(), label));
         self.insns.push(insn);
+    }
+    /// Whether any jump emitted so far targets `label`.
+    fn jumped_to(&self, label: Label) -> bool {
+        self.fixups.iter().any(|&(_, l)| l == label)
     }
     fn finish(mut self) -> Result<Vec<Insn>, CodegenError> {
         // BPF functions follow the main program, which ends with an exit.
@@ -599,6 +634,19 @@ impl<'a> Emitter<'a> {
             return Err(CodegenError("expression is too complex: out of BPF stack".into()));
         }
         Ok(self.stack_top)
+    }
+
+    /// Notes that the code about to be emitted reads or writes `var`.
+    fn note_use(&mut self, var: VarRef, ty: &Type, written: bool) {
+        let at = self.insns.len();
+        match self.var_uses.iter_mut().find(|u| u.var == var) {
+            Some(known) => {
+                known.last = at;
+                known.read |= !written;
+                known.written |= written;
+            }
+            None => self.var_uses.push(VarUse { var, ty: ty.clone(), first: at, last: at, read: !written, written }),
+        }
     }
 
     fn scratch_slot(&mut self) -> Result<i32, CodegenError> {
@@ -1592,6 +1640,7 @@ impl<'a> Emitter<'a> {
         match (place, key) {
             (Place::Var(v), _) => self.load_var(*v, ty),
             (Place::Element { array, .. }, Some(k)) => {
+                self.note_use(VarRef::Array(*array), ty, false);
                 self.map_load(MapRef::Assoc(*array), MapKey::At(k), ty);
                 Ok(())
             }
@@ -1601,12 +1650,16 @@ impl<'a> Emitter<'a> {
                 let offset = match place {
                     Place::ElementMember { array, offset, .. } => {
                         let k = k.ok_or_else(|| CodegenError("internal error: element without key".into()))?;
+                        let element = self.program.assoc_arrays[*array].value.clone();
+                        self.note_use(VarRef::Array(*array), &element, false);
                         self.emit2(ld_map_fd(R1, MapRef::Assoc(*array)));
                         self.key_into_r2(MapKey::At(k));
                         self.emit(call(Helper::MapLookupElem));
                         offset
                     }
                     Place::ThreadLocalMember { var, offset } => {
+                        let whole = self.program.thread_locals[*var].ty.clone();
+                        self.note_use(VarRef::Var(Var::ThreadLocal(*var)), &whole, false);
                         self.thread_local_pointer(*var, false);
                         offset
                     }
@@ -1642,6 +1695,7 @@ impl<'a> Emitter<'a> {
         match (place, key) {
             (Place::Var(v), _) => self.store_var(*v, ty),
             (Place::Element { array, .. }, Some(k)) => {
+                self.note_use(VarRef::Array(*array), ty, true);
                 if let Type::Struct(r) = ty {
                     // The map update copies from the staging area (the value
                     // may be kernel memory, which the helper cannot take).
@@ -1663,10 +1717,14 @@ impl<'a> Emitter<'a> {
                 self.map_store(MapRef::Assoc(*array), MapKey::At(k), ty)
             }
             (Place::ElementMember { array, offset, .. }, Some(k)) => {
+                let element = self.program.assoc_arrays[*array].value.clone();
+                self.note_use(VarRef::Array(*array), &element, false);
                 self.normalize(ty);
                 self.store_member(MemberOf::Element(*array, k), *offset, ty)
             }
             (Place::ThreadLocalMember { var, offset }, _) => {
+                let whole = self.program.thread_locals[*var].ty.clone();
+                self.note_use(VarRef::Var(Var::ThreadLocal(*var)), &whole, false);
                 self.normalize(ty);
                 self.store_member(MemberOf::ThreadLocal(*var), *offset, ty)
             }
@@ -1796,7 +1854,10 @@ impl<'a> Emitter<'a> {
         match &e.kind {
             TKind::Int(v) => self.load_const(R0, *v),
             TKind::Str(i) => self.string_const(*i),
-            TKind::Builtin(b) => self.builtin(*b)?,
+            TKind::Builtin(b) => {
+                self.note_use(VarRef::Builtin(*b), &e.ty, false);
+                self.builtin(*b)?
+            }
             TKind::Var(v) => self.load_var(*v, &e.ty)?,
             // Arithmetic keeps 64-bit intermediates, as DTrace's does: a value
             // takes its type's size where it is stored, cast or recorded
@@ -1867,6 +1928,7 @@ impl<'a> Emitter<'a> {
                     && matches!(value.kind, TKind::Int(0))
                     && e.ty.by_reference_size(self.program.strsize).is_none() =>
             {
+                self.note_use(VarRef::Var(Var::ThreadLocal(*i)), &e.ty, true);
                 self.task_storage_zero(*i);
                 self.emit(mov_imm(R0, 0));
             }
@@ -1896,7 +1958,17 @@ impl<'a> Emitter<'a> {
                 let key = self.place_key(place, done)?;
                 self.emit(ldx(Size::DW, R0, FP, value_slot));
                 self.store_place(place, key, &e.ty)?;
-                self.bind(done);
+                if self.jumped_to(done) && e.ty.by_reference_size(self.program.strsize).is_some() {
+                    // Without a key buffer (r0 = 0) the value is still the
+                    // string or struct assigned, as older verifiers check.
+                    let end = self.new_label();
+                    self.jump(ja(0), end);
+                    self.bind(done);
+                    self.emit(ldx(Size::DW, R0, FP, value_slot));
+                    self.bind(end);
+                } else {
+                    self.bind(done);
+                }
                 self.stack_top = saved;
             }
             TKind::IncDec { place, delta, post } => {
@@ -1920,9 +1992,16 @@ impl<'a> Emitter<'a> {
                 let done = self.new_label();
                 let a = &self.program.assoc_arrays[*array];
                 let (columns, tid) = (a.keys.clone(), a.thread_local);
+                // Without a key buffer (r0 = 0 there) the element reads as
+                // absent: a string is then the NULL string, as older
+                // verifiers check on that path too.
                 let key = self.build_key(&columns, keys, tid, done)?;
-                self.map_load(MapRef::Assoc(*array), MapKey::At(key), &e.ty);
+                self.note_use(VarRef::Array(*array), &e.ty, false);
+                self.emit2(ld_map_fd(R1, MapRef::Assoc(*array)));
+                self.key_into_r2(MapKey::At(key));
+                self.emit(call(Helper::MapLookupElem));
                 self.bind(done);
+                self.value_or_zero(&e.ty);
                 self.stack_top = saved;
             }
             TKind::Cast(inner) => {
@@ -1977,6 +2056,7 @@ impl<'a> Emitter<'a> {
                 }
             }
             TKind::ClearVar(Place::Var(Var::ThreadLocal(i))) if matches!(e.ty, Type::Struct(_)) => {
+                self.note_use(VarRef::Var(Var::ThreadLocal(*i)), &e.ty, true);
                 self.clear_thread_local_struct(*i, &e.ty)?
             }
             TKind::ClearVar(Place::Var(var)) => self.clear_var(*var)?,
@@ -1986,6 +2066,7 @@ impl<'a> Emitter<'a> {
                 let a = &self.program.assoc_arrays[*array];
                 let (columns, tid) = (a.keys.clone(), a.thread_local);
                 let key = self.build_key(&columns, keys, tid, done)?;
+                self.note_use(VarRef::Array(*array), &e.ty, true);
                 self.map_delete(MapRef::Assoc(*array), MapKey::At(key));
                 self.bind(done);
                 self.string_const(NULL_STRING);
@@ -2306,6 +2387,8 @@ impl<'a> Emitter<'a> {
     }
 
     fn clear_var(&mut self, var: Var) -> Result<(), CodegenError> {
+        let ty = self.variable(var).ty.clone();
+        self.note_use(VarRef::Var(var), &ty, true);
         match var {
             Var::ThreadLocal(i) if self.env.task_storage => {
                 let done = self.new_label();
@@ -2666,6 +2749,7 @@ impl<'a> Emitter<'a> {
     }
 
     fn load_var(&mut self, var: Var, ty: &Type) -> Result<(), CodegenError> {
+        self.note_use(VarRef::Var(var), ty, false);
         // By-reference values (strings, structs) are the variable's address.
         let by_reference = ty.by_reference_size(self.program.strsize).is_some();
         match var {
@@ -2699,14 +2783,17 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    /// The width of a scalar variable's storage (`Variable::storage`).
-    fn var_width(&self, var: Var) -> Size {
-        let v = match var {
+    fn variable(&self, var: Var) -> &'a Variable {
+        match var {
             Var::Global(i) => &self.program.globals[i],
             Var::ThreadLocal(i) => &self.program.thread_locals[i],
             Var::ClauseLocal(i) => &self.program.clause_locals[i],
-        };
-        Size::of_bytes(v.storage(self.program.strsize).0 as u8)
+        }
+    }
+
+    /// The width of a scalar variable's storage (`Variable::storage`).
+    fn var_width(&self, var: Var) -> Size {
+        Size::of_bytes(self.variable(var).storage(self.program.strsize).0 as u8)
     }
 
     /// Sign-extends a signed value loaded from narrower storage.
@@ -2719,6 +2806,7 @@ impl<'a> Emitter<'a> {
     /// Stores r0 into `var`; r0 keeps the stored value (for strings and
     /// structs: the address of the variable's copy).
     fn store_var(&mut self, var: Var, ty: &Type) -> Result<(), CodegenError> {
+        self.note_use(VarRef::Var(var), ty, true);
         // Strings are copied up to their NUL, structs whole.
         let by_reference = match ty {
             Type::String => Some((Helper::ProbeReadKernelStr, self.strsize())),
@@ -2729,11 +2817,7 @@ impl<'a> Emitter<'a> {
         // of its value, as DTrace's do (dtrace-utils' arithmetic/tst.basics):
         // its type says how much is printed or recorded. A declared one
         // takes its type's size (arithmetic/tst.cast-add).
-        let declared = match var {
-            Var::Global(i) => self.program.globals[i].declared,
-            Var::ThreadLocal(i) => self.program.thread_locals[i].declared,
-            Var::ClauseLocal(i) => self.program.clause_locals[i].declared,
-        };
+        let declared = self.variable(var).declared;
         if by_reference.is_none() && declared {
             self.normalize(ty);
         }

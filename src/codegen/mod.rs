@@ -10,7 +10,7 @@ pub(crate) mod insn;
 pub(crate) mod maps;
 pub(crate) mod splice;
 
-use crate::sema::ir::Program;
+use crate::sema::ir::{Program, Type};
 use emit::{CodegenEnv, CodegenError, ScratchLayout};
 use insn::Insn;
 
@@ -29,6 +29,8 @@ pub(crate) struct Generated {
     pub clauses_of: BTreeMap<u32, Vec<usize>>,
     /// The program of each clause list, with symbolic map references.
     pub programs: BTreeMap<Vec<usize>, Vec<Insn>>,
+    /// The variables each program refers to (-S).
+    pub variables: BTreeMap<Vec<usize>, Vec<emit::VarUse>>,
     /// The clause lists too much for one program: the runtime generates
     /// them as chains of parts when it loads them.
     pub chained: BTreeSet<Vec<usize>>,
@@ -61,7 +63,8 @@ impl Generated {
     ) -> Result<Vec<Insn>, PartError> {
         let probe = self.sole_probe.get(clauses).copied();
         let insns = emit::generate_part(program, &self.env, clauses, &self.error_clauses, true, chain, probe)
-            .map_err(|e| if e.is_program_too_large() { PartError::TooLarge(e.0) } else { PartError::Other(e) })?;
+            .map_err(|e| if e.is_program_too_large() { PartError::TooLarge(e.0) } else { PartError::Other(e) })?
+            .insns;
         within_limits(&insns).map_err(PartError::TooLarge)?;
         Ok(insns)
     }
@@ -194,18 +197,19 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
         .map(|(clauses, probes)| ((*clauses).clone(), probes[0]))
         .collect();
     let mut programs = BTreeMap::new();
+    let mut variables = BTreeMap::new();
     let mut guarded = BTreeMap::new();
     let mut chained = BTreeSet::new();
     for (&probe, clauses) in &clauses_of {
         if !programs.contains_key(clauses) && !chained.contains(clauses) {
             let sole = sole_probe.get(clauses).copied();
             let fits = match emit::generate(program, &env, clauses, &error_clauses, true, sole) {
-                Ok(insns) => within_limits(&insns).map(|()| insns),
+                Ok(code) => within_limits(&code.insns).map(|()| code),
                 Err(e) if e.is_program_too_large() => Err(e.0),
                 Err(e) => return Err(e),
             };
-            let insns = match fits {
-                Ok(insns) => insns,
+            let code = match fits {
+                Ok(code) => code,
                 // More clauses or statements than one program holds run as
                 // a chain of parts, which the runtime generates as it splits.
                 Err(_) if clauses.len() > 1 || program.clauses[clauses[0]].body.len() > 1 => {
@@ -219,10 +223,11 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
                     )))
                 }
             };
-            programs.insert(clauses.clone(), insns);
+            programs.insert(clauses.clone(), code.insns);
+            variables.insert(clauses.clone(), code.variables);
             if let [only] = clauses.as_slice() {
                 if let Some(guard) = emit::generate_guard(program, &env, &program.clauses[*only]) {
-                    let body = emit::generate(program, &env, clauses, &error_clauses, false, sole)?;
+                    let body = emit::generate(program, &env, clauses, &error_clauses, false, sole)?.insns;
                     guarded.insert(clauses.clone(), Guarded { guard, body });
                 }
             }
@@ -232,6 +237,7 @@ pub(crate) fn generate(program: &Program, target: &Target) -> Result<Generated, 
     Ok(Generated {
         clauses_of,
         programs,
+        variables,
         chained,
         guarded,
         scratch_size,
@@ -278,8 +284,9 @@ pub(crate) fn show_chained(clauses: &[usize]) -> String {
 }
 
 /// -S: a generated program as DTrace shows DIF, one instruction a line,
-/// headed by the clauses (numbered as their EPIDs) it runs.
-pub(crate) fn show_program(clauses: &[usize], insns: &[Insn]) -> String {
+/// headed by the clauses (numbered as their EPIDs) it runs, followed by
+/// the table of the variables it refers to.
+pub(crate) fn show_program(clauses: &[usize], insns: &[Insn], variables: &[emit::VarUse], program: &Program) -> String {
     let epids: Vec<String> = clauses.iter().map(|c| (c + 1).to_string()).collect();
     let mut text =
         format!("\nBPF program for clause{} {}:\n", if clauses.len() == 1 { "" } else { "s" }, epids.join(", "));
@@ -287,7 +294,71 @@ pub(crate) fn show_program(clauses: &[usize], insns: &[Insn]) -> String {
         text.push_str(&line);
         text.push('\n');
     }
+    text.push_str(&variable_table(variables, program));
     text
+}
+
+/// DTrace's DIF variable table (dtrace-utils' -S): each variable's name,
+/// ID, offset in its storage (none for built-in variables and associative
+/// arrays, whose elements are map entries), kind, scope, the instructions
+/// that refer to it, whether read (r) or written (w), and type.
+fn variable_table(variables: &[emit::VarUse], program: &Program) -> String {
+    use crate::sema::ir::Var;
+    use emit::VarRef;
+    if variables.is_empty() {
+        return String::new();
+    }
+    const USER_BASE: usize = 0x500;
+    let locals = program.clause_local_layout();
+    let mut text = format!(
+        "\n{:<16} {:<4} {:<6} {:<3} {:<3} {:<11} {:<4} TYPE\n",
+        "NAME", "ID", "OFFSET", "KND", "SCP", "RANGE", "FLAG"
+    );
+    for u in variables {
+        let (name, id, offset, kind, scope) = match u.var {
+            VarRef::Var(Var::Global(i)) => {
+                let v = &program.globals[i];
+                (v.name.clone(), USER_BASE + i, Some(v.offset), "scl", "glb")
+            }
+            // Each thread's value is a map entry of its own.
+            VarRef::Var(Var::ThreadLocal(i)) => (program.thread_locals[i].name.clone(), USER_BASE + i, Some(0), "scl", "tls"),
+            VarRef::Var(Var::ClauseLocal(i)) => {
+                (program.clause_locals[i].name.clone(), USER_BASE + i, Some(locals.offsets[i]), "scl", "loc")
+            }
+            VarRef::Array(i) => {
+                let a = &program.assoc_arrays[i];
+                let (before, scope) =
+                    if a.thread_local { (program.thread_locals.len(), "tls") } else { (program.globals.len(), "glb") };
+                (a.name.clone(), USER_BASE + before + i, None, "arr", scope)
+            }
+            VarRef::Builtin(b) => (b.name(), b.dif_id() as usize, None, "scl", "glb"),
+        };
+        let flags = match (u.read, u.written) {
+            (true, true) => "r/w",
+            (true, false) => "r",
+            _ => "w",
+        };
+        text.push_str(&format!(
+            "{name:<16} {id:<4x} {:<6} {kind:<3} {scope:<3} {:<11} {flags:<4} {}\n",
+            offset.map(|o| o.to_string()).unwrap_or_default(),
+            format!("[{}-{}]", u.first, u.last),
+            dif_type(&u.ty, program.strsize)
+        ));
+    }
+    text
+}
+
+/// A variable's type as DTrace's DIF type descriptions print it.
+fn dif_type(ty: &Type, strsize: usize) -> String {
+    match ty {
+        Type::String => format!("string (unknown) by ref (size {strsize})"),
+        Type::Int { size, .. } => format!("D type (integer) (size {size})"),
+        Type::Symbol(_) | Type::Stack => "D type (integer) (size 8)".into(),
+        Type::Pointer(_) => "D type (pointer) (size 8)".into(),
+        Type::Struct(r) => format!("D type ({}) by ref (size {})", if r.union { "union" } else { "struct" }, r.size),
+        Type::Array(..) => format!("D type (array) by ref (size {})", ty.fixed_size().unwrap_or(0)),
+        Type::Void => "D type (unknown) (size 0)".into(),
+    }
 }
 
 /// Unit tests of the code generator: instruction sequences of

@@ -1122,6 +1122,9 @@ fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Resul
     let license = CString::new("GPL").expect("no NUL");
     let mut log = vec![0u8; 1 << 20];
     let functions = functions::FunctionInfo::of(insns).map_err(LoadError::Other)?;
+    // The verifier's work limit, known from the error even when a long
+    // log fills the buffer (kernels before 6.4 then keep only its head).
+    let mut too_large = false;
     for log_level in [0u32, 1] {
         let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
         opts.sz = std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _;
@@ -1153,8 +1156,11 @@ fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Resul
         }
         // E2BIG: a limit on the verifier's work (the program's own length
         // is checked before it is generated).
-        if splittable && fd == -libc::E2BIG {
-            return Err(LoadError::TooComplex(String::new()));
+        if fd == -libc::E2BIG {
+            if splittable {
+                return Err(LoadError::TooComplex(String::new()));
+            }
+            too_large = true;
         }
     }
     // commit()/discard() use compare-and-exchange, which kernels before
@@ -1183,7 +1189,7 @@ fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Resul
             crate::codegen::limits::PENDING_BRANCHES
         )));
     }
-    if text.contains("BPF program is too large") {
+    if too_large || text.contains("BPF program is too large") {
         return Err(LoadError::TooComplex("it would have to check more than 1,000,000 instructions".into()));
     }
     // The reason is the line before the verifier's "processed N insns"

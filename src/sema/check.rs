@@ -401,12 +401,14 @@ impl<'a> Checker<'a> {
             if let Type::Struct(_) = ty {
                 copy_fits("a variable", &ty, self.opts.strsize, &d.span)?;
             }
-            // A fixed-size array is a global's (DTrace has no local arrays).
-            let global_array = scope == Scope::Global && matches!(ty, Type::Array(..)) && ty.fixed_size().is_some();
-            if global_array {
+            // A fixed-size array is a global's or a clause-local's, in D's
+            // own memory (stores into a thread-local's map entry are not
+            // checked yet).
+            let array = scope != Scope::Thread && matches!(ty, Type::Array(..)) && ty.fixed_size().is_some();
+            if array {
                 copy_fits("a variable", &ty, self.opts.strsize, &d.span)?;
             }
-            if !(ty.is_scalar() || ty == Type::String || matches!(ty, Type::Struct(_)) || global_array) {
+            if !(ty.is_scalar() || ty == Type::String || matches!(ty, Type::Struct(_)) || array) {
                 return Err(CompileError::new(
                     "D_UNSUPPORTED",
                     &d.span,
@@ -535,7 +537,7 @@ impl<'a> Checker<'a> {
             Scope::Thread => &mut self.program.thread_locals,
             Scope::Clause => &mut self.program.clause_locals,
         };
-        let mut var = Variable { ty, offset: 0, declared };
+        let mut var = Variable { name: name.to_string(), ty, offset: 0, declared };
         if scope == Scope::Global {
             let end = list.last().map_or(0, |v: &Variable| v.offset + v.storage(self.opts.strsize).0);
             var.offset = end.next_multiple_of(var.storage(self.opts.strsize).1);

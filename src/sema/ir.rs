@@ -274,6 +274,72 @@ pub(crate) enum Builtin {
     Curcpu,
 }
 
+impl Builtin {
+    /// The name a script uses.
+    pub(crate) fn name(&self) -> String {
+        let name = match self {
+            Builtin::Arg(n) => return format!("arg{n}"),
+            Builtin::Pid => "pid",
+            Builtin::Tid => "tid",
+            Builtin::Ppid => "ppid",
+            Builtin::Uid => "uid",
+            Builtin::Gid => "gid",
+            Builtin::Execname => "execname",
+            Builtin::Timestamp => "timestamp",
+            Builtin::Walltimestamp => "walltimestamp",
+            Builtin::Cpu => "cpu",
+            Builtin::ProbeProv => "probeprov",
+            Builtin::ProbeMod => "probemod",
+            Builtin::ProbeFunc => "probefunc",
+            Builtin::ProbeName => "probename",
+            Builtin::Errno => "errno",
+            Builtin::Id => "id",
+            Builtin::Epid => "epid",
+            Builtin::Curthread => "curthread",
+            Builtin::Stackdepth => "stackdepth",
+            Builtin::Ustackdepth => "ustackdepth",
+            Builtin::Caller => "caller",
+            Builtin::Ucaller => "ucaller",
+            Builtin::Vtimestamp => "vtimestamp",
+            Builtin::Ipl => "ipl",
+            Builtin::Curcpu => "curcpu",
+        };
+        name.to_string()
+    }
+
+    /// DTrace's DIF variable ID of it (sys/dtrace.h's DIF_VAR_*; cpu and
+    /// curcpu as FreeBSD numbers them), as -S shows it.
+    pub(crate) fn dif_id(&self) -> u32 {
+        match self {
+            Builtin::Curthread => 0x100,
+            Builtin::Timestamp => 0x101,
+            Builtin::Vtimestamp => 0x102,
+            Builtin::Ipl => 0x103,
+            Builtin::Epid => 0x104,
+            Builtin::Id => 0x105,
+            Builtin::Arg(n) => 0x106 + u32::from(*n),
+            Builtin::Stackdepth => 0x110,
+            Builtin::Caller => 0x111,
+            Builtin::ProbeProv => 0x112,
+            Builtin::ProbeMod => 0x113,
+            Builtin::ProbeFunc => 0x114,
+            Builtin::ProbeName => 0x115,
+            Builtin::Pid => 0x116,
+            Builtin::Tid => 0x117,
+            Builtin::Execname => 0x118,
+            Builtin::Walltimestamp => 0x11a,
+            Builtin::Ustackdepth => 0x11b,
+            Builtin::Ucaller => 0x11c,
+            Builtin::Ppid => 0x11d,
+            Builtin::Uid => 0x11e,
+            Builtin::Gid => 0x11f,
+            Builtin::Errno => 0x120,
+            Builtin::Cpu => 0x200,
+            Builtin::Curcpu => 0x201,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Var {
     /// Index into `Program::globals`.
@@ -889,6 +955,7 @@ pub(crate) fn key_offsets(columns: &[KeyColumn]) -> Vec<usize> {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Variable {
+    pub name: String,
     pub ty: Type,
     /// Declared with its type (`int x;`): a store narrows the value to the
     /// type, as dtrace-utils' declared variables do. A variable typed by

@@ -94,6 +94,27 @@ fn s_shows_the_generated_program() {
 }
 
 #[test]
+fn s_lists_each_programs_variables_with_their_offsets() {
+    // As dtrace-utils' -S: one row per variable the program touches, its
+    // offset in its storage (globals at C's natural alignment) and access.
+    let out = run(&["-S", "-qn", "char c; int var; BEGIN { var = 1; this->x = 2; trace(this->x + pid); exit(0); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let rows: Vec<Vec<&str>> = out
+        .stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("NAME "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0][..8], ["NAME", "ID", "OFFSET", "KND", "SCP", "RANGE", "FLAG", "TYPE"], "{}", out.stderr);
+    let row = |name: &str| rows.iter().find(|r| r[0] == name).unwrap_or_else(|| panic!("{name}: {}", out.stderr));
+    assert_eq!((row("var")[2], row("var")[3], row("var")[4], row("var")[6]), ("4", "scl", "glb", "w"));
+    assert_eq!((row("x")[2], row("x")[4], row("x")[6]), ("0", "loc", "r/w"));
+    // A built-in has no offset.
+    assert_eq!((row("pid")[2], row("pid")[3], row("pid")[5]), ("scl", "glb", "r"));
+    assert!(rows.iter().all(|r| r[0] != "c"), "an unused variable is no row: {}", out.stderr);
+}
+
+#[test]
 fn unknown_and_unsupported_options_say_so() {
     let out = run(&["-x", "nosuchopt", "-n", "BEGIN"]);
     assert_eq!((out.code(), out.stderr.as_str()), (1, "dtrace: failed to set -x nosuchopt: Invalid option name\n"));
