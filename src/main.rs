@@ -359,6 +359,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     let mut ids: Vec<u32> = Vec::new();
     let mut descs = Vec::new();
     let mut unmatched = Vec::new();
+    let mut status = 0;
     // An operand no description references is extraneous (unless -x
     // argref), reported against the first, as when enabling.
     let texts: Vec<&String> = flags
@@ -380,9 +381,26 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     for source in &flags.sources {
         match source {
             ProgramSource::Probe { desc: Ok(text), given } if text.starts_with('#') => {
-                let id = crate::flags::probe_id(given, |id| registry.get(id).is_some())
-                    .map_err(|why| format!("invalid probe specifier {given}: {why}"))?;
-                ids.push(id);
+                // -l implies -Z (dtrace.c): an -i operand whose text past
+                // the digits (`2-2`, `-3`) names no probe is reported and
+                // the listing goes on.
+                let id = crate::flags::probe_id(given, |id| registry.get(id).is_some());
+                let text = crate::flags::split_clause(given).0.trim();
+                let name = text.trim_start_matches(|c: char| c.is_ascii_digit());
+                let digits = &text[..text.len() - name.len()];
+                match id {
+                    Ok(id) => ids.push(id),
+                    Err(_) if !name.is_empty() && !digits.is_empty() => ids.push(
+                        crate::flags::probe_id(digits, |id| registry.get(id).is_some())
+                            .map_err(|why| format!("invalid probe specifier {given}: {why}"))?,
+                    ),
+                    Err(_) if !name.is_empty() => {}
+                    Err(why) => return Err(format!("invalid probe specifier {given}: {why}")),
+                }
+                if !name.is_empty() {
+                    status = 1;
+                    unmatched.push(format!("dtrace: failed to match :::{name}: No probe matches description"));
+                }
             }
             ProgramSource::Probe { desc: Err(why), given } => {
                 return Err(format!("invalid probe specifier {given}: {why}"));
@@ -409,6 +427,8 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         }
     }
     for (given, d) in &descs {
+        // A clause after an -P/-m/-f/-n operand is not listed.
+        let d = crate::flags::split_clause(d).0.trim();
         let macro_args: Vec<String> = std::iter::once("dtrace".to_string()).chain(flags.args.iter().cloned()).collect();
         let expanded = provider::desc::expand_macros(d, &macro_args, &|w| {
             provider::desc::macro_variable(w, target_pid).map(|v| v.to_string())
@@ -417,15 +437,14 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
         let desc =
             provider::desc::ProbeDesc::parse(&expanded).map_err(|m| format!("invalid probe specifier {given}: {m}"))?;
         let found = registry.matching(&desc).map_err(|r| format!("invalid probe specifier {given}: {}", r.message))?;
-        // A description that matches nothing is an error; one naming a
-        // process's provider (`test_prov1234`, whose probes may come and
-        // go with its libraries) is reported and the listing goes on, as
-        // dtrace.c's list_stmt reports it.
+        // -l implies -Z (dtrace.c): a description that matches nothing is
+        // reported as list_stmt reports it and the listing goes on; the
+        // exit status says so, unless -Z was asked for or the provider is
+        // a process's (`test_prov1234`, whose probes come and go with its
+        // libraries).
         if found.is_empty() {
             if !flags.zero_matches_ok && provider::desc::split_pid(&desc.provider).1.is_none() {
-                return Err(format!(
-                    "invalid probe specifier {given}: probe description {expanded} does not match any probes"
-                ));
+                status = 1;
             }
             unmatched.push(format!(
                 "dtrace: failed to match {}:{}:{}:{}: No probe matches description",
@@ -464,5 +483,5 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
             }
         }
     }
-    Ok(0)
+    Ok(status)
 }

@@ -56,7 +56,7 @@ fn sdt_and_rawtp_list_with_their_argument_types() {
     // Groups other providers own are not tracepoints here.
     let out = run(&["-l", "-n", "sdt:syscalls::"]);
     assert_eq!(out.code(), 1, "{}", out.stdout);
-    assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
+    assert!(out.stderr.contains("failed to match sdt:syscalls::: No probe matches description"), "{}", out.stderr);
 }
 
 #[test]

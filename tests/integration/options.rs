@@ -174,14 +174,17 @@ fn probe_options_are_named_as_given_in_errors() {
             &["-lP", "profile:::profile-97"][..],
             "dtrace: invalid probe specifier profile:::profile-97: invalid probe description \"profile:::profile-97\": Overspecified probe description\n",
         ),
-        (&["-lf", "profile"], "dtrace: invalid probe specifier profile: probe description ::profile: does not match any probes\n"),
+        // -l implies -Z: a description matching nothing is reported as
+        // list_stmt reports it (tst.ListProbesFuncEmpty), the status is 1.
+        (&["-lf", "profile"], "dtrace: failed to match ::profile:: No probe matches description\n"),
         (&["-li", "12", "10", "-i", "23"], "dtrace: invalid probe specifier 12: extraneous argument '10' ($1 is not referenced)\n"),
         // -i's digits name the probe (0 none); text after them, or without
         // them, is a name matching nothing (tst.InvalidTraceID3..7); of
         // several unused operands the last is named.
         (&["-i", "0-2"], "dtrace: invalid probe specifier 0-2: invalid probe identifier 0: Unknown probe identifier\n"),
         (&["-i", "2-2"], "dtrace: invalid probe specifier 2-2: probe description :::-2 does not match any probes\n"),
-        (&["-li", "-3"], "dtrace: invalid probe specifier -3: probe description :::-3 does not match any probes\n"),
+        (&["-li", "-3"], "dtrace: failed to match :::-3: No probe matches description\n"),
+        (&["-lf", "read", "-f", "fight"], "dtrace: failed to match ::fight:: No probe matches description\n"),
         (&["-i", "1", "2", "3", "4"], "dtrace: invalid probe specifier 1: extraneous argument '4' ($3 is not referenced)\n"),
     ] {
         let out = run(args);
@@ -212,7 +215,7 @@ fn probe_options_are_named_as_given_in_errors() {
     assert!(out.stdout.lines().any(|l| l.trim_end().ends_with(":BEGIN")), "{}", out.stdout);
     // A module given with its function fills both fields.
     let out = run(&["-lf", "vmlinux:nosuchfunction"]);
-    assert!(out.stderr.contains("probe description :vmlinux:nosuchfunction: does not match"), "{}", out.stderr);
+    assert!(out.stderr.contains("failed to match :vmlinux:nosuchfunction:: No probe"), "{}", out.stderr);
 }
 
 #[test]
