@@ -35,5 +35,10 @@ inline struct file *getf[int fd] =
 inline string cwd = d_path(&curthread->fs->pwd);
 inline string root = d_path(&curthread->fs->root);
 
+/* Oracle's dtrace's execargs: the current process's command line, its
+ * arguments joined by spaces (pr_psargs'); a kernel thread has none. */
+inline string execargs = curthread->mm != NULL ?
+    __dtrace_psargs(curthread->mm->arg_start, curthread->mm->arg_end) : "";
+
 /* Linux has no zones: every process runs in the global zone. */
 inline string zonename = "global";

@@ -289,8 +289,8 @@ fn curpsinfo_describes_the_traced_process() {
         READY,
         "-n",
         r#"syscall::exit_group:entry /curpsinfo->pr_fname == "sh"/ {
-            printf("%d %d %d %d %s|\n", curpsinfo->pr_pid, curpsinfo->pr_ppid, curpsinfo->pr_pgid,
-                   curpsinfo->pr_sid, curpsinfo->pr_psargs); }"#,
+            printf("%d %d %d %d %s|%s|\n", curpsinfo->pr_pid, curpsinfo->pr_ppid, curpsinfo->pr_pgid,
+                   curpsinfo->pr_sid, curpsinfo->pr_psargs, execargs); }"#,
     ]);
     t.wait_for("ready");
     // A shell in a new session: its pid is its process group and session ID.
@@ -304,7 +304,10 @@ fn curpsinfo_describes_the_traced_process() {
         .lines()
         .find(|l| l.starts_with(&format!("{pid} ")))
         .unwrap_or_else(|| panic!("no row for {pid}: {}", out.stdout));
-    let fields: Vec<&str> = line.trim_end_matches('|').splitn(5, ' ').collect();
+    // Oracle's execargs is the same command line.
+    let (line, execargs) = line.trim_end_matches('|').split_once('|').expect("two strings");
+    assert_eq!(execargs, "sh -c :; :", "execargs {line}");
+    let fields: Vec<&str> = line.splitn(5, ' ').collect();
     assert_eq!(fields.len(), 5, "{line}");
     assert_eq!(fields[1], std::process::id().to_string(), "ppid {line}");
     assert_eq!(fields[2], pid, "pgid {line}");
