@@ -123,6 +123,10 @@ pub(crate) struct Options {
     /// unlimited). Kernels before 5.11 charge BPF memory to it; later ones
     /// charge the memory cgroup and ignore it, as dtrace-utils notes.
     pub lockmem: Option<u64>,
+    /// bpflog: print the verifier's log of each clause program loaded.
+    pub bpflog: bool,
+    /// bpflogsize: the bytes of that log kept (Oracle's default, 16 MB).
+    pub bpflogsize: u32,
     /// Most frames any stack()/ustack() keeps, whatever it asks for
     /// (maxframes, dtrace-utils' cap).
     pub maxframes: u32,
@@ -317,6 +321,8 @@ impl Default for Options {
             jstackframes: 50,
             stackframes: 20,
             lockmem: None,
+            bpflog: false,
+            bpflogsize: (16 << 20) - 1,
             maxframes: u32::from(crate::sema::ir::ustack_value::MAX_FRAMES),
             stackindent: 14,
             statusrate: Duration::from_secs(1),
@@ -356,6 +362,8 @@ const OPTION_NAMES: &[&str] = &[
     "aggzoom",
     "amin",
     "argref",
+    "bpflog",
+    "bpflogsize",
     "bufpolicy",
     "bufresize",
     "bufsize",
@@ -520,6 +528,7 @@ impl Options {
             "destructive" => self.destructive = flag()?,
             "flowindent" => self.flowindent = flag()?,
             "rawbytes" => self.rawbytes = flag()?,
+            "bpflog" => self.bpflog = flag()?,
             "temporal" => self.temporal = flag()?,
             "zdefs" => self.zdefs = no_value()?,
             "empty" => self.empty = no_value()?,
@@ -639,6 +648,10 @@ impl Options {
                 self.nspec = u32::try_from(v).ok().filter(|_| v < limit).ok_or_else(bad)?;
             }
             "stackframes" => self.stackframes = frames(number()?).ok_or_else(bad)?,
+            // The kernel takes a log of 128 bytes up to 1 GB.
+            "bpflogsize" => {
+                self.bpflogsize = u32::try_from(size()?).ok().filter(|v| (128..1 << 30).contains(v)).ok_or_else(bad)?
+            }
             "lockmem" => {
                 self.lockmem = Some(if value == Some("unlimited") { u64::MAX } else { size()? });
             }

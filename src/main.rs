@@ -237,6 +237,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         nspec: flags.options.nspec,
         cpu: flags.options.cpu,
         lockmem: flags.options.lockmem,
+        bpflog: flags.options.bpflog.then_some(flags.options.bpflogsize),
     };
     let session = runtime::start(&compiled.program, &compiled.generated, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;

@@ -60,6 +60,9 @@ pub(crate) struct RuntimeOptions {
     pub cpu: Option<u32>,
     /// RLIMIT_MEMLOCK (the lockmem option); None: unlimited.
     pub lockmem: Option<u64>,
+    /// bpflog: the verifier's log of each clause program, in this many
+    /// bytes at most (bpflogsize), is printed.
+    pub bpflog: Option<u32>,
 }
 
 /// Everything loaded and attached for one run.
@@ -399,7 +402,7 @@ pub(crate) fn start(
 
     // A tail call needs caller and callee of one program type, so one clause
     // list may be loaded once per entry-program type.
-    let mut clause_programs = ClausePrograms::default();
+    let mut clause_programs = ClausePrograms { bpflog: opts.bpflog, ..ClausePrograms::default() };
     let mut clause_program = |clauses: &[usize], prog_type: ClauseProgType| -> Result<i32> {
         clause_programs.load(program, generated, &code_maps.fds, clauses, prog_type, &|clauses| {
             generated
@@ -988,6 +991,8 @@ struct ClausePrograms {
     /// is emptied when user space closes it.
     chains: Chains,
     loaded: BTreeMap<(ClauseProgType, Vec<usize>), i32>,
+    /// The bpflog option's log size: each program's log is printed.
+    bpflog: Option<u32>,
 }
 
 impl ClausePrograms {
@@ -1006,7 +1011,8 @@ impl ClausePrograms {
         if let Some(fd) = self.loaded.get(&(prog_type, clauses.to_vec())) {
             return Ok(*fd);
         }
-        let mut load = ClauseLoader { program, generated, fds, chains: &mut self.chains, prog_type };
+        let mut load =
+            ClauseLoader { program, generated, fds, chains: &mut self.chains, prog_type, bpflog: self.bpflog };
         let fd = load.clauses(clauses, ChainPart::default()).map_err(|e| match e {
             LoadError::TooComplex(why) => {
                 let probe = probe_of(clauses);
@@ -1043,6 +1049,7 @@ struct ClauseLoader<'a> {
     fds: &'a BTreeMap<MapRef, i32>,
     chains: &'a mut Chains,
     prog_type: ClauseProgType,
+    bpflog: Option<u32>,
 }
 
 impl ClauseLoader<'_> {
@@ -1073,11 +1080,13 @@ impl ClauseLoader<'_> {
             _ => self.fds.get(&m).copied(),
         })
         .map_err(|e| LoadError::Other(anyhow::Error::msg(e)))?;
-        match load_program(self.prog_type, &insns, splittable) {
+        match load_program(self.prog_type, &insns, splittable, self.bpflog) {
             Err(LoadError::TooComplex(_)) if splittable => {
                 match self.split(clauses, chain, statements, String::new()) {
                     // Said to be too much without the reason: find it.
-                    Err(LoadError::TooComplex(why)) if why.is_empty() => load_program(self.prog_type, &insns, false),
+                    Err(LoadError::TooComplex(why)) if why.is_empty() => {
+                        load_program(self.prog_type, &insns, false, self.bpflog)
+                    }
                     split => split,
                 }
             }
@@ -1116,7 +1125,12 @@ impl ClauseLoader<'_> {
 /// says went wrong. With `splittable`, a program too much for the
 /// verifier is said to be so without checking it again for the reason
 /// (its caller splits it; a second pass to the limit takes seconds).
-fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Result<OwnedFd, LoadError> {
+fn load_program(
+    kind: ClauseProgType,
+    insns: &[Insn],
+    splittable: bool,
+    bpflog: Option<u32>,
+) -> Result<OwnedFd, LoadError> {
     let prog_type = kind.prog_type;
     let name = CString::new("dt_clause").expect("no NUL");
     let license = CString::new("GPL").expect("no NUL");
@@ -1125,7 +1139,18 @@ fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Resul
     // The verifier's work limit, known from the error even when a long
     // log fills the buffer (kernels before 6.4 then keep only its head).
     let mut too_large = false;
-    for log_level in [0u32, 1] {
+    // bpflog: a first load keeps the log (every instruction the verifier
+    // follows, and its statistics) and prints it, as Oracle's dtrace does; a log too long for
+    // bpflogsize is not printed (the kernel refuses that load: the
+    // program is loaded again without it).
+    let levels: &[u32] = if bpflog.is_some() { &[BPF_LOG_LEVEL2 | BPF_LOG_STATS, 0, 1] } else { &[0, 1] };
+    for (attempt, &log_level) in levels.iter().enumerate() {
+        let bpflog = bpflog.filter(|_| attempt == 0);
+        if let Some(size) = bpflog {
+            log.resize(size as usize, 0);
+        } else if attempt > 0 && log.len() != 1 << 20 {
+            log = vec![0u8; 1 << 20];
+        }
         let mut opts: libbpf_sys::bpf_prog_load_opts = unsafe { std::mem::zeroed() };
         opts.sz = std::mem::size_of::<libbpf_sys::bpf_prog_load_opts>() as _;
         opts.expected_attach_type = kind.expected_attach_type;
@@ -1150,6 +1175,12 @@ fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Resul
                 &mut opts,
             )
         };
+        if bpflog.is_some() {
+            print_verifier_log(&log, fd == -libc::ENOSPC);
+            if fd < 0 {
+                continue;
+            }
+        }
         if fd >= 0 {
             // SAFETY: the kernel just returned this descriptor to us.
             return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
@@ -1198,6 +1229,31 @@ fn load_program(kind: ClauseProgType, insns: &[Insn], splittable: bool) -> Resul
     let end = lines.iter().rposition(|l| l.starts_with("processed ")).unwrap_or(lines.len());
     let tail = &lines[end.saturating_sub(12)..end];
     other(anyhow::anyhow!("the kernel's verifier rejected the generated program:\n{}", tail.join("\n")))
+}
+
+const BPF_LOG_LEVEL2: u32 = 2;
+const BPF_LOG_STATS: u32 = 4;
+
+/// The bpflog option's output: the verifier's log, each line after
+/// "BPF: ", or Oracle's words for a log that did not fit.
+fn print_verifier_log(log: &[u8], truncated: bool) {
+    if truncated {
+        eprintln!(
+            "BPF verifier log is incomplete and is not reported.\n\
+             Set DTrace option 'bpflogsize' to some greater size for more output.\n\
+             (Current size is {}.)",
+            log.len()
+        );
+        return;
+    }
+    use std::io::Write as _;
+    // The log is a C string: past its NUL lie lines of states the
+    // verifier pruned and took back.
+    let text = String::from_utf8_lossy(log.split(|b| *b == 0).next().unwrap_or_default());
+    let mut err = std::io::stderr().lock();
+    for line in text.lines() {
+        let _ = writeln!(err, "BPF: {line}");
+    }
 }
 
 /// Whether the verifier accepts BPF_CMPXCHG: a tiny program that

@@ -667,3 +667,29 @@ fn temporal_prints_records_in_timestamp_order() {
     let unordered = lines.windows(2).filter(|w| w[1].0 < w[0].0).count();
     assert_eq!(unordered, 0, "{} of {} lines out of order", unordered, lines.len());
 }
+
+/// bpflog (Oracle's dtrace): the verifier's log of each clause program,
+/// its lines after "BPF: "; a log past bpflogsize is said to be
+/// incomplete, and tracing goes on.
+#[test]
+fn bpflog_prints_the_verifiers_log_of_each_clause_program() {
+    let out = run(&["-xbpflog", "-qn", "BEGIN { trace(1); exit(0); }"]);
+    assert_eq!((out.code(), out.stdout.trim()), (0, "1"), "{}", out.stderr);
+    assert!(out.stderr.lines().all(|l| l.starts_with("BPF: ")), "{}", out.stderr);
+    assert!(out.stderr.lines().any(|l| l.starts_with("BPF: processed ") && l.contains(" insns")), "{}", out.stderr);
+    let out = run(&["-xbpflog", "-xbpflogsize=200", "-qn", "BEGIN { trace(2); exit(0); }"]);
+    assert_eq!((out.code(), out.stdout.trim()), (0, "2"), "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "BPF verifier log is incomplete and is not reported.\n\
+             Set DTrace option 'bpflogsize' to some greater size for more output.\n(Current size is 200.)\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["-xbpflogsize=100", "-n", "BEGIN { exit(0); }"]);
+    assert_eq!(
+        (out.code(), out.stderr.as_str()),
+        (1, "dtrace: failed to set -x bpflogsize: Invalid value for specified option\n")
+    );
+}
