@@ -413,7 +413,7 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
                 Some((n, v)) => (n, Some(v)),
                 None => (*setting, None),
             };
-            options.set(name, value).map_err(|why| {
+            options.set_from_program(name, value).map_err(|why| {
                 let message = match value {
                     Some(v) => format!("failed to set option '{name}' to '{v}': {why}"),
                     None => format!("failed to set option '{name}': {why}"),

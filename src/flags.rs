@@ -504,7 +504,28 @@ fn parse_c_number(text: &str) -> Option<u64> {
     }
 }
 
+/// Options a D program may not set (dt_options.c's EDT_BADOPTCTX): they
+/// shape the preprocessor, the linker, the environment of -c commands and
+/// the process's own limits, all settled before a pragma is read.
+const COMMAND_LINE_ONLY: &[&str] =
+    &["cpphdrs", "cpppath", "define", "undef", "incdir", "ld_path", "ldpath", "modpath", "setenv", "unsetenv", "stdc", "lockmem"];
+
 impl Options {
+    /// `#pragma D option name[=value]`: as set(), but an option only the
+    /// command line may set is refused in DTrace's words (after its value
+    /// is found missing or superfluous, as dt_opt_cpp_path and
+    /// dt_opt_cpp_hdrs check first).
+    pub(crate) fn set_from_program(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
+        if COMMAND_LINE_ONLY.contains(&name) {
+            let takes_value = !matches!(name, "cpphdrs" | "setenv" | "unsetenv");
+            if name == "cpphdrs" && value.is_some() || takes_value && value.is_none() {
+                return Err("Invalid value for specified option".to_string());
+            }
+            return Err("Option cannot be used from within a D program".to_string());
+        }
+        self.set(name, value)
+    }
+
     /// Applies `name[=value]`, reading the value as DTrace's option table
     /// does for that option; errors read like DTrace's.
     pub(crate) fn set(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
