@@ -610,7 +610,22 @@ impl Options {
                 let known = ["1.0", "1.1", "1.2", "1.2.1", "1.2.2", "1.3", "1.4", "1.4.1", "1.5", "1.6", "1.6.1"];
                 let later = (7..=13).any(|minor| v == format!("1.{minor}"));
                 if !known.contains(&v) && !later {
-                    return Err("Invalid version specifier".to_string());
+                    // dt_version_str2num: up to three numbers (major at
+                    // most 255, the others 4095) is a version, if not one
+                    // this compiler defines.
+                    let fields: Vec<&str> = v.split('.').collect();
+                    let well_formed = fields.len() <= 3
+                        && fields.iter().enumerate().all(|(i, f)| {
+                            !f.is_empty()
+                                && f.bytes().all(|b| b.is_ascii_digit())
+                                && f.parse::<u32>().is_ok_and(|n| n <= if i == 0 { 0xff } else { 0xfff })
+                        });
+                    return Err(if well_formed {
+                        "Requested version is not supported by compiler"
+                    } else {
+                        "Version is not properly formatted or is too large"
+                    }
+                    .to_string());
                 }
                 let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
                 self.d_version = (parts.next().unwrap_or(1), parts.next().unwrap_or(0));

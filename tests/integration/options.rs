@@ -693,3 +693,19 @@ fn bpflog_prints_the_verifiers_log_of_each_clause_program() {
         (1, "dtrace: failed to set -x bpflogsize: Invalid value for specified option\n")
     );
 }
+
+/// -x version: a version this compiler does not define, or text that is
+/// no version, in libdtrace's words (EDT_VERSUNDEF, EDT_VERSINVAL).
+#[test]
+fn version_option_names_what_is_wrong_with_the_version() {
+    for (value, why) in [
+        ("99.1", "Requested version is not supported by compiler"),
+        ("1.2.3.4", "Version is not properly formatted or is too large"),
+        ("one", "Version is not properly formatted or is too large"),
+    ] {
+        let out = run(&[&format!("-xversion={value}"), "-n", "BEGIN { exit(0); }"]);
+        assert_eq!((out.code(), out.stderr.as_str()), (1, format!("dtrace: failed to set -x version: {why}\n").as_str()));
+    }
+    let out = run(&["-xversion=1.6", "-qn", "BEGIN { exit(0); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+}
