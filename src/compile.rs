@@ -171,7 +171,7 @@ pub(crate) fn compile(
             .flat_map(|c| &c.probes)
             .any(|id| registry.fires_for_another_thread(*id)),
         task_storage: !program.thread_locals.is_empty() && (context.task_storage)(),
-        bpf_loop: program.uses_chill && (context.bpf_loop)(),
+        bpf_loop: (program.uses_chill || program.uses_json) && (context.bpf_loop)(),
         specsize: options.specsize,
         record_timestamps: options.oformat == crate::flags::OutputFormat::Json || options.temporal,
         bufsize: options.bufsize,

@@ -40,8 +40,9 @@ pub(crate) struct CodegenEnv {
     /// BPF_MAP_TYPE_TASK_STORAGE map each) rather than hash maps keyed by
     /// thread ID: no hashing, and a thread's values go when it exits.
     pub task_storage: bool,
-    /// The kernel has bpf_loop(): chill() waits in a callback the verifier
-    /// checks once, for as long as DTrace allows.
+    /// The kernel has bpf_loop(): chill() waits, and json() reads its text,
+    /// in a callback the verifier checks once (chill() for as long as
+    /// DTrace allows).
     pub bpf_loop: bool,
     /// Each record carries its firing's timestamp (structured output shows it).
     pub record_timestamps: bool,
@@ -235,6 +236,9 @@ struct Emitter<'a> {
     function_fixups: Vec<(usize, Label)>,
     /// chill()'s bpf_loop() callback, appended after the program.
     chill_callback: Option<Label>,
+    /// json()'s bpf_loop() callbacks, appended after the program: one per
+    /// place of its result and selector in the scratch memory.
+    json_callbacks: Vec<subr::JsonCallback>,
     /// Next free stack slot (negative offset from r10).
     stack_top: i16,
     /// Where each clause-local variable is: a stack offset for scalars, a
@@ -539,6 +543,7 @@ impl<'a> Emitter<'a> {
             fixups: Vec::new(),
             function_fixups: Vec::new(),
             chill_callback: None,
+            json_callbacks: Vec::new(),
             stack_top: STACK_FIRST_FREE,
             clause_local_slots: Vec::new(),
             clause_locals_area: 0,
@@ -577,6 +582,9 @@ impl<'a> Emitter<'a> {
         if let Some(callback) = self.chill_callback {
             self.bind(callback);
             self.chill_until_deadline();
+        }
+        for callback in std::mem::take(&mut self.json_callbacks) {
+            self.json_callback(&callback);
         }
         let bound = |labels: &[Option<usize>], label: Label| {
             labels[label.0].ok_or_else(|| CodegenError("internal error: unbound label".into()))

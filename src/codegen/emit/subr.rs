@@ -14,7 +14,7 @@ use super::*;
 
 mod json;
 
-pub(crate) use json::JSON_SCRATCH_BYTES;
+pub(crate) use json::{JsonCallback, JSON_SCRATCH_BYTES};
 
 const SLASH: i32 = b'/' as i32;
 /// Words of the kernel's struct pt_regs that hold user registers (x86_64:

@@ -67,9 +67,21 @@ enum Var {
     Acc,
     AccBad,
     AccStart,
+    /// Set by the bpf_loop() callback when the value is found.
+    Outcome,
 }
 
-const VARS: usize = Var::AccStart as usize + 1;
+const VARS: usize = Var::Outcome as usize + 1;
+
+/// The loop over the text as a bpf_loop() callback: where its result and
+/// the selector's elements are in the scratch memory. Its context is the
+/// caller's scratch memory address, then the text's.
+#[derive(Clone, Copy)]
+pub(crate) struct JsonCallback {
+    label: Label,
+    dst: i32,
+    elems: i32,
+}
 
 /// The scratch bytes json() needs: its variables, then per element of the
 /// selector its value as an index and its start.
@@ -110,33 +122,40 @@ impl Emitter<'_> {
         }
         self.set(Var::ArrayElem, -1);
         self.json_split_selector(&j, selector);
-        self.emit(mov_imm(R3, 0));
         let end = self.new_label();
-
-        // The loop: r3 is the index of the next byte of the text, r5 the byte.
-        self.bind(j.top);
-        self.exit_if(Cond::Ge, R3, self.strsize(), j.fail);
-        self.emit(ldx(Size::DW, R1, FP, text));
-        self.emit(alu_reg(Alu::Add, R1, R3));
-        self.emit(ldx(Size::B, R5, R1, 0));
-        self.exit_if(Cond::Eq, R5, 0, j.fail);
-        self.emit(alu_imm(Alu::Add, R3, 1));
-        self.get(R0, Var::State);
-        // A binary search: fewer branches per byte for the verifier to keep.
-        self.json_dispatch(&j, 0, STATES - 1);
-
-        self.json_rest(&j);
-        self.json_object(&j);
-        self.json_string(&j);
-        self.json_escapes(&j);
-        self.json_colon_comma(&j);
-        self.json_identifier(&j);
-        self.json_number(&j);
-        self.json_value(&j);
-        self.json_collect(&j);
-        self.bind(j.append_next);
-        self.json_append(&j);
-        self.jump(ja(0), j.top);
+        if self.env.bpf_loop {
+            // bpf_loop(strsize, callback, &context, 0): the verifier checks
+            // one byte's handling once, whatever strsize and however many
+            // json() calls the clause makes.
+            let context = self.alloc_slot(16)?;
+            self.emit(stx(Size::DW, FP, context, R8));
+            self.emit(ldx(Size::DW, R0, FP, text));
+            self.emit(stx(Size::DW, FP, context + 8, R0));
+            let label = match self.json_callbacks.iter().find(|c| (c.dst, c.elems) == (dst, elems)) {
+                Some(callback) => callback.label,
+                None => {
+                    let label = self.new_label();
+                    self.json_callbacks.push(JsonCallback { label, dst, elems });
+                    label
+                }
+            };
+            self.emit(mov_imm(R1, self.strsize()));
+            self.function_fixups.push((self.insns.len(), label));
+            self.emit2(ld_func(R2, 0));
+            self.emit(mov(R3, FP));
+            self.emit(alu_imm(Alu::Add, R3, context as i32));
+            self.emit(mov_imm(R4, 0));
+            self.emit(call(Helper::Loop));
+            self.get(R0, Var::Outcome);
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), j.found_value);
+            self.jump(ja(0), j.fail);
+        } else {
+            // The loop: r3 is the index of the next byte of the text.
+            self.emit(mov_imm(R3, 0));
+            self.bind(j.top);
+            self.json_next_byte(&j, FP, text);
+            self.json_byte(&j);
+        }
 
         // Found: the value is in the result, NUL-terminated.
         self.bind(j.found_value);
@@ -151,6 +170,69 @@ impl Emitter<'_> {
         self.scratch_next = after_dst;
         self.stack_top = saved;
         Ok(())
+    }
+
+    /// r5 = the text's byte at r3, r3 advanced; the text ends at strsize or
+    /// its NUL (not found). The text's address is at `at` from `base`.
+    fn json_next_byte(&mut self, j: &Json, base: Reg, at: i16) {
+        self.exit_if(Cond::Ge, R3, self.strsize(), j.fail);
+        self.emit(ldx(Size::DW, R1, base, at));
+        self.emit(alu_reg(Alu::Add, R1, R3));
+        self.emit(ldx(Size::B, R5, R1, 0));
+        self.exit_if(Cond::Eq, R5, 0, j.fail);
+        self.emit(alu_imm(Alu::Add, R3, 1));
+    }
+
+    /// One byte's handling (r5) in the machine's state, then on to the top.
+    fn json_byte(&mut self, j: &Json) {
+        self.get(R0, Var::State);
+        // A binary search: fewer branches per byte for the verifier to keep.
+        self.json_dispatch(j, 0, STATES - 1);
+
+        self.json_rest(j);
+        self.json_object(j);
+        self.json_string(j);
+        self.json_escapes(j);
+        self.json_colon_comma(j);
+        self.json_identifier(j);
+        self.json_number(j);
+        self.json_value(j);
+        self.json_collect(j);
+        self.bind(j.append_next);
+        self.json_append(j);
+        self.jump(ja(0), j.top);
+    }
+
+    /// The bpf_loop() callback, a BPF function after the program: r1 is
+    /// the byte's index, r2 the context (on the caller's stack). It returns
+    /// 0 to go on, 1 to stop: not found, or found (Outcome set).
+    pub(crate) fn json_callback(&mut self, callback: &JsonCallback) {
+        self.bind(callback.label);
+        let j = Json {
+            dst: callback.dst,
+            elems: callback.elems,
+            top: self.new_label(),
+            fail: self.new_label(),
+            found_value: self.new_label(),
+            append_next: self.new_label(),
+            comma: self.new_label(),
+            handlers: (0..STATES).map(|_| self.new_label()).collect(),
+        };
+        self.emit(mov(R6, R2));
+        self.emit(mov(R3, R1));
+        self.emit(ldx(Size::DW, R8, R6, 0));
+        self.json_next_byte(&j, R6, 8);
+        self.json_byte(&j);
+        self.bind(j.top);
+        self.emit(mov_imm(R0, 0));
+        self.emit(exit());
+        self.bind(j.fail);
+        self.emit(mov_imm(R0, 1));
+        self.emit(exit());
+        self.bind(j.found_value);
+        self.set(Var::Outcome, 1);
+        self.emit(mov_imm(R0, 1));
+        self.emit(exit());
     }
 
     fn json_var_at(&self, k: usize) -> i16 {
