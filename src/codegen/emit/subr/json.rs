@@ -107,16 +107,7 @@ impl Emitter<'_> {
         let dst = self.scratch_slot()?;
         let after_dst = self.scratch_next;
         let elems = self.scratch_slot()?;
-        let j = Json {
-            dst,
-            elems,
-            top: self.new_label(),
-            fail: self.new_label(),
-            found_value: self.new_label(),
-            append_next: self.new_label(),
-            comma: self.new_label(),
-            handlers: (0..STATES).map(|_| self.new_label()).collect(),
-        };
+        let j = self.json_labels(dst, elems);
         for k in 0..VARS {
             self.emit(st_imm(Size::DW, R8, self.json_var_at(k), 0));
         }
@@ -172,6 +163,20 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// The machine's places and fresh labels.
+    fn json_labels(&mut self, dst: i32, elems: i32) -> Json {
+        Json {
+            dst,
+            elems,
+            top: self.new_label(),
+            fail: self.new_label(),
+            found_value: self.new_label(),
+            append_next: self.new_label(),
+            comma: self.new_label(),
+            handlers: (0..STATES).map(|_| self.new_label()).collect(),
+        }
+    }
+
     /// r5 = the text's byte at r3, r3 advanced; the text ends at strsize or
     /// its NUL (not found). The text's address is at `at` from `base`.
     fn json_next_byte(&mut self, j: &Json, base: Reg, at: i16) {
@@ -208,16 +213,7 @@ impl Emitter<'_> {
     /// 0 to go on, 1 to stop: not found, or found (Outcome set).
     pub(crate) fn json_callback(&mut self, callback: &JsonCallback) {
         self.bind(callback.label);
-        let j = Json {
-            dst: callback.dst,
-            elems: callback.elems,
-            top: self.new_label(),
-            fail: self.new_label(),
-            found_value: self.new_label(),
-            append_next: self.new_label(),
-            comma: self.new_label(),
-            handlers: (0..STATES).map(|_| self.new_label()).collect(),
-        };
+        let j = self.json_labels(callback.dst, callback.elems);
         self.emit(mov(R6, R2));
         self.emit(mov(R3, R1));
         self.emit(ldx(Size::DW, R8, R6, 0));
