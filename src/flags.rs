@@ -507,8 +507,10 @@ fn parse_c_number(text: &str) -> Option<u64> {
 /// Options a D program may not set (dt_options.c's EDT_BADOPTCTX): they
 /// shape the preprocessor, the linker, the environment of -c commands and
 /// the process's own limits, all settled before a pragma is read.
-const COMMAND_LINE_ONLY: &[&str] =
-    &["cpphdrs", "cpppath", "define", "undef", "incdir", "ld_path", "ldpath", "modpath", "setenv", "unsetenv", "stdc", "lockmem"];
+const COMMAND_LINE_ONLY: &[&str] = &[
+    "cpphdrs", "cpppath", "define", "undef", "incdir", "ld_path", "ldpath", "modpath", "setenv", "unsetenv", "stdc",
+    "lockmem",
+];
 
 impl Options {
     /// `#pragma D option name[=value]`: as set(), but an option only the

@@ -248,6 +248,16 @@ struct Emitter<'a> {
     clause_locals_area: i16,
     /// The variables referred to so far.
     var_uses: Vec<VarUse>,
+    /// Thread-locals in task-local storage looked up more than once by
+    /// the program (a bit per variable), whose value's address the
+    /// prologue gives a stack slot: the task keeps its storage while the
+    /// program runs (nothing here deletes it), so the first lookup that
+    /// finds it serves the rest (`/self->ts/ { ... self->ts ... }`).
+    tls_cached: u64,
+    /// The slot of each cached thread-local's address (0 until looked up).
+    tls_slots: Vec<(usize, i16)>,
+    /// How many lookups of each thread-local the program made.
+    tls_lookups: Vec<(usize, u32)>,
     scratch_next: usize,
     /// Whether the prologue loads the scratch area into r8.
     with_scratch: bool,
@@ -381,19 +391,22 @@ pub(crate) fn generate_part(
     chain: ChainPart,
     probe: Option<u32>,
 ) -> Result<Code, CodegenError> {
-    let generate_with = |with_scratch, with_ctx| {
-        generate_with(program, env, clauses, error_clauses, Parts { with_scratch, with_ctx, predicates, chain, probe })
+    let generate_with = |with_scratch, with_ctx, tls_cached| {
+        let parts = Parts { with_scratch, with_ctx, predicates, chain, probe, tls_cached };
+        generate_with(program, env, clauses, error_clauses, parts)
     };
     // Most programs need no string scratch; generating twice (microseconds)
-    // spares them the lookup on every event.
-    let (mut code, used_scratch) = generate_with(true, true)?;
-    if !used_scratch {
-        code = generate_with(false, true)?.0;
+    // spares them the lookup on every event, as keeping the address of a
+    // thread-local looked up twice spares them the second lookup.
+    let (mut code, first) = generate_with(true, true, 0)?;
+    let (used_scratch, tls_cached) = (first.used_scratch, first.repeated_tls);
+    if !used_scratch || tls_cached != 0 {
+        code = generate_with(used_scratch, true, tls_cached)?.0;
     }
     // Nor do clauses that read nothing of the probe context (a predicate
     // on pid and a count): its only mention is then the prologue's move.
     if references(&code.insns, R7) == 1 {
-        let without = generate_with(used_scratch, false)?.0;
+        let without = generate_with(used_scratch, false, tls_cached)?.0;
         if references(&without.insns, R7) == 0 {
             return Ok(without);
         }
@@ -428,6 +441,15 @@ struct Parts {
     predicates: bool,
     /// The one probe the program runs for, if only one does.
     probe: Option<u32>,
+    /// Thread-locals whose address the program keeps once looked up.
+    tls_cached: u64,
+}
+
+/// What one generation learned: whether the scratch area was used, and
+/// the thread-locals it looked up more than once.
+struct Generation {
+    used_scratch: bool,
+    repeated_tls: u64,
 }
 
 fn generate_with(
@@ -436,7 +458,7 @@ fn generate_with(
     clauses: &[usize],
     error_clauses: &[usize],
     parts: Parts,
-) -> Result<(Code, bool), CodegenError> {
+) -> Result<(Code, Generation), CodegenError> {
     let mut e = Emitter::new(program, env, error_clauses, parts);
     e.prologue()?;
     for (k, &c) in clauses.iter().enumerate() {
@@ -451,8 +473,9 @@ fn generate_with(
     e.emit(mov_imm(R0, 0));
     e.emit(exit());
     let used_scratch = e.used_scratch;
+    let repeated_tls = e.tls_lookups.iter().filter(|&&(var, n)| n > 1 && var < 64).fold(0, |m, &(var, _)| m | 1 << var);
     let variables = std::mem::take(&mut e.var_uses);
-    Ok((Code { insns: e.finish()?, variables }, used_scratch))
+    Ok((Code { insns: e.finish()?, variables }, Generation { used_scratch, repeated_tls }))
 }
 
 /// A predicate that can be decided before the probe's entry program runs:
@@ -492,7 +515,14 @@ pub(crate) fn generate_guard(program: &Program, env: &CodegenEnv, clause: &Claus
         return None;
     }
     let guard = |with_scratch| -> Result<(Vec<Insn>, bool), CodegenError> {
-        let parts = Parts { with_scratch, with_ctx: false, predicates: true, chain: ChainPart::default(), probe: None };
+        let parts = Parts {
+            with_scratch,
+            with_ctx: false,
+            predicates: true,
+            chain: ChainPart::default(),
+            probe: None,
+            tls_cached: 0,
+        };
         let mut e = Emitter::new(program, env, &[], parts);
         let (rule_out, go_on) = (e.new_label(), e.new_label());
         e.emit(mov(R6, R1));
@@ -548,6 +578,9 @@ impl<'a> Emitter<'a> {
             clause_local_slots: Vec::new(),
             clause_locals_area: 0,
             var_uses: Vec::new(),
+            tls_cached: parts.tls_cached,
+            tls_slots: Vec::new(),
+            tls_lookups: Vec::new(),
             scratch_next: 0,
             scratch: ScratchLayout::new(program, env.scratch_slots),
             clause: None,
@@ -724,6 +757,15 @@ impl<'a> Emitter<'a> {
                 self.clause_local_slots.push(at as i16);
             } else {
                 self.clause_local_slots.push(area + *offset as i16);
+            }
+        }
+        // Cached thread-local addresses start unknown.
+        if self.env.task_storage {
+            let cached = self.tls_cached;
+            for var in (0..64).filter(|v| cached & 1 << v != 0) {
+                let slot = self.alloc_slot(8)?;
+                self.emit(st_imm(Size::DW, FP, slot, 0));
+                self.tls_slots.push((var, slot));
             }
         }
         // The way out when a lookup fails (none when nothing is looked up:
@@ -1473,12 +1515,26 @@ impl<'a> Emitter<'a> {
     /// or 0 when the task has none (and `create` is false, or the kernel
     /// could not allocate it).
     fn task_storage(&mut self, i: usize, create: bool) {
+        match self.tls_lookups.iter_mut().find(|(var, _)| *var == i) {
+            Some((_, n)) => *n += 1,
+            None => self.tls_lookups.push((i, 1)),
+        }
+        let cached = self.tls_slots.iter().find(|(var, _)| *var == i).map(|&(_, slot)| slot);
+        let found = self.new_label();
+        if let Some(slot) = cached {
+            self.emit(ldx(Size::DW, R0, FP, slot));
+            self.jump(jmp_imm(Cond::Ne, R0, 0, 0), found);
+        }
         self.emit(call(Helper::GetCurrentTaskBtf));
         self.emit(mov(R2, R0));
         self.emit2(ld_map_fd(R1, MapRef::ThreadLocal(i)));
         self.emit(mov_imm(R3, 0));
         self.emit(mov_imm(R4, if create { LOCAL_STORAGE_GET_F_CREATE } else { 0 }));
         self.emit(call(Helper::TaskStorageGet));
+        if let Some(slot) = cached {
+            self.emit(stx(Size::DW, FP, slot, R0));
+        }
+        self.bind(found);
     }
 
     /// Stores r0 (already normalized to `ty`) into thread-local `i` in

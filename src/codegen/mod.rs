@@ -321,7 +321,9 @@ fn variable_table(variables: &[emit::VarUse], program: &Program) -> String {
                 (v.name.clone(), USER_BASE + i, Some(v.offset), "scl", "glb")
             }
             // Each thread's value is a map entry of its own.
-            VarRef::Var(Var::ThreadLocal(i)) => (program.thread_locals[i].name.clone(), USER_BASE + i, Some(0), "scl", "tls"),
+            VarRef::Var(Var::ThreadLocal(i)) => {
+                (program.thread_locals[i].name.clone(), USER_BASE + i, Some(0), "scl", "tls")
+            }
             VarRef::Var(Var::ClauseLocal(i)) => {
                 (program.clause_locals[i].name.clone(), USER_BASE + i, Some(locals.offsets[i]), "scl", "loc")
             }
@@ -633,6 +635,39 @@ mod tests {
         let g = generated(src);
         assert!(!g.task_storage);
         assert!(g.programs.values().all(|p| !calls(p).contains(&(Helper::TaskStorageGet as i32))));
+    }
+
+    #[test]
+    fn codegen_a_thread_local_looked_up_again_in_a_program_reuses_its_address() {
+        use super::insn::{jmp_imm, ldx, stx, Cond, Size, FP, R0};
+        let src = "syscall::getppid:entry { self->ts = timestamp; } \
+                   syscall::getppid:return /self->ts/ { @ = quantize(timestamp - self->ts); self->ts = 0; }";
+        let g = with_task_storage(src);
+        let lookups = |insns: &[Insn]| -> Vec<usize> {
+            (0..insns.len())
+                .filter(|&pc| insns[pc].imm == Helper::TaskStorageGet as i32 && insns[pc].code == 0x85)
+                .collect()
+        };
+        let mut cached_programs = 0;
+        for insns in g.programs.values() {
+            assert_well_formed(src, insns);
+            let calls = lookups(insns);
+            if calls.len() < 2 {
+                continue;
+            }
+            cached_programs += 1;
+            // The predicate's, the body's read and the store of 0 (and the
+            // entry's two ways to store): each keeps the address in one slot and is skipped once it is there.
+            let slot = insns[calls[0] + 1].off;
+            for &call in &calls {
+                assert_eq!(insns[call + 1], stx(Size::DW, FP, slot, R0), "at {call}");
+                let skip =
+                    (0..call).rev().find(|&pc| insns[pc] == ldx(Size::DW, R0, FP, slot)).expect("a load of the slot");
+                let over = (call + 1 - (skip + 1)) as i16;
+                assert_eq!(insns[skip + 1], jmp_imm(Cond::Ne, R0, 0, over), "the lookup at {call} is not skipped");
+            }
+        }
+        assert_eq!(cached_programs, 2);
     }
 
     #[test]

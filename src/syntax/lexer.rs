@@ -679,7 +679,11 @@ impl<'a> Lexer<'a> {
 
     fn lex_punct(&mut self, start: usize) -> Result<TokenKind, ParseError> {
         let rest = &self.src[start..];
-        if let Some(&(text, punct)) = PUNCTS.iter().find(|(text, _)| rest.starts_with(text)) {
+        // The first byte rules out most entries without a string compare.
+        let first = rest.as_bytes().first().copied().unwrap_or(0);
+        if let Some(&(text, punct)) =
+            PUNCTS.iter().find(|(text, _)| text.as_bytes()[0] == first && rest.starts_with(text))
+        {
             self.pos = start + text.len();
             return Ok(TokenKind::Punct(punct));
         }

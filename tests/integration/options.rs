@@ -99,12 +99,8 @@ fn s_lists_each_programs_variables_with_their_offsets() {
     // offset in its storage (globals at C's natural alignment) and access.
     let out = run(&["-S", "-qn", "char c; int var; BEGIN { var = 1; this->x = 2; trace(this->x + pid); exit(0); }"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
-    let rows: Vec<Vec<&str>> = out
-        .stderr
-        .lines()
-        .skip_while(|l| !l.starts_with("NAME "))
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows: Vec<Vec<&str>> =
+        out.stderr.lines().skip_while(|l| !l.starts_with("NAME ")).map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows[0][..8], ["NAME", "ID", "OFFSET", "KND", "SCP", "RANGE", "FLAG", "TYPE"], "{}", out.stderr);
     let row = |name: &str| rows.iter().find(|r| r[0] == name).unwrap_or_else(|| panic!("{name}: {}", out.stderr));
     assert_eq!((row("var")[2], row("var")[3], row("var")[4], row("var")[6]), ("4", "scl", "glb", "w"));
@@ -704,7 +700,10 @@ fn version_option_names_what_is_wrong_with_the_version() {
         ("one", "Version is not properly formatted or is too large"),
     ] {
         let out = run(&[&format!("-xversion={value}"), "-n", "BEGIN { exit(0); }"]);
-        assert_eq!((out.code(), out.stderr.as_str()), (1, format!("dtrace: failed to set -x version: {why}\n").as_str()));
+        assert_eq!(
+            (out.code(), out.stderr.as_str()),
+            (1, format!("dtrace: failed to set -x version: {why}\n").as_str())
+        );
     }
     let out = run(&["-xversion=1.6", "-qn", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);

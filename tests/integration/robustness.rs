@@ -267,10 +267,8 @@ fn clauses_too_much_for_one_program_run_as_a_chain() {
     assert_eq!(out.stdout, "1\n1\n1\n1\n1\n42 kept\n\n", "{}", out.stderr);
     let calls = vec![r#"strstr(s, "ab")"#; 20].join(", ");
     let formats = "%s".repeat(20);
-    let path = util::script(
-        "one_action.d",
-        &format!("BEGIN {{ s = \"ab\"; printf(\"{formats}\", {calls}); exit(0); }}\n"),
-    );
+    let path =
+        util::script("one_action.d", &format!("BEGIN {{ s = \"ab\"; printf(\"{formats}\", {calls}); exit(0); }}\n"));
     let out = run(&["-q", "-s", &path]);
     assert_eq!(out.code(), 1, "{}", out.stderr);
     assert!(
