@@ -445,6 +445,9 @@ struct Parts {
     tls_cached: u64,
 }
 
+/// Thread-locals whose address one program keeps (`Emitter::tls_cached`).
+const MAX_CACHED_THREAD_LOCALS: usize = 2;
+
 /// What one generation learned: whether the scratch area was used, and
 /// the thread-locals it looked up more than once.
 struct Generation {
@@ -473,7 +476,13 @@ fn generate_with(
     e.emit(mov_imm(R0, 0));
     e.emit(exit());
     let used_scratch = e.used_scratch;
-    let repeated_tls = e.tls_lookups.iter().filter(|&&(var, n)| n > 1 && var < 64).fold(0, |m, &(var, _)| m | 1 << var);
+    // The verifier follows each cached address as two states (looked up
+    // and found, or not yet): with many, they multiply (eight variables
+    // stored and read forty times took seconds to load). The two looked
+    // up most often are kept.
+    let mut repeated: Vec<(usize, u32)> = e.tls_lookups.iter().copied().filter(|&(var, n)| n > 1 && var < 64).collect();
+    repeated.sort_by_key(|&(var, n)| (std::cmp::Reverse(n), var));
+    let repeated_tls = repeated.iter().take(MAX_CACHED_THREAD_LOCALS).fold(0, |m, &(var, _)| m | 1 << var);
     let variables = std::mem::take(&mut e.var_uses);
     Ok((Code { insns: e.finish()?, variables }, Generation { used_scratch, repeated_tls }))
 }
@@ -2070,6 +2079,12 @@ impl<'a> Emitter<'a> {
             }
             TKind::Cast(inner) => {
                 self.expr(inner)?;
+                // curcpu points into a map: as a number (`(int64_t)curcpu >>
+                // 8`) it must be one to the verifier, which allows a map
+                // pointer no arithmetic but adding.
+                if matches!(inner.kind, TKind::Builtin(Builtin::Curcpu)) && matches!(e.ty, Type::Int { .. }) {
+                    self.address_as_number();
+                }
                 self.normalize(&e.ty);
             }
             TKind::Load(addr) => self.load(addr, &e.ty)?,

@@ -564,15 +564,30 @@ impl Checker<'_> {
         } else {
             None
         };
-        let predefined = builtin(&def.name).is_some()
-            || super::actions::subroutine_signature(&def.name).is_some()
-            || super::actions::is_action(&def.name);
-        if self.declared.inlines.contains_key(&def.name) || predefined {
-            return Err(CompileError::new("D_DECL_IDRED", &def.span, format!("identifier redeclared: {}", def.name)));
+        if let Some(previous) = self.global_identifier_kind(&def.name) {
+            // dt_node_inline's words: dt_idkind_name, then "inline" for one.
+            return Err(CompileError::new(
+                "D_DECL_IDRED",
+                &def.span,
+                format!("identifier redefined: {}\n\t current: inline definition\n\tprevious: {previous}", def.name),
+            ));
         }
         let checked = if let (Some(ty), true) = (&ty, def.params.is_empty()) {
             let before = self.declared.inline_expansions;
-            let value = convert(self.expr_any(&def.value)?, ty.clone(), &def.span)?;
+            let value = self.expr_any(&def.value)?;
+            let value_ty = value.ty.name();
+            let value = convert(value, ty.clone(), &def.span).map_err(|e| match e.tag {
+                "D_OP_INCOMPAT" => CompileError::new(
+                    "D_OP_INCOMPAT",
+                    &def.span,
+                    format!(
+                        "inline {} definition uses incompatible types: \"{}\" = \"{value_ty}\"",
+                        def.name,
+                        ty.name()
+                    ),
+                ),
+                _ => e,
+            })?;
             let expansions = 1 + (self.declared.inline_expansions - before);
             if expansions > MAX_INLINE_EXPANSIONS {
                 return Err(CompileError::new(
@@ -598,6 +613,33 @@ impl Checker<'_> {
             Inline { ty, declared_ty: def.ty.clone(), params, value: def.value.clone(), library, checked },
         );
         Ok(())
+    }
+
+    /// What global identifier `name` already is, in dt_idkind_name's words
+    /// followed by "inline" for an inline (DTrace's global identifiers:
+    /// built-in variables and functions, inlines, variables, enumerators).
+    fn global_identifier_kind(&self, name: &str) -> Option<String> {
+        let kind = if let Some(inline) = self.declared.inlines.get(name) {
+            return Some(if inline.params.is_empty() { "scalar inline" } else { "associative array inline" }.into());
+        } else if name == "args" || name == "uregs" {
+            "associative array"
+        } else if builtin(name).is_some() || self.lookup_var(super::super::check::Scope::Global, name).is_some() {
+            "scalar"
+        } else if super::actions::subroutine_signature(name).is_some() {
+            "function"
+        } else if super::actions::is_action(name) {
+            "tracing function"
+        } else if super::aggregations::is_aggregating_function(name) {
+            "aggregating function"
+        } else if self.program.assoc_arrays.iter().any(|a| a.name == name && !a.thread_local) {
+            "associative array"
+        } else if self.declared.constants.contains_key(name) {
+            // dt_decl_enumerator inserts them as inlines.
+            return Some("enumerator inline".into());
+        } else {
+            return None;
+        };
+        Some(format!("{kind} "))
     }
 
     /// The declared type of inline `name`, resolved on first use.
@@ -1094,7 +1136,7 @@ fn convert(value: TExpr, ty: Type, span: &Span) -> Result<TExpr> {
 
 /// `v` as a value of an integer type of `size` bytes: truncated, and sign-
 /// extended to 64 bits when signed, as a cast of the constant would give it.
-fn fit_to_size(v: u64, size: u8, signed: bool) -> u64 {
+pub(super) fn fit_to_size(v: u64, size: u8, signed: bool) -> u64 {
     if size >= 8 {
         return v;
     }

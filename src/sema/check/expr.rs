@@ -579,6 +579,12 @@ impl Checker<'_> {
                     _ => inner,
                 };
                 match (&ty, &inner.ty) {
+                    // dt_node_op2 folds a cast of an integer constant: the
+                    // value cut to the type's size and sign-extended.
+                    (&Type::Int { size, signed, .. }, Type::Int { .. }) if matches!(inner.kind, TKind::Int(_)) => {
+                        let TKind::Int(v) = inner.kind else { unreachable!("matched above") };
+                        typed(TKind::Int(super::decls::fit_to_size(v, size, signed)), ty)
+                    }
                     (Type::Int { .. }, Type::Int { .. }) => typed(TKind::Cast(Box::new(inner)), ty),
                     (Type::Pointer(_) | Type::Int { size: 8, .. }, Type::Array(..)) => {
                         typed(TKind::Cast(Box::new(inner)), ty)
@@ -869,6 +875,14 @@ impl Checker<'_> {
                 }
                 // -x and ~x have x's type, as in DTrace (no promotion to int).
                 let ty = if op == UnOp::Not { Type::INT } else { e.ty.clone() };
+                // dt_node_op1 folds the negation of an integer constant, an
+                // unsigned one cut to its type's size (`-1u` is 0xffffffff;
+                // `~0u` keeps all 64 bits, as there).
+                if let (UnOp::Neg, TKind::Int(v), &Type::Int { size, signed, .. }) = (op, &e.kind, &e.ty) {
+                    let negated = v.wrapping_neg();
+                    let value = if signed { negated } else { super::decls::fit_to_size(negated, size, false) };
+                    return Ok(TExpr { kind: TKind::Int(value), ty, span: span.clone() });
+                }
                 let kind = match op {
                     UnOp::Neg => TKind::Neg(Box::new(e)),
                     UnOp::BitNot => TKind::BitNot(Box::new(e)),

@@ -79,7 +79,10 @@ fn enumerators_typedefs_and_inlines_are_names_for_values_and_types() {
     let program = compile("enum e { A = 3, B }; inline int C = B * 2; BEGIN { trace(C); }").expect("compiles");
     let TStmt::Action { kind: ActionKind::Record(v), .. } = &program.clauses[0].body[0] else { panic!() };
     assert_eq!(v[0].ty, Type::INT);
-    assert_eq!(error_of("inline int X = 1; inline int X = 2;"), "identifier redeclared: X");
+    assert_eq!(
+        error_of("inline int X = 1; inline int X = 2;"),
+        "identifier redefined: X\n\t current: inline definition\n\tprevious: scalar inline"
+    );
 }
 
 /// The constant an inline's single trace() records.
