@@ -668,6 +668,19 @@ mod tests {
             }
         }
         assert_eq!(cached_programs, 2);
+        // Each kept address is two states to the verifier at every use:
+        // of three variables read again, two are kept.
+        let src = "BEGIN { self->a = 1; self->b = 2; self->c = 3; trace(self->a + self->b + self->c); }";
+        let g = with_task_storage(src);
+        let insns = g.programs.values().next().expect("a program");
+        let slots: std::collections::BTreeSet<i16> = lookups(insns)
+            .iter()
+            .filter(|&&call| {
+                insns[call + 1].code == stx(Size::DW, FP, 0, R0).code && insns[call + 1].regs & 0x0f == FP.0
+            })
+            .map(|&call| insns[call + 1].off)
+            .collect();
+        assert_eq!(slots.len(), 2, "{slots:?}");
     }
 
     #[test]
