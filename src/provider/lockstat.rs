@@ -36,7 +36,7 @@ const HOLD: &str = "Linux has no tracepoint where a lock is taken or released (l
 const MUTEX: ProbeArg = arg("struct mutex *", "(struct mutex *)arg0");
 const RWSEM: ProbeArg = arg("struct rw_semaphore *", "(struct rw_semaphore *)arg0");
 const RWLOCK: ProbeArg = arg("struct qrwlock *", "(struct qrwlock *)arg0");
-const SPINLOCK: ProbeArg = arg("struct spinlock *", "(struct spinlock *)arg0");
+const SPINLOCK: ProbeArg = arg("spinlock_t *", "(spinlock_t *)arg0");
 const WAIT: ProbeArg = arg("uint64_t", "(uint64_t)arg1");
 const RW_KIND: ProbeArg = arg("int", "(int)arg2");
 

@@ -126,3 +126,14 @@ fn hold_event_probes_say_why_they_never_fire() {
         out.stderr
     );
 }
+
+#[test]
+fn spin_probes_name_their_lock_by_the_kernels_typedef() {
+    // As dtrace-utils' lockstat/tst.lv-spin-*: args[0] is a spinlock_t *,
+    // whose members a clause reads.
+    let out = run(&["-lvn", "lockstat:::spin-spin"]);
+    out.assert_no_panic();
+    assert!(out.stdout.contains("args[0]: spinlock_t *"), "{}", out.stdout);
+    let out = run(&["-en", "lockstat:::spin-spin { trace(args[0]->rlock.raw_lock.val.counter); }"]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+}
