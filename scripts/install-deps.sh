@@ -2,7 +2,8 @@
 # Installs what building and testing dtrace needs on Debian 12, if missing:
 # clang (compiles bpf/*.bpf.c at build time), libelf/zlib headers and make
 # (the vendored libbpf), pkg-config, mandoc and man-db (man page checks),
-# dpkg-dev (cargo-deb's dependency computation), lintian (the package test), iproute2 and iputils-ping
+# dpkg-dev (cargo-deb's dependency computation), lintian (the package test), libc6-dbg (glibc's
+# static functions, which ustack() names from its debug file), iproute2 and iputils-ping
 # (the ip provider's tests make network namespaces and ping), gcc,
 # systemtap-sdt-dev (<sys/sdt.h>) and python3 (the USDT tests build C
 # programs with probes and trace Debian's python3), prometheus (promtool
@@ -14,7 +15,7 @@
 # kernels under qemu with a busybox initramfs).
 set -euo pipefail
 need=()
-for pkg in bpftool clang llvm libelf-dev zlib1g-dev pkg-config make mandoc man-db dpkg-dev iproute2 iputils-ping gcc libc6-dev systemtap-sdt-dev python3 lintian prometheus prometheus-node-exporter qemu-system-x86 busybox-static cpio xz-utils zstd; do
+for pkg in bpftool clang llvm libelf-dev zlib1g-dev pkg-config make mandoc man-db dpkg-dev iproute2 iputils-ping gcc libc6-dev libc6-dbg systemtap-sdt-dev python3 lintian prometheus prometheus-node-exporter qemu-system-x86 busybox-static cpio xz-utils zstd; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
 done
 if ((${#need[@]})); then

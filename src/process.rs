@@ -90,6 +90,85 @@ pub(crate) struct UsdtNote {
 const STT_FUNC: u8 = 2;
 const STT_GNU_IFUNC: u8 = 10;
 
+/// Adds the defined function symbols of `symbols` not named before.
+fn add_functions<'data, 'file, S: ObjectSymbol<'data>>(
+    symbols: impl Iterator<Item = S>,
+    functions: &mut Vec<Function>,
+    seen: &mut HashMap<String, ()>,
+    ifuncs: &mut Vec<usize>,
+) {
+    for sym in symbols {
+        let SymbolFlags::Elf { st_info, .. } = sym.flags() else { continue };
+        let kind = st_info & 0xf;
+        if !(kind == STT_FUNC || kind == STT_GNU_IFUNC) || sym.is_undefined() || sym.address() == 0 {
+            continue;
+        }
+        let Ok(name) = sym.name() else { continue };
+        if name.is_empty() || seen.insert(name.to_string(), ()).is_some() {
+            continue;
+        }
+        if kind == STT_GNU_IFUNC {
+            ifuncs.push(functions.len());
+        }
+        functions.push(Function {
+            name: name.to_string(),
+            vaddr: sym.address(),
+            size: sym.size(),
+            probeable: true,
+            weak: st_info >> 4 == 2,
+            local: st_info >> 4 == 0,
+        });
+    }
+}
+
+/// Where distributions install separate debug files by build ID
+/// (Debian's *-dbg and *-dbgsym packages, Fedora's debuginfo).
+const DEBUG_BUILD_ID_DIR: &str = "/usr/lib/debug/.build-id";
+
+/// A file mapped read-only.
+struct MappedFile {
+    addr: *mut libc::c_void,
+    len: usize,
+}
+
+impl MappedFile {
+    fn open(path: &Path) -> Option<MappedFile> {
+        let file = std::fs::File::open(path).ok()?;
+        let len = usize::try_from(file.metadata().ok()?.len()).ok().filter(|&n| n > 0)?;
+        // SAFETY: a read-only private mapping of an open file, unmapped on drop.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                std::os::fd::AsRawFd::as_raw_fd(&file),
+                0,
+            )
+        };
+        (addr != libc::MAP_FAILED).then_some(MappedFile { addr, len })
+    }
+
+    /// The debug file of the ELF file with build ID `id`, if installed.
+    fn debug_file_of(id: &[u8]) -> Option<MappedFile> {
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        let (dir, rest) = (hex.get(..2)?, hex.get(2..)?);
+        MappedFile::open(&Path::new(DEBUG_BUILD_ID_DIR).join(dir).join(format!("{rest}.debug")))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the mapping is len bytes, readable, and lives as long as self.
+        unsafe { std::slice::from_raw_parts(self.addr as *const u8, self.len) }
+    }
+}
+
+impl Drop for MappedFile {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in open().
+        unsafe { libc::munmap(self.addr, self.len) };
+    }
+}
+
 impl ElfSymbols {
     pub(crate) fn load(path: &Path) -> Option<ElfSymbols> {
         let data = std::fs::read(path).ok()?;
@@ -100,29 +179,24 @@ impl ElfSymbols {
         let mut functions = Vec::new();
         let mut seen: HashMap<String, ()> = HashMap::new();
         let mut ifuncs = Vec::new();
-        for sym in file.symbols().chain(file.dynamic_symbols()) {
-            let SymbolFlags::Elf { st_info, .. } = sym.flags() else { continue };
-            let kind = st_info & 0xf;
-            if !(kind == STT_FUNC || kind == STT_GNU_IFUNC) || sym.is_undefined() || sym.address() == 0 {
-                continue;
-            }
-            let Ok(name) = sym.name() else { continue };
-            if name.is_empty() || seen.insert(name.to_string(), ()).is_some() {
-                continue;
-            }
-            if kind == STT_GNU_IFUNC {
-                ifuncs.push(functions.len());
-            }
-            functions.push(Function {
-                name: name.to_string(),
-                vaddr: sym.address(),
-                size: sym.size(),
-                probeable: true,
-                weak: st_info >> 4 == 2,
-                local: st_info >> 4 == 0,
-            });
-        }
+        add_functions(file.symbols().chain(file.dynamic_symbols()), &mut functions, &mut seen, &mut ifuncs);
         let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+        // A stripped file's static functions (glibc's
+        // __libc_start_call_main, where every program's stack begins) are
+        // in its separate debug file, found by build ID as debuggers and
+        // dtrace-utils find it; mapped, not read: only its symbol table is
+        // touched. They name ustack() frames; probes stay on the file's own
+        // symbols (glibc's static variants include ones whose first
+        // instruction the kernel will not probe, and finding those among
+        // thousands in one multi-uprobe link costs seconds).
+        let own_functions = functions.len();
+        if file.section_by_name(".symtab").is_none() {
+            if let Some(debug) = build_id.as_deref().and_then(MappedFile::debug_file_of) {
+                if let Ok(debug_file) = object::File::parse(debug.bytes()) {
+                    add_functions(debug_file.symbols(), &mut functions, &mut seen, &mut ifuncs);
+                }
+            }
+        }
         let usdt = usdt_notes(&file);
         let usdt_enabled = usdt_enabled_notes(&file);
         let usdt_argmaps = usdt_argmaps(&file);
@@ -148,7 +222,7 @@ impl ElfSymbols {
         }
         for i in 0..elf.functions.len() {
             let start = elf.file_offset(elf.functions[i].vaddr).and_then(|o| data.get(o as usize..));
-            elf.functions[i].probeable = start.is_some_and(probeable);
+            elf.functions[i].probeable = i < own_functions && start.is_some_and(probeable);
         }
         // Of aliases (strchr, index; malloc, __libc_malloc), a frame and a
         // pid probe are named by a global one before a weak one before a
@@ -639,6 +713,23 @@ fn shebang(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stripped_librarys_static_functions_come_from_its_debug_file() {
+        // glibc is stripped; libc6-dbg (scripts/install-deps.sh) installs
+        // its debug file, whose static __libc_start_call_main calls main.
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let libc = maps.lines().filter_map(|l| l.split_whitespace().nth(5)).find(|p| p.contains("/libc.so")).unwrap();
+        let elf = ElfSymbols::load(Path::new(libc)).expect("libc is ELF");
+        let id = elf.build_id.as_deref().expect("glibc has a build ID");
+        assert!(MappedFile::debug_file_of(id).is_some(), "no debug file of {libc} under {DEBUG_BUILD_ID_DIR}");
+        let f = elf.functions.iter().find(|f| f.name == "__libc_start_call_main").expect("the static function");
+        assert!(f.local);
+        let name = elf.symbolize(f.vaddr + 0x10).map(|(n, _)| n.to_string());
+        assert_eq!(name.as_deref(), Some("__libc_start_call_main"));
+        // It names frames; the pid provider's probes stay on libc's own symbols.
+        assert!(!f.probeable);
+    }
 
     #[test]
     fn reads_this_programs_symbols() {
