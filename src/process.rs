@@ -91,7 +91,7 @@ const STT_FUNC: u8 = 2;
 const STT_GNU_IFUNC: u8 = 10;
 
 /// Adds the defined function symbols of `symbols` not named before.
-fn add_functions<'data, 'file, S: ObjectSymbol<'data>>(
+fn add_functions<'data, S: ObjectSymbol<'data>>(
     symbols: impl Iterator<Item = S>,
     functions: &mut Vec<Function>,
     seen: &mut HashMap<String, ()>,
@@ -125,48 +125,15 @@ fn add_functions<'data, 'file, S: ObjectSymbol<'data>>(
 /// (Debian's *-dbg and *-dbgsym packages, Fedora's debuginfo).
 const DEBUG_BUILD_ID_DIR: &str = "/usr/lib/debug/.build-id";
 
-/// A file mapped read-only.
-struct MappedFile {
-    addr: *mut libc::c_void,
-    len: usize,
-}
-
-impl MappedFile {
-    fn open(path: &Path) -> Option<MappedFile> {
-        let file = std::fs::File::open(path).ok()?;
-        let len = usize::try_from(file.metadata().ok()?.len()).ok().filter(|&n| n > 0)?;
-        // SAFETY: a read-only private mapping of an open file, unmapped on drop.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                std::os::fd::AsRawFd::as_raw_fd(&file),
-                0,
-            )
-        };
-        (addr != libc::MAP_FAILED).then_some(MappedFile { addr, len })
-    }
-
-    /// The debug file of the ELF file with build ID `id`, if installed.
-    fn debug_file_of(id: &[u8]) -> Option<MappedFile> {
-        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        let (dir, rest) = (hex.get(..2)?, hex.get(2..)?);
-        MappedFile::open(&Path::new(DEBUG_BUILD_ID_DIR).join(dir).join(format!("{rest}.debug")))
-    }
-
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: the mapping is len bytes, readable, and lives as long as self.
-        unsafe { std::slice::from_raw_parts(self.addr as *const u8, self.len) }
-    }
-}
-
-impl Drop for MappedFile {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in open().
-        unsafe { libc::munmap(self.addr, self.len) };
-    }
+/// The separate debug file of the ELF file with build ID `id`, if
+/// installed, mapped: only the parts read are brought in.
+fn debug_file_of(id: &[u8]) -> Option<memmap2::Mmap> {
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let (dir, rest) = (hex.get(..2)?, hex.get(2..)?);
+    let file = std::fs::File::open(Path::new(DEBUG_BUILD_ID_DIR).join(dir).join(format!("{rest}.debug"))).ok()?;
+    // SAFETY: a read-only mapping of a file packages install; a file
+    // changed under it while symbols are read yields wrong names at worst.
+    unsafe { memmap2::Mmap::map(&file) }.ok()
 }
 
 impl ElfSymbols {
@@ -191,8 +158,8 @@ impl ElfSymbols {
         // thousands in one multi-uprobe link costs seconds).
         let own_functions = functions.len();
         if file.section_by_name(".symtab").is_none() {
-            if let Some(debug) = build_id.as_deref().and_then(MappedFile::debug_file_of) {
-                if let Ok(debug_file) = object::File::parse(debug.bytes()) {
+            if let Some(debug) = build_id.as_deref().and_then(debug_file_of) {
+                if let Ok(debug_file) = object::File::parse(&*debug) {
                     add_functions(debug_file.symbols(), &mut functions, &mut seen, &mut ifuncs);
                 }
             }
@@ -722,7 +689,7 @@ mod tests {
         let libc = maps.lines().filter_map(|l| l.split_whitespace().nth(5)).find(|p| p.contains("/libc.so")).unwrap();
         let elf = ElfSymbols::load(Path::new(libc)).expect("libc is ELF");
         let id = elf.build_id.as_deref().expect("glibc has a build ID");
-        assert!(MappedFile::debug_file_of(id).is_some(), "no debug file of {libc} under {DEBUG_BUILD_ID_DIR}");
+        assert!(debug_file_of(id).is_some(), "no debug file of {libc} under {DEBUG_BUILD_ID_DIR}");
         let f = elf.functions.iter().find(|f| f.name == "__libc_start_call_main").expect("the static function");
         assert!(f.local);
         let name = elf.symbolize(f.vaddr + 0x10).map(|(n, _)| n.to_string());

@@ -399,9 +399,18 @@ pub(crate) fn generate_part(
     // spares them the lookup on every event, as keeping the address of a
     // thread-local looked up twice spares them the second lookup.
     let (mut code, first) = generate_with(true, true, 0)?;
-    let (used_scratch, tls_cached) = (first.used_scratch, first.repeated_tls);
+    let (used_scratch, mut tls_cached) = (first.used_scratch, first.repeated_tls);
     if !used_scratch || tls_cached != 0 {
-        code = generate_with(used_scratch, true, tls_cached)?.0;
+        code = match generate_with(used_scratch, true, tls_cached) {
+            Ok((code, _)) => code,
+            // The kept addresses' stack slots must not cost a program that
+            // generates without them.
+            Err(_) if tls_cached != 0 => {
+                tls_cached = 0;
+                generate_with(used_scratch, true, 0)?.0
+            }
+            Err(e) => return Err(e),
+        };
     }
     // Nor do clauses that read nothing of the probe context (a predicate
     // on pid and a count): its only mention is then the prologue's move.

@@ -538,3 +538,17 @@ fn ustack_frames_never_name_wrapped_offsets() {
     let wrapped: Vec<&str> = out.stdout.lines().filter(|l| l.contains("`0xffff")).collect();
     assert!(wrapped.is_empty(), "{wrapped:?}\n{}", out.stdout);
 }
+
+#[test]
+fn ustack_names_libcs_static_caller_of_main_from_its_debug_file() {
+    // glibc is stripped; its debug file (libc6-dbg, scripts/install-deps.sh)
+    // names the static function that calls main, as dtrace-utils'
+    // ustack/tst.ustack_profile expects it.
+    let command = format!("{} 1", c_program().display());
+    let out = run(&["-qn", "pid$target:a.out:leaf:entry { ustack(); exit(0); }", "-c", &command]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let frames: Vec<&str> = out.stdout.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let main = frames.iter().position(|f| f.starts_with("prog`main+")).unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(frames.get(main + 1).is_some_and(|f| f.starts_with("libc.so.6`__libc_start_call_main+")), "{}", out.stdout);
+}
