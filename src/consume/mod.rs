@@ -13,6 +13,7 @@ pub(crate) mod metrics;
 mod print;
 mod print_pointee;
 pub(crate) mod printf;
+mod ring;
 mod usyms;
 
 use std::cell::RefCell;
@@ -123,6 +124,8 @@ struct State<'a> {
     printsize: usize,
     droptags: bool,
     testing: bool,
+    /// The line being rendered, kept between records for its capacity.
+    line: Vec<u8>,
 }
 
 /// The output stream. A failed write is kept, not returned: the loop
@@ -277,17 +280,13 @@ pub(crate) fn run(
         printsize: opts.printsize,
         droptags: opts.droptags,
         testing: opts.testing,
+        line: Vec::new(),
     }));
     state.borrow_mut().aggs.symbols.stack_indent = opts.stackindent;
     state.borrow_mut().aggs.display = opts.aggdisplay;
     state.borrow_mut().aggs.symbols.know_targets(&targets.pids(), targets.last_pid());
-    let mut builder = libbpf_rs::RingBufferBuilder::new();
-    let cb_state = Rc::clone(&state);
-    builder.add(session.events_map(), move |data: &[u8]| {
-        cb_state.borrow_mut().record(data);
-        0
-    })?;
-    let ring = builder.build()?;
+    let ring = ring::EventRing::new(session.events_map())?;
+    let mut pace = ring::Pace::new(ring.size());
     let mut drops_seen: Vec<u64> = Vec::new();
     let mut agg_drops_seen: Vec<u64> = Vec::new();
     let mut speculation_troubles_seen = SpeculationTroubles::default();
@@ -332,7 +331,7 @@ pub(crate) fn run(
             state.borrow_mut().out.write_all(b"\n").ok();
         }
         let switchrate = state.borrow().switchrate;
-        let drained = drain_for_a_while(&ring, switchrate)?;
+        let drain = drain_for_a_while(&ring, &mut state.borrow_mut(), switchrate);
         state.borrow_mut().release_in_time_order(false);
         state.borrow_mut().out.flush().ok();
         // Processes that started since: their probes retained descriptions
@@ -362,18 +361,18 @@ pub(crate) fn run(
             break;
         }
         // A ring still full is read again at once.
-        if drained {
+        if let Drain::Emptied { bytes } = drain {
             let switchrate = state.borrow().switchrate;
-            std::thread::sleep(switchrate);
+            std::thread::sleep(pace.next_sleep(bytes, switchrate));
         }
     }
     // What the probes left in the ring goes before END fires: a ring that a
     // storm of records filled would drop END's.
     session.stop_probes()?;
-    ring.consume()?;
+    ring.drain(|record| state.borrow_mut().record(record));
     state.borrow_mut().ending = true;
     session.fire_end()?;
-    ring.consume()?;
+    ring.drain(|record| state.borrow_mut().record(record));
     state.borrow_mut().release_in_time_order(true);
     report_drops(session, &mut state.borrow_mut());
     let mut st = state.borrow_mut();
@@ -405,25 +404,35 @@ pub(crate) fn run(
 /// Records consumed between checks of the clock and of an interrupt.
 const DRAIN_BATCH: usize = 1024;
 
-/// Consumes what the ring holds, but returns once an interrupt arrives or
-/// a switchrate's time has passed: a storm of records (an error in every
+enum Drain {
+    /// Less than `RELEASE_EVERY` is left; this many bytes were read.
+    Emptied { bytes: u64 },
+    /// Time ran out or an interrupt came with records still to read.
+    Stopped,
+}
+
+/// Reads the ring, snapshot after snapshot while each finds at least
+/// `RELEASE_EVERY` bytes (a busy producer is followed at that distance,
+/// never line by line), but returns once an interrupt arrives or a
+/// switchrate's time has passed: a storm of records (an error in every
 /// system call, each error's write making another) refills the ring as fast
 /// as it is read, and a drain until empty would never let the loop see
 /// Ctrl-C, drops or exit() (dtrace(1) reads one snapshot per pass).
-/// Whether the ring was emptied.
-fn drain_for_a_while(ring: &libbpf_rs::RingBuffer, switchrate: Duration) -> Result<bool> {
+fn drain_for_a_while(ring: &ring::EventRing, state: &mut State, switchrate: Duration) -> Drain {
     let started = std::time::Instant::now();
     let budget = switchrate.max(Duration::from_millis(10));
+    let mut consumed = 0usize;
+    let mut bytes = 0;
     loop {
-        let consumed = ring.consume_raw_n(DRAIN_BATCH);
-        if consumed < 0 {
-            return Err(std::io::Error::from_raw_os_error(-consumed).into());
-        }
-        if (consumed as usize) < DRAIN_BATCH {
-            return Ok(true);
-        }
-        if INTERRUPTED.load(Ordering::SeqCst) || started.elapsed() >= budget {
-            return Ok(false);
+        let pass = ring.pass(|record| {
+            state.record(record);
+            consumed += 1;
+            consumed % DRAIN_BATCH != 0 || !(INTERRUPTED.load(Ordering::SeqCst) || started.elapsed() >= budget)
+        });
+        match pass {
+            ring::Pass::Stopped => return Drain::Stopped,
+            ring::Pass::Drained(read) if read < ring::RELEASE_EVERY => return Drain::Emptied { bytes: bytes + read },
+            ring::Pass::Drained(read) => bytes += read,
         }
     }
 }
@@ -686,7 +695,9 @@ impl State<'_> {
             }
         }
         self.aggs.begin_record();
-        let mut line = Vec::new();
+        // One buffer for every record's line: no allocation per event.
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
         if self.format == OutputFormat::Json {
             // The record's fields say which probe fired: no columns.
         } else if self.flows.is_some() {
@@ -732,6 +743,7 @@ impl State<'_> {
                     line.push(b'\n');
                 }
                 self.out.write_all(&line).ok();
+                self.line = line;
             }
             // A clause that only aggregates or exits leaves no record (as FreeBSD's).
             Rendered::Json(output) if output.is_empty() => {}
@@ -788,7 +800,7 @@ impl State<'_> {
             return;
         }
         let mut offset = action.offset;
-        let mut values = Vec::new();
+        let mut values: smallvec::SmallVec<[printf::Value; 8]> = smallvec::SmallVec::new();
         for v in &action.values {
             let end = (offset + v.bytes(strsize)).min(data.len());
             let bytes = &data[offset.min(end)..end];

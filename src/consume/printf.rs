@@ -523,11 +523,26 @@ fn format_signed(v: i64, spec: &Spec, out: &mut Vec<u8>) {
     } else {
         b""
     };
-    let digits = v.unsigned_abs().to_string().into_bytes();
-    format_integer_digits(sign, digits, true, spec, out);
+    let mut buffer = itoa::Buffer::new();
+    let digits = buffer.format(v.unsigned_abs()).as_bytes();
+    format_decimal_digits(sign, digits, spec, out);
+}
+
+/// Decimal digits: straight to the field unless a precision or grouping
+/// reshapes them (every event's printf passes here).
+fn format_decimal_digits(prefix: &[u8], digits: &[u8], spec: &Spec, out: &mut Vec<u8>) {
+    if spec.precision.is_none() && !spec.group {
+        pad_field(spec, spec.zero, prefix, digits, out);
+    } else {
+        format_integer_digits(prefix, digits.to_vec(), true, spec, out);
+    }
 }
 
 fn format_unsigned(v: u64, c_conv: u8, spec: &Spec, out: &mut Vec<u8>) {
+    if !matches!(c_conv, b'o' | b'x' | b'X' | b'c') {
+        let mut buffer = itoa::Buffer::new();
+        return format_decimal_digits(b"", buffer.format(v).as_bytes(), spec, out);
+    }
     let (digits, prefix): (String, &[u8]) = match c_conv {
         b'o' => (format!("{v:o}"), b""),
         b'x' => (format!("{v:x}"), if spec.alt && v != 0 { b"0x" } else { b"" }),

@@ -359,6 +359,39 @@ fn e_reports_code_generator_errors_without_privileges() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Records that wrap around the end of a small ring buffer (16 KB; 72
+/// bytes each, which do not divide it) reach the output whole and in
+/// order, and each write is printed or counted as a drop (a drop is a
+/// clause that did not run, so its `n++` did not happen either).
+#[test]
+fn records_wrapping_a_small_rings_end_arrive_whole_and_in_order() {
+    const WRITES: u64 = 3000;
+    let dd = format!("dd if=/dev/zero of=/dev/null bs=1 count={WRITES} status=none");
+    let out = run(&[
+        "-q",
+        "-b",
+        "16k",
+        "-c",
+        &dd,
+        "-n",
+        r#"BEGIN { n = 0; } syscall::write:entry /pid == $target/ { printf("%d %d %d\n", n, n * 3, n * 7); n++; }"#,
+    ]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let mut printed = 0u64;
+    for line in out.stdout.lines().filter(|l| !l.is_empty()) {
+        let fields: Vec<u64> = line.split(' ').map(|f| f.parse().expect(line)).collect();
+        assert_eq!(fields, [printed, printed * 3, printed * 7], "line {printed}");
+        printed += 1;
+    }
+    let dropped: u64 = out
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("dtrace: ")?.split_once(" drop")?.0.parse::<u64>().ok())
+        .sum();
+    assert!(printed > 0, "{}", out.stderr);
+    assert_eq!(printed + dropped, WRITES, "{}", out.stderr);
+}
+
 /// -b sets the principal buffer's size as -x bufsize does; a buffer that
 /// cannot hold a word is refused, as dtrace_state_go refuses it (one
 /// smaller than a clause's record makes that clause a drop: corpus
