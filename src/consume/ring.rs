@@ -112,7 +112,11 @@ impl EventRing {
         if pos != released {
             self.consumer_pos().store(pos, Ordering::Release);
         }
-        if stopped { Pass::Stopped } else { Pass::Drained(pos - start) }
+        if stopped {
+            Pass::Stopped
+        } else {
+            Pass::Drained(pos - start)
+        }
     }
 
     /// Reads until no committed record is left.

@@ -383,11 +383,8 @@ fn records_wrapping_a_small_rings_end_arrive_whole_and_in_order() {
         assert_eq!(fields, [printed, printed * 3, printed * 7], "line {printed}");
         printed += 1;
     }
-    let dropped: u64 = out
-        .stderr
-        .lines()
-        .filter_map(|l| l.strip_prefix("dtrace: ")?.split_once(" drop")?.0.parse::<u64>().ok())
-        .sum();
+    let dropped: u64 =
+        out.stderr.lines().filter_map(|l| l.strip_prefix("dtrace: ")?.split_once(" drop")?.0.parse::<u64>().ok()).sum();
     assert!(printed > 0, "{}", out.stderr);
     assert_eq!(printed + dropped, WRITES, "{}", out.stderr);
 }
