@@ -22,11 +22,11 @@ impl Checker<'_> {
             ast::TypeSpec::Named { name, .. } => match name.split_once('`') {
                 Some(("D", bare)) => self.declared_typedef(bare),
                 Some((_, bare)) => match kernel_typedef(bare) {
-                    Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
+                    Some(record) => return self.kernel_typedef_type(bare, record, span),
                     None => named_type(bare),
                 },
                 None => match kernel_typedef(name) {
-                    Some(record) => return Ok(Type::Struct(self.kernel_record(record, false, span)?)),
+                    Some(record) => return self.kernel_typedef_type(name, record, span),
                     None => self.typedef_named(name),
                 },
             },
@@ -44,6 +44,12 @@ impl Checker<'_> {
     }
 
     /// A struct or union of the running kernel, by name.
+    /// A predefined typedef of a kernel struct, known by its typedef's name.
+    fn kernel_typedef_type(&mut self, typedef: &str, record: &str, span: &Span) -> Result<Type> {
+        let r = self.kernel_record(record, false, span)?;
+        Ok(Type::Struct(std::rc::Rc::new(Record { typedef: Some(typedef.to_string()), ..(*r).clone() })))
+    }
+
     pub(super) fn kernel_record(&mut self, name: &str, union: bool, span: &Span) -> Result<std::rc::Rc<Record>> {
         let kind = if union { "union" } else { "struct" };
         match self.kernel_btf.record(name, union) {
@@ -312,10 +318,13 @@ pub(crate) fn is_type_name(name: &str) -> bool {
 }
 
 /// D's predefined typedefs of kernel structs: the struct's name in the
-/// running kernel's BTF.
+/// running kernel's BTF, looked up when a script uses the name (a typedef
+/// in the D library would read the kernel's BTF at every start-up: 2-3 ms).
 pub(super) fn kernel_typedef(name: &str) -> Option<&'static str> {
     match name {
         "in6_addr_t" => Some("in6_addr"),
+        // lockstat's spin-* args[0], as the kernel's code and dtrace-utils name it.
+        "spinlock_t" => Some("spinlock"),
         _ => None,
     }
 }
