@@ -347,7 +347,7 @@ impl<'a> Lexer<'a> {
                         "end-of-file encountered before end of control line",
                     ));
                 }
-                self.skip_control_line();
+                self.skip_control_line()?;
             } else {
                 break;
             }
@@ -658,13 +658,40 @@ impl<'a> Lexer<'a> {
 
     /// Skips the control line whose `#` is at the current position,
     /// recording it if it is a `#pragma`: its words run to the end of the
-    /// line or to a comment.
-    fn skip_control_line(&mut self) {
+    /// line or to a comment. Of the other directives dt_pragma knows only
+    /// line controls (`#line N`, cpp's `# N "file"`), `#ident` and
+    /// `#error`; a C directive like `#define` is cpp's (dtrace -C), and
+    /// without -C it is D_PRAGCTL_INVAL.
+    fn skip_control_line(&mut self) -> Result<(), ParseError> {
         let start = self.pos;
         let line_end = self.line_end(start);
-        if self.directive_at(start) != "pragma" {
+        let directive = self.directive_at(start);
+        if directive != "pragma" {
+            let line = &self.src[start + 1..line_end];
+            let rest = line.trim_start();
+            let span = start..line_end;
+            match directive {
+                "line" | "ident" => {}
+                "error" => {
+                    let words: String =
+                        rest["error".len()..].split_whitespace().map(|w| format!("{} ", w.trim_matches('"'))).collect();
+                    return Err(ParseError::new(span, "D_PRAGERR", format!("#error: {words}")));
+                }
+                // A null directive, an interpreter line (dt_lex discards
+                // `#!` lines), or a line control.
+                "" if rest.is_empty() || line.starts_with('!') => {}
+                _ if directive.starts_with(|c: char| c.is_ascii_digit()) => {}
+                "" => return Err(ParseError::new(span, "D_PRAGCTL_INVAL", "invalid control directive")),
+                _ => {
+                    return Err(ParseError::new(
+                        span,
+                        "D_PRAGCTL_INVAL",
+                        format!("invalid control directive: #{directive}"),
+                    ))
+                }
+            }
             self.pos = line_end;
-            return;
+            return Ok(());
         }
         let line = &self.src[start..line_end];
         let comment = [line.find("//"), line.find("/*")].into_iter().flatten().min();
@@ -675,6 +702,7 @@ impl<'a> Lexer<'a> {
         let words = text.split_whitespace().skip(1).map(str::to_string).collect(); // skip "pragma"
         let span = start..start + 1 + text.trim_end().len();
         self.pragmas.insert(start, PragmaLine { words, span });
+        Ok(())
     }
 
     fn lex_punct(&mut self, start: usize) -> Result<TokenKind, ParseError> {
