@@ -548,7 +548,7 @@ fn preprocess(text: &str, path: &str, args: &[String], cpppath: Option<&str>) ->
         }
         // -H: cpp names each file it includes on stderr, one `.` per level.
         for line in String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.starts_with('.')) {
-            eprintln!("{line}");
+            stderr_line!("{line}");
         }
         return Ok(syntax::raw::text_from_bytes(&out.stdout));
     }

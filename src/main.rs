@@ -2,6 +2,22 @@
 //! outcome to DTrace's exit status (0 success, 1 error, 2 usage, or the
 //! status a script passed to exit()).
 
+/// eprintln!, except that a closed stderr ends dtrace by SIGPIPE, as it
+/// ends DTrace (whose fprintf to it raises the signal), where Rust's
+/// eprintln! panics.
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {
+        $crate::write_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// eprint! with stderr_line!'s end on a closed stderr.
+macro_rules! stderr_text {
+    ($($arg:tt)*) => {
+        $crate::write_stderr(format_args!($($arg)*))
+    };
+}
+
 #[cfg(test)]
 mod architecture_tests;
 mod codegen;
@@ -44,7 +60,7 @@ fn main() -> ExitCode {
     match run(flags) {
         Ok(status) => ExitCode::from(status as u8),
         Err(message) => {
-            eprintln!("dtrace: {}", compile::without_os_error(&message));
+            stderr_line!("dtrace: {}", compile::without_os_error(&message));
             ExitCode::from(1)
         }
     }
@@ -60,20 +76,20 @@ fn usage_error(e: clap::Error) -> ExitCode {
     let text = e.to_string();
     let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
     if first.starts_with("failed to set -x") {
-        eprintln!("dtrace: {first}");
+        stderr_line!("dtrace: {first}");
         return ExitCode::from(1);
     }
     // getopt's wording, as dtrace(1) prints it.
     let option = e.get(ContextKind::InvalidArg).map(|a| a.to_string()).unwrap_or_default();
     let letter = option.trim_start_matches('-').chars().next().unwrap_or('?');
     match e.kind() {
-        ErrorKind::UnknownArgument => eprintln!("dtrace: illegal option -- {letter}"),
+        ErrorKind::UnknownArgument => stderr_line!("dtrace: illegal option -- {letter}"),
         ErrorKind::InvalidValue | ErrorKind::NoEquals if option.starts_with('-') => {
-            eprintln!("dtrace: option requires an argument -- {letter}")
+            stderr_line!("dtrace: option requires an argument -- {letter}")
         }
-        _ => eprintln!("dtrace: {first}"),
+        _ => stderr_line!("dtrace: {first}"),
     }
-    eprintln!("Usage: {}", flags::command().render_usage().to_string().trim_start_matches("Usage: "));
+    stderr_line!("Usage: {}", flags::command().render_usage().to_string().trim_start_matches("Usage: "));
     ExitCode::from(2)
 }
 
@@ -115,7 +131,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         return Ok(0);
     }
     if flags.sources.is_empty() {
-        eprintln!("Usage: {}", flags::command().render_usage().to_string().trim_start_matches("Usage: "));
+        stderr_line!("Usage: {}", flags::command().render_usage().to_string().trim_start_matches("Usage: "));
         return Ok(2);
     }
     // $0 is the script name (or "dtrace"), then the operands.
@@ -160,10 +176,10 @@ fn run(mut flags: Flags) -> Result<i32, String> {
         let generated = &compiled.generated;
         for (clauses, insns) in &generated.programs {
             let variables = generated.variables.get(clauses).map_or(&[][..], |v| &v[..]);
-            eprint!("{}", codegen::show_program(clauses, insns, variables, &compiled.program));
+            stderr_text!("{}", codegen::show_program(clauses, insns, variables, &compiled.program));
         }
         for clauses in &compiled.generated.chained {
-            eprint!("{}", codegen::show_chained(clauses));
+            stderr_text!("{}", codegen::show_chained(clauses));
         }
     }
     if flags.compile_only {
@@ -194,7 +210,7 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     let quiet = flags.options.quiet || flags.options.oformat == flags::OutputFormat::Json;
     if !quiet {
         for (name, n) in &compiled.matches {
-            eprintln!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });
+            stderr_line!("dtrace: {name} matched {n} probe{}", if *n == 1 { "" } else { "s" });
         }
     }
     // An empty program (the empty option) enables nothing.
@@ -251,11 +267,11 @@ fn run(mut flags: Flags) -> Result<i32, String> {
     let session = runtime::start(&compiled.program, &compiled.generated, &registry, &runtime_opts)
         .map_err(|e| format!("could not enable tracing: {e:#}"))?;
     for warning in &session.warnings {
-        eprintln!("dtrace: {warning}");
+        stderr_line!("dtrace: {warning}");
     }
     // dtrace.c's notice once tracing is enabled (silent when quiet).
     if flags.options.destructive && !quiet {
-        eprintln!("dtrace: allowing destructive actions");
+        stderr_line!("dtrace: allowing destructive actions");
     }
     let output_fd = {
         use std::os::fd::AsRawFd;
@@ -300,6 +316,17 @@ fn run(mut flags: Flags) -> Result<i32, String> {
             }
             _ => Err(format!("{e:#}")),
         },
+    }
+}
+
+/// Writes to stderr; a reader gone ends dtrace by SIGPIPE (the kernel
+/// detaches its probes as its descriptors close).
+fn write_stderr(text: std::fmt::Arguments) {
+    use std::io::Write;
+    if let Err(e) = std::io::stderr().lock().write_fmt(text) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            let _ = die_of_sigpipe();
+        }
     }
 }
 
@@ -481,7 +508,7 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
     let _ = writeln!(out, "{:>5} {:>10} {:>17} {:>33} NAME", "ID", "PROVIDER", "MODULE", "FUNCTION");
     let _ = out.flush();
     for line in unmatched {
-        eprintln!("{line}");
+        stderr_line!("{line}");
     }
     ids.sort_unstable();
     ids.dedup();

@@ -85,7 +85,7 @@ impl MetricsFile {
             Err(e) => {
                 let _ = std::fs::remove_file(&self.temporary);
                 if !self.failing {
-                    eprintln!(
+                    stderr_line!(
                         "dtrace: failed to write metrics file '{}': {}",
                         self.path.display(),
                         crate::compile::io_reason(&e)

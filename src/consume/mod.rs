@@ -337,12 +337,12 @@ pub(crate) fn run(
         // Processes that started since: their probes retained descriptions
         // (provider globs) match.
         for warning in session.enable_started_processes(program, generated) {
-            eprintln!("dtrace: {warning}");
+            stderr_line!("dtrace: {warning}");
         }
         // dtrace.c's notice() is silent under -q or the quiet pragma.
         if !opts.quiet {
             for notice in exit_notices {
-                eprintln!("dtrace: {notice}");
+                stderr_line!("dtrace: {notice}");
             }
         }
         // Drop counters are read at DTrace's statusrate, not at every drain.
@@ -769,8 +769,8 @@ impl State<'_> {
 
     fn report_drop(&mut self, report: &DropReport) {
         match self.format {
-            OutputFormat::Text if self.droptags => eprintln!("dtrace: [{}] {}", report.kind.tag(), report.message),
-            OutputFormat::Text => eprintln!("dtrace: {}", report.message),
+            OutputFormat::Text if self.droptags => stderr_line!("dtrace: [{}] {}", report.kind.tag(), report.message),
+            OutputFormat::Text => stderr_line!("dtrace: {}", report.message),
             OutputFormat::Json => {
                 let record = json::drop(report.kind, report.cpu, report.count, report.total, &report.message);
                 self.write_json_line(&record);
@@ -862,7 +862,7 @@ impl State<'_> {
                 self.flush_line(rendered);
                 let path = String::from_utf8_lossy(&path).into_owned();
                 if let Err(e) = self.out.reopen(&path) {
-                    eprintln!("dtrace: failed to freopen {path}: {e}");
+                    stderr_line!("dtrace: failed to freopen {path}: {e}");
                 }
             }
             RecordKind::Ftruncate => {
@@ -995,7 +995,7 @@ impl State<'_> {
             self.out.flush().ok();
             // An option without a value is set to "1"; DTrace's message
             // ends in a newline of its own, so a blank line follows.
-            eprintln!(
+            stderr_line!(
                 "dtrace: error on enabled probe ID {epid} (ID {probe_id}: {probe}): couldn't set option \"{name}\" to \"{}\": {why}\n",
                 value.unwrap_or("1")
             );
@@ -1018,7 +1018,7 @@ impl State<'_> {
         self.flush_line(rendered);
         let command = String::from_utf8_lossy(command).into_owned();
         if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(&command).status() {
-            eprintln!("dtrace: failed to execute '{command}': {e}");
+            stderr_line!("dtrace: failed to execute '{command}': {e}");
         }
     }
 
@@ -1059,7 +1059,7 @@ impl State<'_> {
             self.write_json_line(&json::error(&error));
         }
         self.out.flush().ok();
-        eprintln!("dtrace: {message}");
+        stderr_line!("dtrace: {message}");
     }
 }
 

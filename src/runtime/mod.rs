@@ -1238,7 +1238,7 @@ const BPF_LOG_STATS: u32 = 4;
 /// "BPF: ", or Oracle's words for a log that did not fit.
 fn print_verifier_log(log: &[u8], truncated: bool) {
     if truncated {
-        eprintln!(
+        stderr_line!(
             "BPF verifier log is incomplete and is not reported.\n\
              Set DTrace option 'bpflogsize' to some greater size for more output.\n\
              (Current size is {}.)",

@@ -392,3 +392,20 @@ fn command_line_combinations_end_cleanly() {
     let stray = Command::new("pgrep").args(["-f", "^sleep 0.05$"]).output().expect("pgrep");
     assert!(stray.stdout.is_empty(), "left behind: {}", String::from_utf8_lossy(&stray.stdout));
 }
+
+/// A closed stderr ends dtrace as it ends DTrace, by SIGPIPE when an
+/// error message is written to it, not by a panic (Rust's eprintln!);
+/// nothing of it stays loaded.
+#[test]
+fn a_closed_stderr_ends_dtrace_by_sigpipe() {
+    let mut child = Command::new(DTRACE)
+        .args(["-q", "-n", "tick-10ms { trace(*(char *)0); }"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // The reader goes away before the first runtime error is reported.
+    drop(child.stderr.take());
+    let status = wait_bounded(&mut child, "dtrace did not end on a closed stderr");
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
+}
