@@ -35,6 +35,13 @@ pub(crate) struct MemberRef {
     pub kind: MemberKind,
 }
 
+// How many times this thread read the kernel's BTF: start-up reads it only
+// for scripts that name kernel types.
+#[cfg(test)]
+thread_local! {
+    pub(crate) static LOADS_ON_THIS_THREAD: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 #[derive(Default)]
 pub(crate) struct KernelBtf {
     btf: Option<Btf>,
@@ -54,6 +61,8 @@ pub(crate) struct KernelBtf {
 impl KernelBtf {
     fn btf(&mut self) -> Result<&Btf, String> {
         if self.btf.is_none() {
+            #[cfg(test)]
+            LOADS_ON_THIS_THREAD.with(|n| n.set(n.get() + 1));
             let btf = match Btf::from_file_with_backend(VMLINUX_BTF, Backend::Mmap) {
                 Ok(btf) => btf,
                 // sysfs can map the BTF only since Linux 6.16: before, map a copy.
