@@ -657,15 +657,7 @@ mod tests {
         let compile_on_this_thread = |text: &str| {
             let loads = || crate::sema::kernel_btf::LOADS_ON_THIS_THREAD.with(|n| n.get());
             let before = loads();
-            let mut registry = crate::provider::Registry::new();
-            super::compile(
-                &[crate::flags::ProgramSource::Description(text.to_string())],
-                &["dtrace".to_string()],
-                &mut crate::flags::Options::default(),
-                &mut registry,
-                super::Context { zero_matches_ok: true, target_pid: None, task_storage: || false, bpf_loop: || false },
-            )
-            .expect("compiles");
+            super::compile_for_test(text).expect("compiles");
             loads() - before
         };
         assert_eq!(compile_on_this_thread("BEGIN { exit(0); }"), 0);

@@ -340,11 +340,14 @@ pub(crate) fn start(
         );
     }
     // A program none of whose clauses records sends only fault records
-    // through the ring buffer; a small ring carries them, and every page of
-    // a ring counts in the process's resident memory (twice: its data is
-    // mapped twice).
-    let ring_bytes =
-        if program.clauses.iter().any(|c| c.records) { opts.bufsize } else { opts.bufsize.min(FAULTS_ONLY_RING) };
+    // through the ring buffer, and one that records only in BEGIN and END
+    // those and theirs; a small ring carries them, and every page of a ring
+    // counts in the process's resident memory (twice: its data is mapped
+    // twice).
+    let ring_bytes = match once_only_record_bytes(program, registry) {
+        Some(bytes) => opts.bufsize.min(FAULTS_ONLY_RING + bytes),
+        None => opts.bufsize,
+    };
     let mut ring_size = ring_bytes.clamp(MIN_RING, MAX_RING).next_power_of_two() as u32;
     let core = loop {
         match load_core(program, opts, ring_size, !retained.is_empty(), caller_ranges.len()) {
@@ -753,6 +756,25 @@ fn stack_map_entries(value_size: u32) -> u32 {
 
 /// The smallest and largest ring buffers (the kernel maps at most 2^31
 /// bytes of one).
+/// The bytes of records a program can write if all its recording clauses
+/// are on BEGIN or END, which fire once each (`BEGIN { exit(0); }` needs
+/// no bufsize of ring: its 4 MB of pages, which the kernel allocates and
+/// zeroes, were a tenth of the start-up); None if some clause can fire
+/// again.
+fn once_only_record_bytes(program: &Program, registry: &Registry) -> Option<u64> {
+    let once = [registry.id_of("dtrace", "BEGIN"), registry.id_of("dtrace", "END")];
+    let mut bytes = 0;
+    for clause in program.clauses.iter().filter(|c| c.records) {
+        if clause.probes.is_empty() || !clause.probes.iter().all(|id| once.contains(id)) || !clause.retained.is_empty()
+        {
+            return None;
+        }
+        // The kernel's 8-byte header, ours, the clause's data, 8-aligned.
+        bytes += (8 + layout::HDR_SIZE + clause.record_size).next_multiple_of(8) as u64;
+    }
+    Some(bytes)
+}
+
 const MIN_RING: u64 = 4096;
 /// The ring of a program that records only faults: some thousands of them
 /// between two reads of the consumer.
@@ -1325,5 +1347,27 @@ fn set_limits(lockmem: Option<u64>) {
             files.rlim_cur = files.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &files);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_records_only_in_begin_and_end_needs_only_their_records_of_ring() {
+        let once_only = |text: &str| {
+            let compiled = crate::compile::compile_for_test(text).expect("compiles");
+            // Probe IDs are the same in every registry of this kernel.
+            once_only_record_bytes(&compiled.program, &Registry::new())
+        };
+        // A header and an exit status.
+        let exit = once_only("BEGIN { exit(0); }").expect("fires once");
+        assert!(exit > 0 && exit <= 128, "{exit}");
+        // Aggregating elsewhere records nothing there.
+        let both = once_only("BEGIN { trace(1); } syscall::read:entry { @ = count(); } END { printa(@); }");
+        assert!(both.is_some_and(|b| b > exit), "{both:?}");
+        assert_eq!(once_only("BEGIN { trace(1); } syscall::read:entry { trace(arg0); }"), None);
+        assert_eq!(once_only("ERROR { trace(arg4); }"), None);
     }
 }
