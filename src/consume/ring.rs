@@ -28,8 +28,10 @@ pub(crate) const RELEASE_EVERY: u64 = 64 << 10;
 pub(crate) struct EventRing {
     /// The consumer position's page, the only one user space may write.
     consumer: memmap2::MmapMut,
-    /// The producer position's page, then the data pages mapped twice in a
-    /// row, so a record that wraps around the end reads as one slice.
+    /// The producer position's page, then the data pages. The kernel maps
+    /// them twice in a row if asked, so that a record wrapping around the
+    /// end reads as one slice, but every page mapped counts in dtrace's
+    /// resident memory: mapped once, the few records that wrap are copied.
     producer_and_data: memmap2::Mmap,
     data_offset: usize,
     mask: u64,
@@ -52,12 +54,12 @@ impl EventRing {
         let fd = map.as_fd().as_raw_fd();
         // SAFETY: a BPF ring buffer map's fd maps as the kernel documents
         // (kernel/bpf/ringbuf.c): the consumer page writable at offset 0,
-        // the producer page and the data twice, read-only, after it. The
-        // kernel changes their contents, read only through atomics below.
+        // the producer page and the data, read-only, after it. The kernel
+        // changes their contents, read only through atomics below.
         let consumer = unsafe { memmap2::MmapOptions::new().len(page).map_mut(fd) }
             .context("cannot map the ring buffer's consumer page")?;
         let producer_and_data =
-            unsafe { memmap2::MmapOptions::new().offset(page as u64).len(page + 2 * size as usize).map(fd) }
+            unsafe { memmap2::MmapOptions::new().offset(page as u64).len(page + size as usize).map(fd) }
                 .context("cannot map the ring buffer's data")?;
         Ok(EventRing { consumer, producer_and_data, data_offset: page, mask: size - 1 })
     }
@@ -88,8 +90,8 @@ impl EventRing {
         let mut stopped = false;
         while pos < end {
             let at = (pos & self.mask) as usize;
-            // SAFETY: at is within the first copy of the data pages and
-            // 8-byte aligned (records are rounded up to 8 bytes).
+            // SAFETY: at is within the data pages and 8-byte aligned
+            // (records are rounded up to 8 bytes, the size is pages).
             let header = unsafe { &*(data.as_ptr().add(at) as *const AtomicU32) }.load(Ordering::Acquire);
             if header & BUSY_BIT != 0 {
                 // Reserved before the pass began, not yet committed: the
@@ -99,7 +101,15 @@ impl EventRing {
             let len = header & !(BUSY_BIT | DISCARD_BIT);
             let from = at + HEADER_BYTES as usize;
             pos += (u64::from(len) + HEADER_BYTES + 7) & !7;
-            let keep_going = header & DISCARD_BIT != 0 || each(&data[from..from + len as usize]);
+            let to = from + len as usize;
+            let keep_going = header & DISCARD_BIT != 0
+                || if to <= data.len() {
+                    each(&data[from..to])
+                } else {
+                    let mut whole = data[from.min(data.len())..].to_vec();
+                    whole.extend_from_slice(&data[..to - data.len()]);
+                    each(&whole)
+                };
             if pos - released >= RELEASE_EVERY {
                 self.consumer_pos().store(pos, Ordering::Release);
                 released = pos;

@@ -342,8 +342,7 @@ pub(crate) fn start(
     // A program none of whose clauses records sends only fault records
     // through the ring buffer, and one that records only in BEGIN and END
     // those and theirs; a small ring carries them, and every page of a ring
-    // counts in the process's resident memory (twice: its data is mapped
-    // twice).
+    // counts in the process's resident memory (the consumer maps it).
     let ring_bytes = match once_only_record_bytes(program, registry) {
         Some(bytes) => opts.bufsize.min(FAULTS_ONLY_RING + bytes),
         None => opts.bufsize,
