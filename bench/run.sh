@@ -100,8 +100,20 @@ start_tracer() {
 # Peak resident memory (kB) of the running tracer.
 peak_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$TRACER_PID/status"; }
 
+# Whether process $1 runs (a child that exited is a zombie until waited for).
+running() { local state; state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) && [ "$state" != Z ]; }
+
 stop_tracer() {
-	kill -INT "$TRACER_PID"
+	# bpftrace once went on, idle, after a SIGINT: ask again, then end it.
+	local sig
+	for sig in INT INT TERM; do
+		kill -"$sig" "$TRACER_PID" 2>/dev/null || break
+		for _ in $(seq 100); do
+			running "$TRACER_PID" || break 2
+			sleep 0.1
+		done
+		echo "bench: pid $TRACER_PID still runs 10 s after SIG$sig" >&2
+	done
 	wait "$TRACER_PID" || true
 }
 
