@@ -99,6 +99,10 @@ impl EventRing {
                 break;
             }
             let len = header & !(BUSY_BIT | DISCARD_BIT);
+            if len as usize > data.len() {
+                // The kernel never writes one: stop rather than read past the ring.
+                break;
+            }
             let from = at + HEADER_BYTES as usize;
             pos += (u64::from(len) + HEADER_BYTES + 7) & !7;
             let to = from + len as usize;
