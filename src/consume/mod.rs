@@ -19,7 +19,6 @@ mod usyms;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Write;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -252,7 +251,7 @@ pub(crate) fn run(
     metrics: Option<metrics::MetricsFile>,
     targets: &mut crate::target::Targets,
 ) -> Result<i32> {
-    let state = Rc::new(RefCell::new(State {
+    let state = RefCell::new(State {
         program,
         registry,
         session,
@@ -281,7 +280,7 @@ pub(crate) fn run(
         droptags: opts.droptags,
         testing: opts.testing,
         line: Vec::new(),
-    }));
+    });
     state.borrow_mut().aggs.symbols.stack_indent = opts.stackindent;
     state.borrow_mut().aggs.display = opts.aggdisplay;
     state.borrow_mut().aggs.symbols.know_targets(&targets.pids(), targets.last_pid());
