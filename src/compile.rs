@@ -427,10 +427,7 @@ fn apply_pragma(words: &[String], options: &mut Options) -> Result<(), (&'static
         }
         // The program's own error, with its words, each followed by a
         // space (dt_pragma_error).
-        ["D", "error", text @ ..] => {
-            let words: String = text.iter().map(|w| format!("{} ", w.trim_matches('"'))).collect();
-            Err(("D_PRAGERR", format!("#error: {words}")))
-        }
+        ["D", "error", text @ ..] => Err(("D_PRAGERR", crate::syntax::error_directive_message(text))),
         // A script has no library to depend on (only D library files do).
         ["D", "depends_on", "library", ..] => {
             Err(("D_PRAGMA_DEPEND", "main program may not explicitly depend on a library".to_string()))

@@ -673,9 +673,8 @@ impl<'a> Lexer<'a> {
             match directive {
                 "line" | "ident" => {}
                 "error" => {
-                    let words: String =
-                        rest["error".len()..].split_whitespace().map(|w| format!("{} ", w.trim_matches('"'))).collect();
-                    return Err(ParseError::new(span, "D_PRAGERR", format!("#error: {words}")));
+                    let words: Vec<&str> = rest["error".len()..].split_whitespace().collect();
+                    return Err(ParseError::new(span, "D_PRAGERR", error_directive_message(&words)));
                 }
                 // A null directive, an interpreter line (dt_lex discards
                 // `#!` lines), or a line control.
@@ -802,6 +801,13 @@ fn decode_escape(bytes: &[u8], p: usize, out: &mut Vec<u8>) -> usize {
             p
         }
     }
+}
+
+/// `#error` and `#pragma D error`: the program's own error, its words each
+/// followed by a space (dt_pragma_error).
+pub(crate) fn error_directive_message<S: AsRef<str>>(words: &[S]) -> String {
+    let words: String = words.iter().map(|w| format!("{} ", w.as_ref().trim_matches('"'))).collect();
+    format!("#error: {words}")
 }
 
 #[cfg(test)]

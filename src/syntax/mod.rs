@@ -7,6 +7,7 @@
 
 pub(crate) mod ast;
 mod lexer;
+pub(crate) use lexer::error_directive_message;
 mod parser;
 /// D's reserved words (a parameter named in an error must not be one).
 pub(crate) use lexer::Keyword;
