@@ -1096,7 +1096,7 @@ impl<'a> Emitter<'a> {
         let pc = if kind == layout::FAULT_DIVZERO { -1 } else { self.insns.len() as i32 };
         self.emit(stx(Size::DW, FP, STACK_FAULT_ADDR, R1));
         // "action #N" and ERROR's arg2: Program::statement_id.
-        let action = self.program.statement_id(state.epid, self.env.error_probe_id);
+        let action = self.program.statement_id(state.epid);
         self.emit(st_imm(Size::W, FP, STACK_FAULT_ACTION, action as i32));
         self.emit(st_imm(Size::W, FP, STACK_FAULT_PC, pc));
         self.emit(st_imm(Size::DW, FP, STACK_VALUE, kind as i32));

@@ -1092,27 +1092,41 @@ pub(crate) struct Program {
 
 impl Program {
     /// The enabled probe ID DTrace shows for clause `epid` (numbered from
-    /// 1 in script order here): as dtrace-utils numbers them, 1 is dtrace's
-    /// own enabling of ERROR, then come the clauses of the ERROR probe
-    /// (`error_probe`), then the others, each in script order. Fault
-    /// messages, ERROR's arg1 and `epid` show it.
+    /// 1 in script order here), as dtrace-utils numbers them when it links
+    /// one program per probe: 1 is dtrace's own enabling of ERROR, then
+    /// come the clauses of the ERROR probe (`error_probe`), then those of
+    /// BEGIN, then END, then the others, each group in script order
+    /// (error/tst.errorend: ERROR, END and BEGIN clauses, BEGIN's is 3).
+    /// Fault messages, ERROR's arg1 and `epid` show it.
     pub(crate) fn shown_epid(&self, epid: u32, error_probe: u32) -> u32 {
-        let is_error = |c: &Clause| c.probes.contains(&error_probe);
         let Some(clause) = self.clauses.get((epid as usize).wrapping_sub(1)) else { return epid };
-        let errors = self.clauses.iter().filter(|c| is_error(c)).count();
-        let before = self.clauses[..epid as usize - 1].iter().filter(|c| is_error(c) == is_error(clause)).count();
-        let position = if is_error(clause) { before } else { errors + before };
-        position as u32 + 2
+        let key = |index: usize, c: &Clause| (Self::epid_group(c, error_probe), index);
+        let own = key(epid as usize - 1, clause);
+        let before = self.clauses.iter().enumerate().filter(|(i, c)| key(*i, c) < own).count();
+        before as u32 + 2
+    }
+
+    /// The group of `shown_epid`: 0 for ERROR's clauses, the probe ID for
+    /// BEGIN's (1) and END's (2), which the registry numbers first, just
+    /// below ERROR, and `error_probe` for every other clause.
+    fn epid_group(clause: &Clause, error_probe: u32) -> u32 {
+        if clause.probes.contains(&error_probe) {
+            return 0;
+        }
+        clause.probes.iter().copied().filter(|&id| id < error_probe).min().unwrap_or(error_probe)
     }
 
     /// The number a fault in clause `epid` shows as "action #N" and gives
-    /// ERROR as arg2, as dtrace-utils numbers it: the clause's place among
-    /// the clauses that are not ERROR's, from 1, in the predicate too
-    /// (error/tst.clause_scope-begin: an ERROR clause first, then the
-    /// faulting BEGIN clause, "action #1").
-    pub(crate) fn statement_id(&self, epid: u32, error_probe: u32) -> u32 {
+    /// ERROR as arg2, as dtrace-utils numbers it (the clause ID of its
+    /// per-probe program): the clause's place, from 1, among the clauses
+    /// that enable one of its probes, in the predicate too
+    /// (error/tst.errorend: an END clause before the faulting BEGIN
+    /// clause, "action #1").
+    pub(crate) fn statement_id(&self, epid: u32) -> u32 {
         let upto = (epid as usize).min(self.clauses.len());
-        self.clauses[..upto].iter().filter(|c| !c.probes.contains(&error_probe)).count() as u32
+        let Some(clause) = upto.checked_sub(1).map(|i| &self.clauses[i]) else { return 0 };
+        let its_probes: std::collections::HashSet<u32> = clause.probes.iter().copied().collect();
+        self.clauses[..upto].iter().filter(|c| c.probes.iter().any(|p| its_probes.contains(p))).count() as u32
     }
 
     /// The room END's records take in a fill buffer (the Guide's "fill

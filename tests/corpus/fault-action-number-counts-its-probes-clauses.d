@@ -1,5 +1,5 @@
 /*
- * "action #N" and ERROR's arg2 number the clauses that are not ERROR's:
+ * "action #N" and ERROR's arg2 number the clauses of the probe that fired:
  * a BEGIN clause after an ERROR clause is 1 (dtrace-utils'
  * error/tst.clause_scope-begin), the next 2.
  */
