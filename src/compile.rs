@@ -85,8 +85,11 @@ pub(crate) fn compile(
                 return Err(format!("invalid probe specifier {given}: {why}"));
             }
         };
-        let parse = if matches!(source, ProgramSource::Script(_)) { syntax::parse_script } else { syntax::parse };
-        let ast = parse(&text, &is_type).map_err(|e| {
+        let parsed_ast = match source {
+            ProgramSource::Script(_) => syntax::parse_script(&text, &is_type, options.pspec),
+            _ => syntax::parse(&text, &is_type),
+        };
+        let ast = parsed_ast.map_err(|e| {
             // DTrace's lexer acts on a #pragma line as it reads it: a bad
             // one before the syntax error is what it reports.
             // The options those pragmas set (errtags) apply to the error.
@@ -127,6 +130,7 @@ pub(crate) fn compile(
             jstackframes: options.jstackframes,
             maxframes: options.maxframes,
             scratchsize: options.scratchsize,
+            tregs: options.tregs,
             empty: options.empty,
             d_version: options.d_version,
         },
@@ -522,30 +526,31 @@ fn preprocess(text: &str, path: &str, args: &[String], cpppath: Option<&str>) ->
     };
     for &(program, first) in candidates {
         let mut cmd = Command::new(program);
-        cmd.args(first)
-            .args(["-x", "c", "-undef"])
-            .args(cpp_definitions())
-            .arg(format!("-I{}", if dir.is_empty() { "." } else { &dir }))
+        // argv[0] is the program's base name, as DTrace's dt_cpp_argv has it.
+        std::os::unix::process::CommandExt::arg0(&mut cmd, program.rsplit('/').next().unwrap_or(program));
+        // The definitions lead, as in DTrace's cpp argument vector (a
+        // cpppath program that is not a C preprocessor names them first).
+        // The script comes on stdin, named /dev/stdin as DTrace's cpp
+        // names it; cpp's own messages go straight to our stderr.
+        cmd.args(first).args(cpp_definitions()).args(["-x", "c", "-undef"]);
+        if cpppath.is_none() {
+            // cpp, gcc and clang: messages name the line, as DTrace's show.
+            cmd.arg("-fno-show-column");
+        }
+        cmd.arg(format!("-I{}", if dir.is_empty() { "." } else { &dir }))
             .args(args)
-            .arg("-")
+            .arg("/dev/stdin")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::inherit());
         let Ok(mut child) = cmd.spawn() else { continue };
         if let Some(mut stdin) = child.stdin.take() {
             let _ = stdin.write_all(&syntax::raw::bytes_of(&body));
         }
         let out = child.wait_with_output().map_err(|e| format!("failed to run {program}: {e}"))?;
         if !out.status.success() {
-            let why = String::from_utf8_lossy(&out.stderr);
-            return Err(format!(
-                "failed to preprocess {path}: {}",
-                why.lines().find(|l| l.contains("error")).unwrap_or("the C preprocessor failed").trim()
-            ));
-        }
-        // -H: cpp names each file it includes on stderr, one `.` per level.
-        for line in String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.starts_with('.')) {
-            stderr_line!("{line}");
+            // EDT_CPPERR, after cpp has said why.
+            return Err(format!("failed to compile script {path}: Preprocessor failed to process input program"));
         }
         return Ok(syntax::raw::text_from_bytes(&out.stdout));
     }
@@ -589,6 +594,7 @@ fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &s
             format!("failed to compile script {path}: {tag}{place}{}", e.message)
         }
         ProgramSource::Description(desc) | ProgramSource::Probe { given: desc, .. } => {
+            let region = if e.tag == "D_NOREG" { "" } else { region };
             format!("invalid probe specifier {desc}: {tag}{region}{}", e.message)
         }
     }

@@ -80,6 +80,13 @@ pub(crate) struct Options {
     pub max_strlen: usize,
     /// Bytes of alloca() (and copyin()) memory one clause may use.
     pub scratchsize: usize,
+    /// tregs: the most elements of a tuple (an aggregation's keys, an
+    /// associative array's), when set; DTrace's code generator passes a
+    /// tuple in this many registers.
+    pub tregs: Option<usize>,
+    /// pspec: a file-scope item that could be a declaration or a probe
+    /// description is read as a description (`int*x` names probes).
+    pub pspec: bool,
     /// The principal buffer's bytes (bufsize): any size parses; the kernel
     /// gets at most what it can map (see `bufresize`).
     pub bufsize: u64,
@@ -296,6 +303,8 @@ impl Default for Options {
             strsize: string_buffer_bytes(256),
             max_strlen: 256,
             scratchsize: 4096,
+            tregs: None,
+            pspec: false,
             bufsize: 4 << 20,
             // DTrace's default is 1hz; we drain faster, which costs one
             // system call per interval and makes output timely.
@@ -370,6 +379,7 @@ const OPTION_NAMES: &[&str] = &[
     "cleanrate",
     "core",
     "cpp",
+    "cppargs",
     "cpphdrs",
     "cpppath",
     "cpu",
@@ -447,12 +457,10 @@ const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("aggpercpu", "aggregations are printed combined over all CPUs only"),
     ("amin", "stability attributes are not checked against a minimum"),
     ("core", "no core file is written"),
-    ("cpphdrs", "the preprocessor is given no extra headers"),
     ("ctypes", "there are no CTF types to write"),
     ("debug", "libdtrace's debugging output does not exist here"),
     ("dtypes", "there are no CTF types to write"),
     ("grabanon", "there is no anonymous tracing on Linux"),
-    ("iregs", "BPF programs have no DIF registers to size"),
     ("jstackstrsize", "jstack() annotates no Java frames here (it is ustack())"),
     ("ld_path", "-G writes its object without a linker"),
     ("ldpath", "-G writes its object without a linker"),
@@ -463,7 +471,6 @@ const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("procfs", "processes are read through /proc always"),
     ("syslibdir", "only the built-in D library is loaded"),
     ("tree", "libdtrace's parse tree dumps do not exist here"),
-    ("tregs", "BPF programs have no DIF registers to size"),
 ];
 
 /// dt_opt_runtime's reading of a value: none or a yes-word sets the
@@ -508,7 +515,7 @@ fn parse_c_number(text: &str) -> Option<u64> {
 /// shape the preprocessor, the linker, the environment of -c commands and
 /// the process's own limits, all settled before a pragma is read.
 const COMMAND_LINE_ONLY: &[&str] = &[
-    "cpphdrs", "cpppath", "define", "undef", "incdir", "ld_path", "ldpath", "modpath", "setenv", "unsetenv", "stdc",
+    "cppargs", "cpphdrs", "cpppath", "define", "undef", "incdir", "ld_path", "ldpath", "modpath", "setenv", "unsetenv", "stdc",
     "lockmem",
 ];
 
@@ -565,9 +572,27 @@ impl Options {
             // resolve at compile time (an unknown one is an error), no
             // library directories are read, -G's object has no debugging
             // data to strip nor DOF to load lazily, descriptions parse one way.
-            "kdefs" | "knodefs" | "udefs" | "unodefs" | "nolibs" | "strip" | "lazyload" | "pspec" => {
+            "kdefs" | "knodefs" | "udefs" | "unodefs" | "nolibs" | "strip" | "lazyload" => {
                 no_value()?;
             }
+            "pspec" => self.pspec = no_value()?,
+            // -H's option form: cpp names each file it includes.
+            "cpphdrs" => {
+                no_value()?;
+                if !self.cpp_args.iter().any(|a| a == "-H") {
+                    self.cpp_args.push("-H".to_string());
+                }
+            }
+            // Oracle's: more arguments for cpp, split at blanks.
+            "cppargs" => self.cpp_args.extend(value.ok_or_else(bad)?.split_whitespace().map(String::from)),
+            // The registers the code generator may use: a program needs
+            // BPF's eight general ones (as dtrace-utils, which refuses fewer).
+            "iregs" => {
+                if number()? < 8 {
+                    return Err("Insufficient registers to generate code".to_string());
+                }
+            }
+            "tregs" => self.tregs = Some(number()? as usize),
             // -x forms of -C, -D, -I and -U.
             "define" | "incdir" | "undef" => {
                 let flag = match name {

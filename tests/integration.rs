@@ -664,10 +664,24 @@ mod command_line {
         let out = run(&["-C", "-q", "-s", &path_endian]);
         let order = if cfg!(target_endian = "little") { "little" } else { "big" };
         assert_eq!((out.code(), out.stdout.as_str()), (0, format!("{order}\n\n").as_str()), "{}", out.stderr);
-        // A missing header is the preprocessor's error, reported by dtrace.
+        // A missing header: the preprocessor says so on stderr, then
+        // dtrace as DTrace does (EDT_CPPERR).
         let out = run(&["-C", "-q", "-s", &path]);
         assert_eq!(out.code(), 1);
-        assert!(out.stderr.starts_with(&format!("dtrace: failed to preprocess {path}:")), "{}", out.stderr);
+        assert!(out.stderr.starts_with("/dev/stdin:2: fatal error: defs.h"), "{}", out.stderr);
+        assert!(
+            out.stderr.ends_with(&format!(
+                "dtrace: failed to compile script {path}: Preprocessor failed to process input program\n"
+            )),
+            "{}",
+            out.stderr
+        );
+        // A cpppath program that is no C preprocessor fails on the first
+        // definition, which leads the arguments (dtrace-utils'
+        // options/tst.cpppath).
+        let out = run(&["-C", "-x", "cpppath=/bin/cat", "-q", "-s", &path]);
+        assert_eq!(out.code(), 1);
+        assert!(out.stderr.starts_with("cat: invalid option -- 'D'"), "{}", out.stderr);
     }
 
     #[test]

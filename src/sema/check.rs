@@ -56,6 +56,8 @@ pub(crate) struct CheckOptions<'a> {
     pub maxframes: u32,
     /// Bytes of alloca() and copyin() memory per clause (scratchsize).
     pub scratchsize: usize,
+    /// The tregs option: the most elements of a tuple, when set.
+    pub tregs: Option<usize>,
     /// The empty option: a program without clauses or declarations compiles.
     pub empty: bool,
     /// The `version` option's (major, minor).

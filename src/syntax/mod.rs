@@ -56,10 +56,13 @@ pub fn parse(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<ast::Program, 
 
 /// `parse` for a script file (-s): a probe description there must be
 /// followed by a predicate or actions, as DTrace's grammar requires of
-/// file input.
-pub fn parse_script(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<ast::Program, ParseError> {
+/// file input. `pspec` (the option, from the command line; a script may
+/// set it with a pragma before the item) reads a file-scope item that could
+/// be a declaration as a probe description.
+pub fn parse_script(src: &str, is_type: &dyn Fn(&str) -> bool, pspec: bool) -> Result<ast::Program, ParseError> {
     let mut parser = parser::Parser::new(src, is_type);
     parser.script_file = true;
+    parser.pspec = pspec;
     parser.parse_program()
 }
 

@@ -67,6 +67,8 @@ pub(crate) struct Parser<'a> {
     /// The source is a script file (-s), where a probe description needs a
     /// predicate or actions after it; `dtrace -n BEGIN` need not.
     pub(crate) script_file: bool,
+    /// The pspec option: see `syntax::parse_script`.
+    pub(crate) pspec: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -84,6 +86,7 @@ impl<'a> Parser<'a> {
             predicate_start: None,
             reduced_at: Vec::new(),
             script_file: false,
+            pspec: false,
         }
     }
 
@@ -386,6 +389,10 @@ impl<'a> Parser<'a> {
             return false;
         }
         if !(first.is_ascii_alphabetic() || first == b'_') {
+            return true;
+        }
+        // pspec: what could be a description is one (`int*x` names probes).
+        if self.pspec || self.lexer.has_pragma(&["D", "option", "pspec"]) {
             return true;
         }
         let word = self.lexer.probe_word_at(pos);

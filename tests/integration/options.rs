@@ -222,6 +222,13 @@ fn h_names_the_files_the_preprocessor_includes() {
     let out = run(&["-q", "-C", "-C", "-H", "-I", &dir, "-s", &main]);
     assert_eq!((out.code(), out.stdout.as_str()), (0, "hello\n\n"), "{}", out.stderr);
     assert!(out.stderr.lines().any(|l| l.starts_with(". ") && l.ends_with("included.h")), "{}", out.stderr);
+    // -x cpphdrs is -H; -x cppargs hands cpp more arguments (Oracle's).
+    let out = run(&["-q", "-C", "-x", "cpphdrs", "-x", &format!("cppargs=-I{dir} -DGREETING=\"hi\""), "-s", &main]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "hello\n\n"), "{}", out.stderr);
+    assert!(out.stderr.lines().any(|l| l.starts_with(". ") && l.ends_with("included.h")), "{}", out.stderr);
+    let macro_only = script("macro.d", "BEGIN { printf(\"%s\\n\", GREETING); exit(0); }\n");
+    let out = run(&["-q", "-C", "-x", "cppargs=-DGREETING=\"hi\" -DUNUSED", "-s", &macro_only]);
+    assert_eq!((out.code(), out.stdout.as_str()), (0, "hi\n\n"), "{}", out.stderr);
     // Without -H nothing is said of them.
     let out = run(&["-q", "-C", "-I", &dir, "-s", &main]);
     assert_eq!((out.code(), out.stderr.as_str()), (0, ""));

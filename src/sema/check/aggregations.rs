@@ -180,6 +180,12 @@ impl Checker<'_> {
         if let Some(k) = keys.iter().find(|k| matches!(k.kind, ExprKind::Aggregation(_))) {
             return Err(CompileError::new("D_KEY_TYPE", &k.span, "aggregation key may not be of type aggregation"));
         }
+        // Oracle's code generator passes the keys in its tuple registers,
+        // which the tregs option sizes (illumos' records them one by one:
+        // without tregs, any number of keys).
+        if self.opts.tregs.is_some_and(|most| keys.len() > most) {
+            return Err(CompileError::nowhere("D_NOREG", "Insufficient tuple registers to generate code"));
+        }
         let keys: Vec<TExpr> = keys.iter().map(|k| self.expr_any(k)).collect::<Result<_>>()?;
         for k in &keys {
             if let TKind::Xlate { .. } = k.kind {

@@ -1309,8 +1309,9 @@ impl Checker<'_> {
                 format!("operator [ ] cannot be applied to {shown}: it is not an associative array"),
             ));
         }
-        // DTrace's code generator passes a tuple in its eight tuple registers.
-        if keys.len() > MAX_TUPLE_KEYS {
+        // DTrace's code generator passes a tuple in its tuple registers
+        // (eight unless tregs says otherwise).
+        if keys.len() > self.opts.tregs.unwrap_or(MAX_TUPLE_KEYS) {
             return Err(CompileError::nowhere("D_NOREG", "Insufficient registers to generate code"));
         }
         let keys: Vec<TExpr> = keys.iter().map(|k| self.expr(k)).collect::<Result<_>>()?;
