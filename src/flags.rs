@@ -458,7 +458,6 @@ const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("amin", "stability attributes are not checked against a minimum"),
     ("core", "no core file is written"),
     ("ctypes", "there are no CTF types to write"),
-    ("debug", "libdtrace's debugging output does not exist here"),
     ("dtypes", "there are no CTF types to write"),
     ("grabanon", "there is no anonymous tracing on Linux"),
     ("jstackstrsize", "jstack() annotates no Java frames here (it is ustack())"),
@@ -576,6 +575,11 @@ impl Options {
                 no_value()?;
             }
             "pspec" => self.pspec = no_value()?,
+            // What each stage does, on stderr (debug_line!).
+            "debug" => {
+                no_value()?;
+                crate::start_debugging();
+            }
             // -H's option form: cpp names each file it includes.
             "cpphdrs" => {
                 no_value()?;

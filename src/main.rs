@@ -18,6 +18,20 @@ macro_rules! stderr_text {
     };
 }
 
+/// A debugging line (-x debug, or DTRACE_DEBUG in the environment, as
+/// libdtrace's dt_dprintf): `dtrace DEBUG <monotonic ns>: what happened`.
+macro_rules! debug_line {
+    ($($arg:tt)*) => {
+        if $crate::debugging() {
+            $crate::write_stderr(format_args!(
+                "dtrace DEBUG {}: {}\n",
+                $crate::runtime::monotonic_ns(),
+                format_args!($($arg)*)
+            ))
+        }
+    };
+}
+
 #[cfg(test)]
 mod architecture_tests;
 mod codegen;
@@ -41,7 +55,22 @@ use std::process::ExitCode;
 use flags::{Flags, ProgramSource};
 use provider::Registry;
 
+static DEBUGGING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether debug_line! writes (the debug option, or DTRACE_DEBUG set).
+fn debugging() -> bool {
+    DEBUGGING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Turns debug_line! on: the debug option.
+fn start_debugging() {
+    DEBUGGING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn main() -> ExitCode {
+    if std::env::var_os("DTRACE_DEBUG").is_some() {
+        start_debugging();
+    }
     // Start-up's large buffers (the kernel's BTF, probe tables, verifier
     // logs) are freed once tracing runs; glibc raises its mmap threshold
     // as such blocks are freed, so later ones would stay in the heap's
@@ -169,6 +198,13 @@ fn run(mut flags: Flags) -> Result<i32, String> {
             bpf_loop: runtime::bpf_loop_usable,
         },
     )?;
+    debug_line!(
+        "compiled {} clauses enabled on {} probes: {} programs, {} instructions",
+        compiled.program.clauses.len(),
+        compiled.generated.clauses_of.len(),
+        compiled.generated.programs.len(),
+        compiled.generated.programs.values().map(Vec::len).sum::<usize>()
+    );
     if let Some(what) = flags.generate {
         return generate(what, &flags, &compiled);
     }

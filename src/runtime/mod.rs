@@ -351,10 +351,14 @@ pub(crate) fn start(
     let core = loop {
         match load_core(program, opts, ring_size, !retained.is_empty(), caller_ranges.len()) {
             Ok(core) => break core,
-            Err(e) if opts.bufresize_auto && ring_size > MIN_RING as u32 && out_of_memory(&e) => ring_size /= 2,
+            Err(e) if opts.bufresize_auto && ring_size > MIN_RING as u32 && out_of_memory(&e) => {
+                debug_line!("a ring buffer of {ring_size} bytes cannot be had ({e:#}): halving it");
+                ring_size /= 2
+            }
             Err(e) => return Err(e),
         }
     };
+    debug_line!("loaded the core object: a ring buffer of {ring_size} bytes");
     for (i, (start, end)) in caller_ranges.iter().enumerate() {
         let mut range = [0u8; layout::CODE_RANGE_SIZE];
         range[..8].copy_from_slice(&start.to_ne_bytes());
@@ -479,7 +483,15 @@ pub(crate) fn start(
     let mut providers = Vec::new();
     for (provider, probes) in registry.by_provider(enabled) {
         cx.on_task_stack = false;
+        let (started, links_before) = (monotonic_ns(), cx.links.len());
         providers.push(provider.enable(&probes, &mut cx)?);
+        debug_line!(
+            "enabled {} probes of provider {}: {} links in {} us",
+            probes.len(),
+            provider.name(),
+            cx.links.len() - links_before,
+            (monotonic_ns() - started) / 1000
+        );
     }
     // What cannot watch for later processes (an old kernel's uprobes)
     // leaves the probes found now traced.
@@ -1034,7 +1046,14 @@ impl ClausePrograms {
         }
         let mut load =
             ClauseLoader { program, generated, fds, chains: &mut self.chains, prog_type, bpflog: self.bpflog };
-        let fd = load.clauses(clauses, ChainPart::default()).map_err(|e| match e {
+        let started = monotonic_ns();
+        let loaded = load.clauses(clauses, ChainPart::default());
+        debug_line!(
+            "loaded the program of clauses {clauses:?} ({} instructions) in {} us",
+            generated.programs.get(clauses).map_or(0, Vec::len),
+            (monotonic_ns() - started) / 1000
+        );
+        let fd = loaded.map_err(|e| match e {
             LoadError::TooComplex(why) => {
                 let probe = probe_of(clauses);
                 // The verifier follows json()'s loop once per byte of strsize.
@@ -1313,7 +1332,7 @@ fn wall_offset_ns() -> u64 {
 }
 
 /// bpf_ktime_get_ns()'s clock.
-fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 

@@ -745,3 +745,26 @@ fn version_option_names_what_is_wrong_with_the_version() {
     let out = run(&["-xversion=1.6", "-qn", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
 }
+
+/// -x debug (and DTRACE_DEBUG) say what each stage did, libdtrace's way
+/// (`<who> DEBUG <time>: ...`, as dtrace-utils' options/tst.debug reads
+/// them); without it, nothing is said.
+#[test]
+fn debug_option_says_what_each_stage_did() {
+    let script = "BEGIN { exit(0); }";
+    let out = run(&["-q", "-x", "debug", "-n", script]);
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("dtrace DEBUG ")).collect();
+    for line in &lines {
+        let time = line.split_whitespace().nth(2).unwrap_or("").trim_end_matches(':');
+        assert!(time.parse::<u64>().is_ok_and(|t| t > 0), "{line}");
+    }
+    assert!(lines.iter().any(|l| l.contains("compiled 1 clauses")), "{}", out.stderr);
+    assert!(lines.iter().any(|l| l.contains("enabled 1 probes of provider dtrace")), "{}", out.stderr);
+    let mut command = std::process::Command::new(util::DTRACE);
+    command.env("DTRACE_DEBUG", "1").args(["-q", "-n", script]);
+    let out = util::Tracer::spawn_command(command).finish();
+    assert!(out.stderr.lines().any(|l| l.starts_with("dtrace DEBUG ")), "{}", out.stderr);
+    let out = run(&["-q", "-n", script]);
+    assert_eq!((out.code(), out.stderr.as_str()), (0, ""));
+}
