@@ -281,16 +281,33 @@ pub(crate) fn disassemble(insns: &[Insn]) -> Vec<String> {
                 PSEUDO_MAP_VALUE => format!("r{} = map[{}] + {high}", i.regs & 0x0f, map_name(i.imm)),
                 _ => format!("r{} = {:#x} ll", i.regs & 0x0f, (u64::from(high) << 32) | u64::from(i.imm as u32)),
             };
-            lines.push(format!("{pc:5}: {text}"));
+            lines.push(format!("{}    {text}", encoding(pc, &i)));
+            if let Some(second) = insns.get(pc + 1) {
+                lines.push(encoding(pc + 1, second));
+            }
             pc += 2;
             continue;
         } else {
             describe(&i)
         };
-        lines.push(format!("{pc:5}: {text}"));
+        lines.push(format!("{}    {text}", encoding(pc, &i)));
         pc += 1;
     }
     lines
+}
+
+/// An instruction's place and fields as dtrace-utils' listing shows them:
+/// index, byte offset, then opcode, dst, src, offset and immediate in hex.
+fn encoding(pc: usize, i: &Insn) -> String {
+    format!(
+        "{pc:04} {:05}: {:02x} {:01x} {:01x} {:04x} {:08x}",
+        pc * 8,
+        i.code,
+        i.regs & 0x0f,
+        i.regs >> 4,
+        i.off as u16,
+        i.imm as u32
+    )
 }
 
 /// One instruction's text; opcodes this assembler never emits show in hex.
@@ -380,20 +397,25 @@ mod tests {
 
     #[test]
     fn disassembly_reads_like_the_verifier_log() {
+        // Each line: index, byte offset and fields (dtrace-utils' listing),
+        // then the instruction as the verifier's log writes it; the second
+        // half of a 16-byte load has no text of its own.
         let mut program = vec![ldx(Size::DW, R1, R7, 8), stx(Size::W, FP, -4, R2), alu_imm(Alu::Add, R0, 3)];
         program.extend(ld_map_fd(R1, MapRef::Globals));
         program.extend([jmp_imm(Cond::Eq, R0, 0, 2), call(Helper::MapLookupElem), to_big_endian(R3, 16), exit()]);
+        let globals = MapRef::Globals.symbol() as u32;
         assert_eq!(
             disassemble(&program),
             [
-                "    0: r1 = *(u64 *)(r7 + 8)",
-                "    1: *(u32 *)(r10 - 4) = r2",
-                "    2: r0 += 3",
-                "    3: r1 = map[Globals]",
-                "    5: if r0 == 0 goto +2",
-                "    6: call 1",
-                "    7: r3 = be16 r3",
-                "    8: exit",
+                "0000 00000: 79 1 7 0008 00000000    r1 = *(u64 *)(r7 + 8)".to_string(),
+                "0001 00008: 63 a 2 fffc 00000000    *(u32 *)(r10 - 4) = r2".to_string(),
+                "0002 00016: 07 0 0 0000 00000003    r0 += 3".to_string(),
+                format!("0003 00024: 18 1 1 0000 {globals:08x}    r1 = map[Globals]"),
+                "0004 00032: 00 0 0 0000 00000000".to_string(),
+                "0005 00040: 15 0 0 0002 00000000    if r0 == 0 goto +2".to_string(),
+                "0006 00048: 85 0 0 0000 00000001    call 1".to_string(),
+                "0007 00056: dc 3 0 0000 00000010    r3 = be16 r3".to_string(),
+                "0008 00064: 95 0 0 0000 00000000    exit".to_string(),
             ]
         );
     }

@@ -287,9 +287,19 @@ pub(crate) fn show_chained(clauses: &[usize]) -> String {
 /// headed by the clauses (numbered as their EPIDs) it runs, followed by
 /// the table of the variables it refers to.
 pub(crate) fn show_program(clauses: &[usize], insns: &[Insn], variables: &[emit::VarUse], program: &Program) -> String {
-    let epids: Vec<String> = clauses.iter().map(|c| (c + 1).to_string()).collect();
-    let mut text =
-        format!("\nBPF program for clause{} {}:\n", if clauses.len() == 1 { "" } else { "s" }, epids.join(", "));
+    // Headed as dtrace-utils heads a clause's listing (`Disassembly of
+    // clause :::BEGIN`); a program that runs several clauses names each.
+    let descs: Vec<String> = clauses
+        .iter()
+        .map(|&c| {
+            let desc = program.clauses.get(c).map_or("", |clause| clause.desc.as_str());
+            if clauses.len() == 1 { desc.to_string() } else { format!("{} ({desc})", c + 1) }
+        })
+        .collect();
+    let mut text = match clauses.len() {
+        1 => format!("\nDisassembly of clause {}\n", descs[0]),
+        _ => format!("\nDisassembly of clauses {}\n", descs.join(", ")),
+    };
     for line in insn::disassemble(insns) {
         text.push_str(&line);
         text.push('\n');

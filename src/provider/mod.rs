@@ -977,6 +977,7 @@ pub(crate) mod testing {
                 jstackframes: 50,
                 maxframes: 127,
                 scratchsize: 4096,
+                tregs: None,
                 empty: false,
                 d_version: (1, 13),
             },

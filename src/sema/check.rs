@@ -322,6 +322,7 @@ impl<'a> Checker<'a> {
         };
         self.program.clauses.push(Clause {
             epid,
+            desc: self.clause_desc.clone(),
             probes,
             predicate,
             body,

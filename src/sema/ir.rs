@@ -803,6 +803,9 @@ impl Clause {
 pub(crate) struct Clause {
     /// Enabled probe ID (1-based), written in every record of the clause.
     pub epid: u32,
+    /// Its first probe description as dtrace_desc2str() shows it, all
+    /// four fields (`:::BEGIN`).
+    pub desc: String,
     pub probes: Vec<u32>,
     pub predicate: Option<TExpr>,
     pub body: Vec<TStmt>,

@@ -89,8 +89,15 @@ fn flowindent_shows_entries_and_returns() {
 fn s_shows_the_generated_program() {
     let out = run(&["-S", "-qn", "BEGIN { exit(0); }"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
-    assert!(out.stderr.contains("BPF program for clause 1:\n    0: r6 = r1\n"), "{}", out.stderr);
-    assert!(out.stderr.lines().any(|l| l.ends_with(": exit")), "{}", out.stderr);
+    // Headed and laid out as dtrace-utils' listing (options/tst.S): the
+    // clause's description, then index, byte offset and fields of each
+    // instruction before its text.
+    assert!(
+        out.stderr.contains("Disassembly of clause :::BEGIN\n0000 00000: bf 6 1 0000 00000000    r6 = r1\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.lines().any(|l| l.ends_with(" 00000000    exit")), "{}", out.stderr);
 }
 
 #[test]
