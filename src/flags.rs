@@ -589,13 +589,14 @@ impl Options {
             }
             // Oracle's: more arguments for cpp, split at blanks.
             "cppargs" => self.cpp_args.extend(value.ok_or_else(bad)?.split_whitespace().map(String::from)),
-            // The registers the code generator may use: a program needs
-            // BPF's eight general ones (as dtrace-utils, which refuses fewer).
-            "iregs" => {
-                if number()? < 8 {
-                    return Err("Insufficient registers to generate code".to_string());
-                }
-            }
+            // The registers the code generator may use, at most DIF's
+            // eight: a program needs all eight (as dtrace-utils, which
+            // refuses fewer, and more than there are).
+            "iregs" => match number()? {
+                n if n > 8 => return Err(bad()),
+                n if n < 8 => return Err("Insufficient registers to generate code".to_string()),
+                _ => {}
+            },
             "tregs" => self.tregs = Some(number()? as usize),
             // -x forms of -C, -D, -I and -U.
             "define" | "incdir" | "undef" => {
