@@ -69,7 +69,12 @@ pub(crate) fn compile(
                     text
                 }
             }
-            ProgramSource::Description(text) => text.clone(),
+            // Digits are a probe ID to D's lexer (dt_node_pdesc_by_id):
+            // `dtrace -n 1` enables BEGIN.
+            ProgramSource::Description(text) => match probe_by_id(text, registry) {
+                Some(found) => found.map_err(|why| format!("invalid probe specifier {text}: {why}"))?,
+                None => text.clone(),
+            },
             // -i: the probe of that ID, by its full description.
             ProgramSource::Probe { desc: Ok(desc), given } if desc.starts_with('#') => {
                 let rest = crate::flags::split_clause(given).1;
@@ -571,6 +576,24 @@ fn notice_name(source: &ProgramSource) -> String {
             format!("description '{}'", &text[..end])
         }
     }
+}
+
+/// A -n description whose probe is given by its ID (digits before any
+/// predicate or actions): the description by name, with the rest, or why
+/// there is none in dt_node_pdesc_by_id's words. None: not an ID.
+pub(crate) fn probe_by_id(text: &str, registry: &Registry) -> Option<Result<String, String>> {
+    let (spec, rest) = crate::flags::split_clause(text);
+    let digits = spec.trim();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let Ok(id) = digits.parse::<u32>() else {
+        return Some(Err(format!("identifier {digits} exceeds maximum probe id")));
+    };
+    Some(match registry.get(id) {
+        Some(probe) => Ok(format!("{}{rest}", probe.full_name())),
+        None => Err(format!("invalid probe identifier {id}: Unknown probe identifier")),
+    })
 }
 
 /// `dtrace: failed to compile script x.d: line N: ...` for scripts,

@@ -867,9 +867,6 @@ pub(crate) fn command() -> Command {
         .arg(Arg::new("args").action(ArgAction::Append).num_args(0..).allow_negative_numbers(true))
 }
 
-/// The description -P (field 0), -m (1) or -f (2) makes of `given`: its
-/// fields end at that field (`-f vmlinux:vfs_read` is `:vmlinux:vfs_read:`);
-/// more fields than that are DTrace's "Overspecified probe description".
 /// A -P/-m/-f/-i argument's name and the predicate or actions after it.
 pub(crate) fn split_clause(given: &str) -> (&str, &str) {
     given.split_at(given.find(['{', '/']).unwrap_or(given.len()))
@@ -894,8 +891,26 @@ pub(crate) fn probe_id(given: &str, exists: impl Fn(u32) -> bool) -> Result<u32,
     Ok(id)
 }
 
+/// The description -P (field 0), -m (1) or -f (2) makes of `given`: its
+/// fields end at that field (`-f vmlinux:vfs_read` is `:vmlinux:vfs_read:`);
+/// more fields than that are DTrace's "Overspecified probe description".
+/// As dtrace_xstr2desc reads from the right, an empty first field is never
+/// reached (`-f ::read:` is `:read::`). Digits first are a probe ID to D's
+/// lexer (dt_node_pdesc_by_id), which only a probe name may be.
 fn field_desc(given: &str, field: usize) -> Result<String, String> {
-    let parts: Vec<&str> = given.split(':').collect();
+    const SPECIFYING: [&str; 3] = ["providers", "modules", "functions"];
+    let digits = given.find(|c: char| !c.is_ascii_digit()).unwrap_or(given.len());
+    if digits > 0 {
+        let id = &given[..digits];
+        return Err(match id.parse::<u32>() {
+            Ok(_) => format!("probe identifier {id} not permitted when specifying {}", SPECIFYING[field]),
+            Err(_) => format!("identifier {id} exceeds maximum probe id"),
+        });
+    }
+    let mut parts: Vec<&str> = given.split(':').collect();
+    if parts.len() > 1 && parts[0].is_empty() {
+        parts.remove(0);
+    }
     if parts.len() > field + 1 {
         return Err(format!("invalid probe description \"{given}\": Overspecified probe description"));
     }

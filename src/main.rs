@@ -480,6 +480,10 @@ fn list(flags: &Flags, registry: &mut Registry) -> Result<i32, String> {
             }
             ProgramSource::Probe { desc: Ok(text), given } => descs.push((given.clone(), text.clone())),
             ProgramSource::Description(text) => {
+                let by_id = compile::probe_by_id(text, registry)
+                    .transpose()
+                    .map_err(|why| format!("invalid probe specifier {text}: {why}"))?;
+                let text = by_id.as_ref().unwrap_or(text);
                 let spec = text.split(['{', '/']).next().unwrap_or("").trim();
                 for d in spec.split(',').map(str::trim) {
                     descs.push((d.to_string(), d.to_string()));

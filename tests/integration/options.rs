@@ -189,6 +189,12 @@ fn probe_options_are_named_as_given_in_errors() {
         (&["-li", "-3"], "dtrace: failed to match :::-3: No probe matches description\n"),
         (&["-lf", "read", "-f", "fight"], "dtrace: failed to match ::fight:: No probe matches description\n"),
         (&["-i", "1", "2", "3", "4"], "dtrace: invalid probe specifier 1: extraneous argument '4' ($3 is not referenced)\n"),
+        // Digits first are a probe ID to D's lexer, which only a name may
+        // be (tst.InvalidFuncName2); an empty first field is never read
+        // (tst.InvalidTraceFunc4).
+        (&["-f", "4.56"], "dtrace: invalid probe specifier 4.56: probe identifier 4 not permitted when specifying functions\n"),
+        (&["-f", "::read:"], "dtrace: invalid probe specifier ::read:: probe description :read:: does not match any probes\n"),
+        (&["-n", "99999999999"], "dtrace: invalid probe specifier 99999999999: identifier 99999999999 exceeds maximum probe id\n"),
     ] {
         let out = run(args);
         assert_eq!((out.code(), out.stderr.as_str()), (1, want), "{args:?}");
@@ -202,6 +208,9 @@ fn probe_options_are_named_as_given_in_errors() {
     );
     let out = run(&["-i", "1", "-c", "true"]);
     assert_eq!(out.code(), 0, "{}", out.stderr);
+    // So does -n with digits (`dtrace -n 1` is BEGIN), a clause after them.
+    let by_id = run(&["-qn", "1 { printf(\"begun\\n\"); exit(0); }"]);
+    assert_eq!((by_id.code(), by_id.stdout.as_str()), (0, "begun\n\n"), "{}", by_id.stderr);
     // A clause may follow the name (dtraceUtil/tst.DestructWithID).
     let clause = run(&["-qi", "1{ trace(1); exit(0); }"]);
     assert_eq!((clause.code(), clause.stdout.as_str()), (0, "1\n"), "{}", clause.stderr);
