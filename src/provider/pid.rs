@@ -69,9 +69,12 @@ impl Provider for Pid {
         }
         // A glob that names pid<N> (`p*d$target`) makes that process's
         // probes of a function named exactly; the names are then matched
-        // like any probe's. (A glob over every function of every process
-        // would instrument all of them: those need the pid named.)
-        if !desc.provider_is_literal() && desc.function_is_literal() {
+        // like any probe's. As in dt_setcontext, only a provider that ends
+        // in a digit may name a process: `::main:entry` makes no pid
+        // probes. (A glob over every function of every process would
+        // instrument all of them: those need the pid named.)
+        let may_name_a_process = desc.provider.ends_with(|c: char| c.is_ascii_digit());
+        if !desc.provider_is_literal() && may_name_a_process && desc.function_is_literal() {
             let mut pids = cx.processes.targets.clone();
             pids.extend(split_pid(&desc.provider).1.filter(|&p| p != 0));
             pids.sort_unstable();

@@ -110,7 +110,13 @@ impl Provider for Usdt {
     fn populate(&mut self, _probes: &mut ProbeTable) {}
 
     fn provide(&mut self, desc: &ProbeDesc, probes: &mut ProbeTable, cx: &mut ProvideContext) -> Option<Vec<u32>> {
+        // Any provider (`::main:`): the targets' probes are registered, as
+        // every USDT provider of a process DTrace grabbed is, and matched
+        // like any probe's.
         if desc.provider.is_empty() {
+            for pid in cx.processes.targets.clone() {
+                self.make_probes(pid, None, probes, cx);
+            }
             return None;
         }
         let glob = desc.provider.contains(['*', '?', '[', '\\']);

@@ -105,6 +105,16 @@ fn probes_are_listed_and_named_without_a_pid() {
     let out = run(&["-n", "myapp$target:::nosuch", "-c", &cmd]);
     assert_eq!(out.code(), 1);
     assert!(out.stderr.contains("does not match any probes"), "{}", out.stderr);
+    // The target's probes are registered for any description (dtrace-utils'
+    // dtrace-util/tst.ListProbesFuncUSDT): by function, exactly or as a
+    // glob; a description without a pid<N> provider makes no pid probes.
+    for function in ["main", "mai*"] {
+        let out = run(&["-l", "-f", function, "-c", &cmd]);
+        assert_eq!(out.code(), 0, "{}", out.stderr);
+        let providers: Vec<&str> = out.stdout.lines().skip(1).filter_map(|l| l.split_whitespace().nth(1)).collect();
+        assert_eq!(providers.len(), 2, "{}", out.stdout);
+        assert!(providers.iter().all(|p| p.starts_with("myapp")), "{}", out.stdout);
+    }
 }
 
 /// A provider definition with several probes and argument types.
