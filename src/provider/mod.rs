@@ -295,12 +295,20 @@ impl ProbeTable {
     }
 
     /// Adds a probe with a reserved ID; reserved IDs are added in order.
-    pub(crate) fn add_at(&mut self, id: u32, provider: &'static str, function: &str, name: &str, key: u64) {
+    pub(crate) fn add_at(
+        &mut self,
+        id: u32,
+        provider: &'static str,
+        module: &str,
+        function: &str,
+        name: &str,
+        key: u64,
+    ) {
         debug_assert!(id < self.next_id && self.probes.last().is_none_or(|p| p.id < id));
         self.probes.push(Probe {
             id,
             provider,
-            module: String::new(),
+            module: module.to_string(),
             function: function.to_string(),
             name: name.to_string(),
             owner: self.owner,

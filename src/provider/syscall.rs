@@ -56,9 +56,12 @@ impl Provider for Syscall {
 
     fn populate(&mut self, probes: &mut ProbeTable) {
         self.id_base = probes.reserve(2 * MAX_SYSCALLS);
+        // The system calls are the kernel's: module vmlinux, as Oracle's
+        // DTrace for Linux lists them (`syscall:vmlinux:read:entry`).
         for (nr, name) in table() {
             for (ret, probe_name) in [(false, "entry"), (true, "return")] {
-                probes.add_at(self.id_base + key(nr, ret) as u32, "syscall", name, probe_name, key(nr, ret));
+                let id = self.id_base + key(nr, ret) as u32;
+                probes.add_at(id, "syscall", "vmlinux", name, probe_name, key(nr, ret));
             }
         }
     }
