@@ -97,6 +97,13 @@ struct dt_probe_ctx {
 	 * generated code reads the clock at its first use and keeps it here
 	 * (0: not read yet in this firing). */
 	__u64 timestamp;
+	/* The firing's first ustack() value (0: none yet), which every
+	 * ustack() of that depth in the firing reuses: in an NMI (profile) a
+	 * second bpf_get_stackid() of a build-ID stack map gets addresses
+	 * where the first got build IDs (the mm's lock cannot be taken twice
+	 * there), and the map refuses that as another stack in the same
+	 * bucket (-EEXIST). */
+	__u64 ustack;
 	/* The thread a probe fires for when it is not the current one
 	 * (sched:::on-cpu fires for the thread switched to, before it runs):
 	 * its task_struct, and what the helpers would say of it. 0 when the
@@ -419,6 +426,7 @@ static __always_inline struct dt_probe_ctx *dt_begin_probe_at(void *ctx, __u32 c
 		return NULL;
 	pc->errno_val = 0;
 	pc->timestamp = 0;
+	pc->ustack = 0;
 	pc->task = 0;
 	if (dt_need_ppid) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();

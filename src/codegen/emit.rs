@@ -665,6 +665,17 @@ impl<'a> Emitter<'a> {
     fn ustack_id(&mut self, frames: u8) -> Result<(), CodegenError> {
         use crate::sema::ir::ustack_value;
         let done = self.new_label();
+        let taken = self.new_label();
+        // The firing's ustack() of this depth, if one was taken (its depth
+        // is in bits 54-61 of the value): the same stack, and the only ID
+        // the stack map gives it in this firing (dt_probe_ctx.ustack).
+        self.emit(ldx(Size::DW, R0, R7, layout::CTX_USTACK as i16));
+        self.jump(jmp_imm(Cond::Eq, R0, 0, 0), taken);
+        self.emit(mov(R1, R0));
+        self.emit(alu_imm(Alu::Rsh, R1, ustack_value::FRAMES_SHIFT as i32));
+        self.emit(alu_imm(Alu::And, R1, 0xff));
+        self.jump(jmp_imm(Cond::Eq, R1, i32::from(frames), 0), done);
+        self.bind(taken);
         let id = self.alloc_slot(8)?;
         self.emit(mov(R1, R6));
         self.emit2(ld_map_fd(R2, MapRef::UserStacks(frames)));
@@ -682,6 +693,7 @@ impl<'a> Emitter<'a> {
         self.emit(alu_reg(Alu::Or, R0, R1));
         self.emit(ldx(Size::DW, R1, FP, id));
         self.emit(alu_reg(Alu::Or, R0, R1));
+        self.emit(stx(Size::DW, R7, layout::CTX_USTACK as i16, R0));
         self.bind(done);
         self.stack_top += 8;
         Ok(())

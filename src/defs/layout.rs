@@ -34,6 +34,7 @@ pub(crate) const CTX_ARGS: usize = offset_of!(dt_probe_ctx, args);
 pub(crate) const CTX_PROBE_ID: usize = offset_of!(dt_probe_ctx, probe_id);
 pub(crate) const CTX_ERRNO: usize = offset_of!(dt_probe_ctx, errno_val);
 pub(crate) const CTX_TIMESTAMP: usize = offset_of!(dt_probe_ctx, timestamp);
+pub(crate) const CTX_USTACK: usize = offset_of!(dt_probe_ctx, ustack);
 pub(crate) const CTX_PPID: usize = offset_of!(dt_probe_ctx, ppid);
 pub(crate) const CTX_CALLER: usize = offset_of!(dt_probe_ctx, caller);
 pub(crate) const CTX_STACK_SKIP: usize = offset_of!(dt_probe_ctx, stack_skip);

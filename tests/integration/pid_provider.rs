@@ -552,3 +552,53 @@ fn ustack_names_libcs_static_caller_of_main_from_its_debug_file() {
     let main = frames.iter().position(|f| f.starts_with("prog`main+")).unwrap_or_else(|| panic!("{}", out.stdout));
     assert!(frames.get(main + 1).is_some_and(|f| f.starts_with("libc.so.6`__libc_start_call_main+")), "{}", out.stdout);
 }
+
+/// Every ustack() of one profile firing is the same stack: the first is
+/// kept for the firing (dt_probe_ctx.ustack). A second bpf_get_stackid()
+/// in the timer interrupt gets addresses where the first got build IDs,
+/// which the stack map refused as another stack (-EEXIST), so an
+/// aggregation keyed by the second lost its frames (dtrace-utils'
+/// aggs/tst.ustack: `ustack(5);` in one clause, `@[ustack(5)]` in the next).
+#[test]
+fn every_ustack_of_one_profile_firing_is_the_same_stack() {
+    let dir = util::scratch_dir("dtrace-ustack-firing");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let source = dir.join("spin.c");
+    std::fs::write(
+        &source,
+        "#include <time.h>\nvolatile unsigned long n;\n\
+         __attribute__((noinline)) void dt_spin_here(time_t end) {\n\
+         \tstruct timespec t;\n\tdo { for (int i = 0; i < 100000; i++) n++; clock_gettime(CLOCK_MONOTONIC, &t); } while (t.tv_sec < end);\n}\n\
+         int main(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); dt_spin_here(t.tv_sec + 2); return 0; }\n",
+    )
+    .expect("write");
+    let exe = dir.join("spin");
+    let out = std::process::Command::new("gcc")
+        .args(["-O0", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .output()
+        .expect("gcc");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let program = r#"profile-997 /pid == $target/ { ustack(1); @all = count(); }
+        profile-997 /pid == $target/ { @[ustack(1)] = count(); }
+        END { printa("%@d total\n", @all); printa("%k%@d\n", @); }"#;
+    let out = run(&["-qn", program, "-c", &exe.to_string_lossy()]);
+    out.assert_no_panic();
+    assert_eq!(out.code(), 0, "{}", out.stderr);
+    let total: u64 = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" total")?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    // The key's frame, then its count on the next line.
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let in_spin: u64 = lines
+        .windows(2)
+        .filter(|w| w[0].trim_start().starts_with("spin`dt_spin_here+"))
+        .filter_map(|w| w[1].trim().parse::<u64>().ok())
+        .sum();
+    assert!(total > 100, "{}", out.stdout);
+    // Nearly all of the time is in dt_spin_here; the rest in clock_gettime.
+    assert!(in_spin * 10 >= total * 8, "{in_spin} of {total} in dt_spin_here:\n{}", out.stdout);
+}
