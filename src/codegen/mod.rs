@@ -610,7 +610,7 @@ mod tests {
         let keys: Vec<String> = (0..70).map(|i| format!("a{i}[1]")).collect();
         let one = format!("syscall::getppid:entry {{ printf(\"{}\", {}); }}\n", "%d".repeat(70), keys.join(", "));
         let e = crate::compile::compile_for_test(&one).err().expect("an error");
-        assert!(e.contains("the 1 clause enabled on syscall::getppid:entry use") && e.contains("allows 64"), "{e}");
+        assert!(e.contains("the 1 clause enabled on syscall:vmlinux:getppid:entry use") && e.contains("allows 64"), "{e}");
     }
 
     /// The programs of `src` compiled for a kernel with task-local storage.

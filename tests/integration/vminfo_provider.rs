@@ -153,5 +153,5 @@ fn a_faulting_copyin_fires_no_fault_probe_inside_the_clause() {
     assert_eq!(out.code(), 0, "{}", out.stderr);
     let errors: Vec<&str> = out.stderr.lines().filter(|l| l.contains("error on enabled probe")).collect();
     assert!(!errors.is_empty(), "{}", out.stderr);
-    assert!(errors.iter().all(|l| l.contains("syscall::openat:entry")), "{}", out.stderr);
+    assert!(errors.iter().all(|l| l.contains("syscall:vmlinux:openat:entry")), "{}", out.stderr);
 }
