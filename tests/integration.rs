@@ -616,7 +616,7 @@ mod command_line {
         assert_eq!(lines[0], "   ID   PROVIDER            MODULE                          FUNCTION NAME");
         assert_eq!(lines.len(), 2);
         assert!(
-            lines[1].ends_with("   syscall                                              openat entry"),
+            lines[1].ends_with("   syscall           vmlinux                            openat entry"),
             "{:?}",
             lines[1]
         );

@@ -333,11 +333,9 @@ fn c_program() -> std::path::PathBuf {
 }
 
 fn build_c_program() -> std::path::PathBuf {
-    let dir = util::scratch_dir("dtrace-pid-c");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let source = dir.join("prog.c");
-    std::fs::write(
-        &source,
+    gcc_program(
+        "dtrace-pid-c",
+        "prog",
         r#"#include <stdlib.h>
 #pragma weak _go = go
 #pragma weak _leaf = leaf
@@ -357,10 +355,19 @@ int main(int argc, char **argv) {
     return sum == 0;
 }
 "#,
+        &["-O0", "-g"],
     )
-    .expect("write");
-    let exe = dir.join("prog");
-    let out = std::process::Command::new("gcc").args(["-O0", "-g", "-o"]).arg(&exe).arg(&source).output().expect("gcc");
+}
+
+/// Builds the C program `source` with gcc and `flags` in a fresh scratch
+/// directory `dir_name`: the executable `name`.
+fn gcc_program(dir_name: &str, name: &str, source: &str, flags: &[&str]) -> std::path::PathBuf {
+    let dir = util::scratch_dir(dir_name);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join(format!("{name}.c"));
+    std::fs::write(&path, source).expect("write");
+    let exe = dir.join(name);
+    let out = std::process::Command::new("gcc").args(flags).arg("-o").arg(&exe).arg(&path).output().expect("gcc");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     exe
 }
@@ -445,19 +452,14 @@ fn aliases_stack_arguments_instructions_and_addresses() {
 /// __libc_start_main): the loader's opening of libc is not seen.
 #[test]
 fn evaltime_stops_commands_after_their_initializers() {
-    let dir = util::scratch_dir("dtrace-evaltime");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let source = dir.join("init.c");
-    std::fs::write(
-        &source,
+    let exe = gcc_program(
+        "dtrace-evaltime",
+        "init",
         "#include <fcntl.h>\n#include <unistd.h>\n__attribute__((constructor)) static void early(void) { close(open(\"/dev/null\", O_WRONLY)); }\n\
          int main(void) { close(open(\"/dev/zero\", O_RDONLY)); return 0; }\n",
-    )
-    .expect("write");
-    let exe = dir.join("init");
-    let out = std::process::Command::new("gcc").args(["-O0", "-o"]).arg(&exe).arg(&source).output().expect("gcc");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let stripped = dir.join("init-stripped");
+        &["-O0"],
+    );
+    let stripped = exe.with_file_name("init-stripped");
     let out = std::process::Command::new("strip").arg("-o").arg(&stripped).arg(&exe).output().expect("strip");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let program = r#"pid$target:a.out:early:entry, pid$target:a.out:main:entry { printf("%s\n", probefunc); }"#;
@@ -481,7 +483,9 @@ fn evaltime_stops_commands_after_their_initializers() {
     assert_eq!((out.code(), fired(&out)), (0, vec!["1".to_string(), "0".to_string()]), "{}", out.stderr);
     let out = run(&["-qn", opens, "-c", &command, "-x", "evaltime=exec"]);
     assert!(fired(&out).len() > 2, "the loader's opens too: {}", out.stdout);
-    std::fs::remove_dir_all(&dir).ok();
+    if let Some(dir) = exe.parent() {
+        std::fs::remove_dir_all(dir).ok();
+    }
 }
 
 #[test]
@@ -561,25 +565,15 @@ fn ustack_names_libcs_static_caller_of_main_from_its_debug_file() {
 /// aggs/tst.ustack: `ustack(5);` in one clause, `@[ustack(5)]` in the next).
 #[test]
 fn every_ustack_of_one_profile_firing_is_the_same_stack() {
-    let dir = util::scratch_dir("dtrace-ustack-firing");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let source = dir.join("spin.c");
-    std::fs::write(
-        &source,
+    let exe = gcc_program(
+        "dtrace-ustack-firing",
+        "spin",
         "#include <time.h>\nvolatile unsigned long n;\n\
          __attribute__((noinline)) void dt_spin_here(time_t end) {\n\
          \tstruct timespec t;\n\tdo { for (int i = 0; i < 100000; i++) n++; clock_gettime(CLOCK_MONOTONIC, &t); } while (t.tv_sec < end);\n}\n\
          int main(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); dt_spin_here(t.tv_sec + 2); return 0; }\n",
-    )
-    .expect("write");
-    let exe = dir.join("spin");
-    let out = std::process::Command::new("gcc")
-        .args(["-O0", "-fno-omit-frame-pointer", "-o"])
-        .arg(&exe)
-        .arg(&source)
-        .output()
-        .expect("gcc");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        &["-O0", "-fno-omit-frame-pointer"],
+    );
     let program = r#"profile-997 /pid == $target/ { ustack(1); @all = count(); }
         profile-997 /pid == $target/ { @[ustack(1)] = count(); }
         END { printa("%@d total\n", @all); printa("%k%@d\n", @); }"#;
