@@ -38,7 +38,8 @@ int dt_fire(__u64 *args)
 	pc->probe_id = args[1];
 	pc->errno_val = 0;
 	pc->timestamp = 0;
-	pc->ustack = 0;
+	if (dt_need_ustack)
+		pc->ustack = 0;
 	pc->task = 0;
 	for (int i = 0; i < DT_NARGS - 2; i++)
 		pc->args[i] = args[i + 2];

@@ -97,7 +97,8 @@ struct dt_probe_ctx {
 	 * generated code reads the clock at its first use and keeps it here
 	 * (0: not read yet in this firing). */
 	__u64 timestamp;
-	/* The firing's first ustack() value (0: none yet), which every
+	/* The firing's first ustack() value (0: none yet; reset only when
+	 * dt_need_ustack is set), which every
 	 * ustack() of that depth in the firing reuses: in an NMI (profile) a
 	 * second bpf_get_stackid() of a build-ID stack map gets addresses
 	 * where the first got build IDs (the mm's lock cannot be taken twice
@@ -332,6 +333,8 @@ const volatile bool dt_need_ppid = false;
 const volatile bool dt_need_caller = false;
 const volatile bool dt_need_ucaller = false;
 const volatile bool dt_need_stack_skip = false;
+/* Set before load when the script uses ustack() (dt_probe_ctx.ustack). */
+const volatile bool dt_need_ustack = false;
 
 /* Whether `addr` is code a caller can be in: the last range starting at or
  * below it (a branch-light binary search the verifier walks quickly). */
@@ -426,7 +429,8 @@ static __always_inline struct dt_probe_ctx *dt_begin_probe_at(void *ctx, __u32 c
 		return NULL;
 	pc->errno_val = 0;
 	pc->timestamp = 0;
-	pc->ustack = 0;
+	if (dt_need_ustack)
+		pc->ustack = 0;
 	pc->task = 0;
 	if (dt_need_ppid) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();

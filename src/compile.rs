@@ -587,13 +587,10 @@ pub(crate) fn probe_by_id(text: &str, registry: &Registry) -> Option<Result<Stri
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let Ok(id) = digits.parse::<u32>() else {
-        return Some(Err(format!("identifier {digits} exceeds maximum probe id")));
-    };
-    Some(match registry.get(id) {
+    Some(crate::flags::probe_id_number(digits).and_then(|id| match registry.get(id) {
         Some(probe) => Ok(format!("{}{rest}", probe.full_name())),
         None => Err(format!("invalid probe identifier {id}: Unknown probe identifier")),
-    })
+    }))
 }
 
 /// `dtrace: failed to compile script x.d: line N: ...` for scripts,
@@ -602,22 +599,18 @@ pub(crate) fn probe_by_id(text: &str, registry: &Registry) -> Option<Result<Stri
 /// the region, and -x errtags puts the error's tag first.
 fn format_error(source: &ProgramSource, text: &str, e: &CompileError, region: &str, errtags: bool) -> String {
     let tag = if errtags { format!("[{}] ", e.tag) } else { String::new() };
-    // DTrace's lexer replaces macro arguments and reads integers: its errors
-    // belong to no region.
-    let region = if e.tag.starts_with("D_MACRO_") || e.tag == "D_INT_OFLOW" { "" } else { region };
+    // DTrace's lexer replaces macro arguments and reads integers, and its
+    // code generator runs out of registers: those errors belong to no region.
+    let region = if e.tag.starts_with("D_MACRO_") || matches!(e.tag, "D_INT_OFLOW" | "D_NOREG") { "" } else { region };
     match source {
         ProgramSource::Script(path) => {
             let place = match &e.span {
                 Some(s) => format!("line {}: ", syntax::line_of(text, s.start)),
-                // Running out of code generation resources is the program's,
-                // not a clause region's.
-                None if e.tag == "D_NOREG" => String::new(),
                 None => region.to_string(),
             };
             format!("failed to compile script {path}: {tag}{place}{}", e.message)
         }
         ProgramSource::Description(desc) | ProgramSource::Probe { given: desc, .. } => {
-            let region = if e.tag == "D_NOREG" { "" } else { region };
             format!("invalid probe specifier {desc}: {tag}{region}{}", e.message)
         }
     }

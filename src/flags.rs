@@ -891,6 +891,11 @@ pub(crate) fn probe_id(given: &str, exists: impl Fn(u32) -> bool) -> Result<u32,
     Ok(id)
 }
 
+/// A probe ID written in digits, as D's lexer takes it (dt_node_pdesc_by_id).
+pub(crate) fn probe_id_number(digits: &str) -> Result<u32, String> {
+    digits.parse::<u32>().map_err(|_| format!("identifier {digits} exceeds maximum probe id"))
+}
+
 /// The description -P (field 0), -m (1) or -f (2) makes of `given`: its
 /// fields end at that field (`-f vmlinux:vfs_read` is `:vmlinux:vfs_read:`);
 /// more fields than that are DTrace's "Overspecified probe description".
@@ -901,11 +906,8 @@ fn field_desc(given: &str, field: usize) -> Result<String, String> {
     const SPECIFYING: [&str; 3] = ["providers", "modules", "functions"];
     let digits = given.find(|c: char| !c.is_ascii_digit()).unwrap_or(given.len());
     if digits > 0 {
-        let id = &given[..digits];
-        return Err(match id.parse::<u32>() {
-            Ok(_) => format!("probe identifier {id} not permitted when specifying {}", SPECIFYING[field]),
-            Err(_) => format!("identifier {id} exceeds maximum probe id"),
-        });
+        let id = probe_id_number(&given[..digits])?;
+        return Err(format!("probe identifier {id} not permitted when specifying {}", SPECIFYING[field]));
     }
     let mut parts: Vec<&str> = given.split(':').collect();
     if parts.len() > 1 && parts[0].is_empty() {

@@ -577,6 +577,7 @@ macro_rules! script_needs {
         $ro.dt_need_caller = $needs.caller;
         $ro.dt_need_ucaller = $needs.ucaller;
         $ro.dt_need_stack_skip = $needs.stack;
+        $ro.dt_need_ustack = $needs.ustack;
     }};
 }
 pub(crate) use script_needs;
@@ -596,6 +597,9 @@ pub(crate) struct ScriptNeeds<'a> {
     /// entry programs count the machinery frames above the traced code's
     /// (dt_need_stack_skip).
     pub stack: bool,
+    /// ustack() is used: the entry programs reset the firing's ustack()
+    /// value (dt_need_ustack).
+    pub ustack: bool,
     /// (probe ID, n) of every typed `args[n]` the clauses read.
     pub typed_args_used: &'a std::collections::BTreeSet<(u32, usize)>,
     /// (probe ID, n) to the members read as `args[n]->member`, or None

@@ -462,6 +462,7 @@ pub(crate) fn start(
             ucaller: program.uses_ucaller,
             args: program.uses_args,
             stack: program.uses_kernel_stack(),
+            ustack: program.uses_ustack(),
             typed_args_used: &program.typed_args_used,
             typed_arg_members: &program.typed_arg_members,
         },

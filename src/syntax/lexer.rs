@@ -317,12 +317,12 @@ impl<'a> Lexer<'a> {
         std::mem::take(&mut self.macro_args).into_iter().map(|(start, (n, s, end))| (n, s, start..end)).collect()
     }
 
-    /// The `#pragma` lines met so far, in source order.
     /// Whether a `#pragma` with exactly these words has been read.
     pub(crate) fn has_pragma(&self, words: &[&str]) -> bool {
         self.pragmas.values().any(|p| p.words.iter().map(String::as_str).eq(words.iter().copied()))
     }
 
+    /// The `#pragma` lines met so far, in source order.
     pub(crate) fn take_pragmas(&mut self) -> Vec<PragmaLine> {
         std::mem::take(&mut self.pragmas).into_values().collect()
     }
